@@ -1,0 +1,70 @@
+// Graph: the validated layer DAG of one network at one batch size, in topological order, with
+// each node's output shape and its forward consumers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/NetworkDef.hpp"
+#include "runtime/Error.hpp"
+
+namespace vdnn::graph {
+
+using NodeId = std::int32_t;
+/// Input id that stands for the network's input images.
+inline constexpr NodeId kNetworkInput = -1;
+/// Largest single tensor Graph::build accepts (1 TiB): larger means a config error.
+inline constexpr std::uint64_t kMaxTensorBytes = std::uint64_t{1} << 40;
+
+/// A problem with the network's structure or shapes. what() starts with the origin (file and
+/// JSON path) of the offending layer.
+class GraphError : public runtime::Error {
+ public:
+  using Error::Error;
+};
+
+struct Node {
+  std::string name;
+  layers::LayerSpec spec;
+  std::vector<NodeId> inputs;     // kNetworkInput or earlier nodes
+  runtime::Shape output_shape;    // at the graph's batch size
+  std::vector<NodeId> consumers;  // later nodes reading this node's output, in order, repeats kept
+  std::string origin;
+};
+
+class Graph {
+ public:
+  /// Validates `def` at `batch`: unique names, known inputs, no cycles, layer arity, shapes
+  /// (layers::infer_output_shape), tensor sizes under kMaxTensorBytes, a single loss layer that
+  /// is the sink. Throws GraphError naming the origin and what was expected. Allocates nothing
+  /// on any device.
+  static Graph build(const NetworkDef& def, std::int64_t batch);
+
+  const std::string& name() const noexcept { return name_; }
+  std::int64_t batch() const noexcept { return batch_; }
+  std::int64_t num_classes() const noexcept { return num_classes_; }
+  /// Shape of the network input at this batch size (N, C, H, W).
+  const runtime::Shape& input_shape() const noexcept { return input_shape_; }
+  /// Nodes in topological order (execution order of forward).
+  const std::vector<Node>& nodes() const noexcept { return nodes_; }
+  const Node& node(NodeId id) const { return nodes_.at(static_cast<std::size_t>(id)); }
+  /// Consumers of the network input.
+  const std::vector<NodeId>& input_consumers() const noexcept { return input_consumers_; }
+  /// Shapes of a node's inputs.
+  std::vector<runtime::Shape> input_shapes(NodeId id) const;
+  /// The loss node (the last node).
+  NodeId loss_node() const noexcept { return static_cast<NodeId>(nodes_.size()) - 1; }
+  /// The node whose output feeds the loss (the logits).
+  NodeId logits_node() const { return node(loss_node()).inputs.front(); }
+
+ private:
+  std::string name_;
+  std::int64_t batch_ = 0;
+  std::int64_t num_classes_ = 0;
+  runtime::Shape input_shape_;
+  std::vector<Node> nodes_;
+  std::vector<NodeId> input_consumers_;
+};
+
+}  // namespace vdnn::graph

@@ -1,0 +1,18 @@
+// The Layer base: fixes spec, input shapes and the inferred output shape at construction.
+#include "layers/Layer.hpp"
+
+#include <utility>
+
+namespace vdnn::layers {
+
+const char* backend_name(Backend backend) noexcept {
+  return backend == Backend::Cuda ? "cuda" : "cpu";
+}
+
+Layer::Layer(LayerSpec spec, std::vector<runtime::Shape> input_shapes, DType dtype)
+    : spec_(std::move(spec)),
+      input_shapes_(std::move(input_shapes)),
+      output_shape_(infer_output_shape(spec_, input_shapes_)),
+      dtype_(dtype) {}
+
+}  // namespace vdnn::layers

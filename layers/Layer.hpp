@@ -1,0 +1,96 @@
+// Layer: the backend implementation of one LayerSpec (layers/cpu/ for Eigen, layers/cuda/ for
+// cuDNN/cuBLAS). Built once for fixed input shapes, then run many times on views the executor owns.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "layers/LayerSpec.hpp"
+#include "runtime/TensorView.hpp"
+
+namespace vdnn::layers {
+
+using runtime::DType;
+using runtime::TensorView;
+
+enum class Backend : std::uint8_t { Cpu, Cuda };
+const char* backend_name(Backend backend) noexcept;
+
+/// Per-step results a loss layer reports besides its output tensor.
+struct LossStats {
+  double loss = 0.0;
+  double accuracy = 0.0;  // fraction of samples whose arg-max logit is the label
+};
+
+/// Arguments of Layer::forward. Views are owned by the caller and valid for the call only.
+struct ForwardArgs {
+  std::vector<TensorView> inputs;
+  std::vector<TensorView> params;  // in param_specs() order, buffers included
+  TensorView output;
+  TensorView workspace;  // workspace_bytes() bytes, or empty when that is 0
+  bool training = true;
+  std::uint64_t step = 0;                 // training step, for stateless seeded randomness
+  const std::int32_t* labels = nullptr;   // loss layers only: N class indices
+  LossStats* loss_stats = nullptr;        // loss layers only: written by forward
+};
+
+/// Where backward writes one input gradient. Empty tensor: that input needs no gradient.
+/// accumulate: add to the existing contents (the tensor has another consumer) instead of
+/// overwriting them.
+struct GradTarget {
+  TensorView tensor;
+  bool accumulate = false;
+};
+
+/// Arguments of Layer::backward. `inputs` and `output` are set only where backward_needs() says
+/// so (the others may be empty views: their memory may already be offloaded or freed).
+struct BackwardArgs {
+  std::vector<TensorView> inputs;
+  TensorView output;
+  TensorView grad_output;
+  std::vector<GradTarget> grad_inputs;  // one per input
+  std::vector<TensorView> params;       // as in forward
+  std::vector<TensorView> grad_params;  // one per trainable param; overwritten
+  TensorView workspace;
+  std::uint64_t step = 0;
+  const std::int32_t* labels = nullptr;
+};
+
+/// One layer on one backend. Not thread-safe: one executor drives it. Methods throw
+/// runtime::Error subclasses; they never allocate device memory (memory comes in through args).
+class Layer {
+ public:
+  Layer(LayerSpec spec, std::vector<runtime::Shape> input_shapes, DType dtype);
+  Layer(const Layer&) = delete;
+  Layer& operator=(const Layer&) = delete;
+  Layer(Layer&&) = delete;
+  Layer& operator=(Layer&&) = delete;
+  virtual ~Layer() = default;
+
+  const LayerSpec& spec() const noexcept { return spec_; }
+  const std::vector<runtime::Shape>& input_shapes() const noexcept { return input_shapes_; }
+  const runtime::Shape& output_shape() const noexcept { return output_shape_; }
+  DType dtype() const noexcept { return dtype_; }
+
+  /// Scratch bytes forward and backward need (im2col columns, cuDNN workspace). Default 0.
+  virtual std::size_t workspace_bytes() const { return 0; }
+
+  virtual void forward(const ForwardArgs& args) = 0;
+  virtual void backward(const BackwardArgs& args) = 0;
+
+ private:
+  LayerSpec spec_;
+  std::vector<runtime::Shape> input_shapes_;
+  runtime::Shape output_shape_;
+  DType dtype_;
+};
+
+/// Seeds of layers that draw random numbers (Dropout).
+struct LayerOptions {
+  DType dtype = DType::F32;
+  std::uint64_t seed = 0;
+};
+
+}  // namespace vdnn::layers

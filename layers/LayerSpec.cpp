@@ -1,0 +1,212 @@
+// Backend-independent facts about each layer type: names, arity, backward needs, shape inference
+// and parameter shapes.
+#include "layers/LayerSpec.hpp"
+
+#include <type_traits>
+
+#include "runtime/Error.hpp"
+
+namespace vdnn::layers {
+namespace {
+
+template <typename... Fs>
+struct Overloaded : Fs... {
+  using Fs::operator()...;
+};
+template <typename... Fs>
+Overloaded(Fs...) -> Overloaded<Fs...>;
+
+[[noreturn]] void shape_error(std::string_view layer, const std::string& expected,
+                              const std::vector<Shape>& inputs) {
+  std::string got;
+  for (const Shape& s : inputs) got += (got.empty() ? "" : ", ") + s.to_string();
+  throw runtime::ShapeError(std::string(layer) + ": expected " + expected + ", got input shape(s) " +
+                            got);
+}
+
+void expect_rank4(std::string_view layer, const std::vector<Shape>& inputs) {
+  if (inputs.size() != 1 || inputs[0].rank() != 4) {
+    shape_error(layer, "one NCHW (rank-4) input", inputs);
+  }
+}
+
+Pair effective_stride(const Pair& stride, const Pair& kernel) {
+  return {stride[0] == 0 ? kernel[0] : stride[0], stride[1] == 0 ? kernel[1] : stride[1]};
+}
+
+// Output extent of a sliding window; throws when the window does not fit the padded input.
+std::int64_t window_out(std::string_view layer, std::int64_t in, std::int64_t kernel,
+                        std::int64_t stride, std::int64_t padding, std::int64_t dilation,
+                        const std::vector<Shape>& inputs) {
+  if (kernel <= 0 || stride <= 0 || padding < 0 || dilation <= 0) {
+    shape_error(layer, "kernel, stride and dilation > 0 and padding >= 0", inputs);
+  }
+  const std::int64_t span = dilation * (kernel - 1) + 1;
+  if (in + 2 * padding < span) {
+    shape_error(layer,
+                "an input of at least " + std::to_string(span - 2 * padding) +
+                    " pixels for a window of " + std::to_string(span),
+                inputs);
+  }
+  return (in + 2 * padding - span) / stride + 1;
+}
+
+Shape pooled_shape(std::string_view layer, const Shape& x, const Pair& kernel, const Pair& stride,
+                   const Pair& padding, const std::vector<Shape>& inputs) {
+  const Pair s = effective_stride(stride, kernel);
+  if (padding[0] * 2 > kernel[0] || padding[1] * 2 > kernel[1]) {
+    shape_error(layer, "padding at most half the kernel", inputs);
+  }
+  return Shape::nchw(x.n(), x.c(), window_out(layer, x.h(), kernel[0], s[0], padding[0], 1, inputs),
+                     window_out(layer, x.w(), kernel[1], s[1], padding[1], 1, inputs));
+}
+
+}  // namespace
+
+std::string_view type_name(const LayerSpec& spec) {
+  return known_type_names()[spec.index()];
+}
+
+const std::vector<std::string_view>& known_type_names() {
+  // Order follows the LayerSpec variant's alternatives.
+  static const std::vector<std::string_view> kNames = {
+      "conv2d", "batchnorm2d", "relu",    "maxpool2d", "avgpool2d", "global_avgpool",
+      "linear", "add",         "concat",  "dropout",   "flatten",   "softmax_cross_entropy"};
+  static_assert(std::variant_size_v<LayerSpec> == 12, "keep kNames in step with LayerSpec");
+  return kNames;
+}
+
+Arity arity(const LayerSpec& spec) {
+  if (std::holds_alternative<AddSpec>(spec) || std::holds_alternative<ConcatSpec>(spec)) {
+    return {2, Arity::kUnbounded};
+  }
+  return {1, 1};
+}
+
+BackwardNeeds backward_needs(const LayerSpec& spec) {
+  return std::visit(
+      Overloaded{
+          [](const Conv2dSpec&) { return BackwardNeeds{true, false}; },
+          [](const BatchNorm2dSpec&) { return BackwardNeeds{true, false}; },
+          [](const ReluSpec&) { return BackwardNeeds{false, true}; },
+          [](const MaxPool2dSpec&) { return BackwardNeeds{true, true}; },
+          [](const LinearSpec&) { return BackwardNeeds{true, false}; },
+          [](const SoftmaxCrossEntropySpec&) { return BackwardNeeds{true, false}; },
+          [](const auto&) { return BackwardNeeds{false, false}; },
+      },
+      spec);
+}
+
+Shape infer_output_shape(const LayerSpec& spec, const std::vector<Shape>& inputs) {
+  const std::string_view name = type_name(spec);
+  const Arity a = arity(spec);
+  if (static_cast<int>(inputs.size()) < a.min || static_cast<int>(inputs.size()) > a.max) {
+    shape_error(name, a.max == 1 ? "exactly one input" : "at least two inputs", inputs);
+  }
+  for (const Shape& s : inputs) {
+    if (s.rank() < 2 || s.numel() == 0) shape_error(name, "non-empty inputs of rank >= 2", inputs);
+  }
+  const Shape& x = inputs.front();
+  return std::visit(
+      Overloaded{
+          [&](const Conv2dSpec& c) {
+            expect_rank4(name, inputs);
+            if (c.out_channels <= 0 || c.groups <= 0 || x.c() % c.groups != 0 ||
+                c.out_channels % c.groups != 0) {
+              shape_error(name,
+                          "out_channels > 0 and groups dividing both in_channels and out_channels",
+                          inputs);
+            }
+            return Shape::nchw(
+                x.n(), c.out_channels,
+                window_out(name, x.h(), c.kernel[0], c.stride[0], c.padding[0], c.dilation[0],
+                           inputs),
+                window_out(name, x.w(), c.kernel[1], c.stride[1], c.padding[1], c.dilation[1],
+                           inputs));
+          },
+          [&](const MaxPool2dSpec& p) {
+            expect_rank4(name, inputs);
+            return pooled_shape(name, x, p.kernel, p.stride, p.padding, inputs);
+          },
+          [&](const AvgPool2dSpec& p) {
+            expect_rank4(name, inputs);
+            return pooled_shape(name, x, p.kernel, p.stride, p.padding, inputs);
+          },
+          [&](const GlobalAvgPoolSpec&) {
+            expect_rank4(name, inputs);
+            return Shape::nchw(x.n(), x.c(), 1, 1);
+          },
+          [&](const BatchNorm2dSpec& b) {
+            expect_rank4(name, inputs);
+            if (!(b.eps > 0.0) || !(b.momentum >= 0.0 && b.momentum <= 1.0)) {
+              shape_error(name, "eps > 0 and momentum in [0, 1]", inputs);
+            }
+            return x;
+          },
+          [&](const LinearSpec& l) {
+            if (l.out_features <= 0) shape_error(name, "out_features > 0", inputs);
+            return Shape{x.n(), l.out_features};
+          },
+          [&](const FlattenSpec&) { return Shape{x.n(), x.sample_numel()}; },
+          [&](const AddSpec&) {
+            for (const Shape& s : inputs) {
+              if (s != x) shape_error(name, "inputs of identical shape", inputs);
+            }
+            return x;
+          },
+          [&](const ConcatSpec&) {
+            std::int64_t channels = 0;
+            for (const Shape& s : inputs) {
+              if (s.rank() != 4 || s.n() != x.n() || s.h() != x.h() || s.w() != x.w()) {
+                shape_error(name, "NCHW inputs that agree in N, H and W", inputs);
+              }
+              channels += s.c();
+            }
+            return Shape::nchw(x.n(), channels, x.h(), x.w());
+          },
+          [&](const DropoutSpec& d) {
+            if (!(d.p >= 0.0 && d.p < 1.0)) shape_error(name, "p in [0, 1)", inputs);
+            return x;
+          },
+          [&](const SoftmaxCrossEntropySpec&) { return Shape{1}; },
+          [&](const ReluSpec&) { return x; },
+      },
+      spec);
+}
+
+std::vector<ParamSpec> param_specs(const LayerSpec& spec, const std::vector<Shape>& inputs) {
+  if (inputs.empty()) return {};
+  const Shape& x = inputs.front();
+  if (const auto* c = std::get_if<Conv2dSpec>(&spec)) {
+    const std::int64_t in_per_group = x.c() / c->groups;
+    const std::int64_t taps = c->kernel[0] * c->kernel[1];
+    std::vector<ParamSpec> params = {
+        {"weight", Shape{c->out_channels, in_per_group, c->kernel[0], c->kernel[1]},
+         ParamKind::Trainable, Init::KaimingNormalFanOut, c->out_channels / c->groups * taps}};
+    if (c->bias) {
+      params.push_back({"bias", Shape{c->out_channels}, ParamKind::Trainable, Init::UniformFanIn,
+                        in_per_group * taps});
+    }
+    return params;
+  }
+  if (std::holds_alternative<BatchNorm2dSpec>(spec)) {
+    const Shape channels{x.c()};
+    return {{"weight", channels, ParamKind::Trainable, Init::Ones, 1},
+            {"bias", channels, ParamKind::Trainable, Init::Zeros, 1},
+            {"running_mean", channels, ParamKind::Buffer, Init::Zeros, 1},
+            {"running_var", channels, ParamKind::Buffer, Init::Ones, 1}};
+  }
+  if (const auto* l = std::get_if<LinearSpec>(&spec)) {
+    const std::int64_t in_features = x.sample_numel();
+    std::vector<ParamSpec> params = {{"weight", Shape{l->out_features, in_features},
+                                      ParamKind::Trainable, Init::UniformFanIn, in_features}};
+    if (l->bias) {
+      params.push_back(
+          {"bias", Shape{l->out_features}, ParamKind::Trainable, Init::UniformFanIn, in_features});
+    }
+    return params;
+  }
+  return {};
+}
+
+}  // namespace vdnn::layers

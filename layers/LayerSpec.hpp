@@ -1,0 +1,109 @@
+// LayerSpec: what a layer is (type and attributes), independent of any backend. Every attribute
+// default lives here; the JSON loader (models/) only overrides what a config sets.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "runtime/Shape.hpp"
+
+namespace vdnn::layers {
+
+using runtime::Shape;
+using Pair = std::array<std::int64_t, 2>;  // (height, width)
+
+struct Conv2dSpec {
+  std::int64_t out_channels = 0;  // required
+  Pair kernel{0, 0};              // required
+  Pair stride{1, 1};
+  Pair padding{0, 0};
+  Pair dilation{1, 1};
+  std::int64_t groups = 1;
+  bool bias = false;
+};
+struct BatchNorm2dSpec {
+  double eps = 1e-5;
+  double momentum = 0.1;  // PyTorch convention: running = (1 - m) * running + m * batch
+};
+struct ReluSpec {};
+struct MaxPool2dSpec {
+  Pair kernel{0, 0};  // required
+  Pair stride{0, 0};  // 0 means "same as kernel"
+  Pair padding{0, 0};
+};
+struct AvgPool2dSpec {
+  Pair kernel{0, 0};  // required
+  Pair stride{0, 0};  // 0 means "same as kernel"
+  Pair padding{0, 0};
+  bool count_include_pad = true;  // PyTorch's default
+};
+struct GlobalAvgPoolSpec {};
+struct LinearSpec {
+  std::int64_t out_features = 0;  // required
+  bool bias = true;
+};
+struct AddSpec {};
+struct ConcatSpec {};  // along channels
+struct DropoutSpec {
+  double p = 0.5;
+};
+struct FlattenSpec {};
+/// Mean softmax cross-entropy over the batch; its output is the scalar loss, shape [1].
+struct SoftmaxCrossEntropySpec {};
+
+using LayerSpec =
+    std::variant<Conv2dSpec, BatchNorm2dSpec, ReluSpec, MaxPool2dSpec, AvgPool2dSpec,
+                 GlobalAvgPoolSpec, LinearSpec, AddSpec, ConcatSpec, DropoutSpec, FlattenSpec,
+                 SoftmaxCrossEntropySpec>;
+
+/// Config name of the layer type: "conv2d", "batchnorm2d", "relu", "maxpool2d", "avgpool2d",
+/// "global_avgpool", "linear", "add", "concat", "dropout", "flatten", "softmax_cross_entropy".
+std::string_view type_name(const LayerSpec& spec);
+/// Every type name above, in that order.
+const std::vector<std::string_view>& known_type_names();
+
+/// Number of inputs a layer takes.
+struct Arity {
+  int min = 1;
+  int max = 1;  // kUnbounded for Add and Concat
+  static constexpr int kUnbounded = 1 << 30;
+};
+Arity arity(const LayerSpec& spec);
+
+/// What a layer's backward reads besides the output gradient: its inputs, its output, both or
+/// neither. The scheduler keeps (or brings back) exactly these for backward.
+struct BackwardNeeds {
+  bool inputs = false;
+  bool output = false;
+};
+BackwardNeeds backward_needs(const LayerSpec& spec);
+
+/// Output shape for the given input shapes. Throws runtime::ShapeError naming what was expected.
+Shape infer_output_shape(const LayerSpec& spec, const std::vector<Shape>& inputs);
+
+/// How a parameter tensor starts.
+enum class Init : std::uint8_t {
+  Zeros,
+  Ones,
+  KaimingNormalFanOut,  // N(0, 2 / fan_out): torchvision's ResNet convs
+  UniformFanIn,         // U(-1/sqrt(fan_in), 1/sqrt(fan_in)): PyTorch Linear weights and biases
+};
+/// Trainable tensors get gradients and optimizer updates; buffers (running statistics) do not.
+enum class ParamKind : std::uint8_t { Trainable, Buffer };
+
+/// One parameter or buffer of a layer, named as PyTorch names it ("weight", "running_mean").
+struct ParamSpec {
+  std::string name;
+  Shape shape;
+  ParamKind kind = ParamKind::Trainable;
+  Init init = Init::Zeros;
+  std::int64_t fan = 1;  // fan_out for KaimingNormalFanOut, fan_in for UniformFanIn
+};
+/// Parameters and buffers in a fixed order; trainable ones first.
+std::vector<ParamSpec> param_specs(const LayerSpec& spec, const std::vector<Shape>& inputs);
+
+}  // namespace vdnn::layers

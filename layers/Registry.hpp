@@ -1,0 +1,19 @@
+// The explicit layer registry: maps (backend, LayerSpec) to an implementation. No static
+// self-registration: every implementation is listed in the registry's source file.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "layers/Layer.hpp"
+
+namespace vdnn::layers {
+
+/// Builds the implementation of `spec` on `backend` for the given input shapes.
+/// Throws runtime::ShapeError for shapes the layer cannot take, and runtime::InvalidArgument when
+/// the backend has no implementation (never a silent fallback to another backend).
+std::unique_ptr<Layer> make_layer(Backend backend, const LayerSpec& spec,
+                                  const std::vector<runtime::Shape>& input_shapes,
+                                  const LayerOptions& options);
+
+}  // namespace vdnn::layers

@@ -1,0 +1,77 @@
+// MemoryResource: the allocation interface every vdnn buffer comes from (in the style of RMM's
+// device_memory_resource), and Buffer, the one RAII owner of an allocation.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <utility>
+
+namespace vdnn::runtime {
+
+/// Abstract allocator. allocate() throws OutOfMemory (the resource stays usable) and returns
+/// nullptr for zero bytes; deallocate() never throws and ignores nullptr. Pointers are aligned to
+/// at least kAlignment. Thread-safety is per implementation (documented there).
+class MemoryResource {
+ public:
+  static constexpr std::size_t kAlignment = 256;
+
+  MemoryResource() = default;
+  MemoryResource(const MemoryResource&) = delete;
+  MemoryResource& operator=(const MemoryResource&) = delete;
+  MemoryResource(MemoryResource&&) = delete;
+  MemoryResource& operator=(MemoryResource&&) = delete;
+  virtual ~MemoryResource() = default;
+
+  void* allocate(std::size_t bytes) { return bytes == 0 ? nullptr : do_allocate(bytes); }
+  void deallocate(void* ptr, std::size_t bytes) noexcept {
+    if (ptr != nullptr) do_deallocate(ptr, bytes);
+  }
+  /// True when memory from this resource is directly addressable by host code.
+  virtual bool host_accessible() const noexcept = 0;
+  /// Short name for messages and traces ("host", "device-pool", ...).
+  virtual std::string name() const = 0;
+
+ private:
+  virtual void* do_allocate(std::size_t bytes) = 0;
+  virtual void do_deallocate(void* ptr, std::size_t bytes) noexcept = 0;
+};
+
+/// Move-only owner of one allocation from a MemoryResource; frees it on destruction. The resource
+/// must outlive the buffer.
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(MemoryResource& resource, std::size_t bytes)
+      : resource_(&resource), data_(resource.allocate(bytes)), bytes_(bytes) {}
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  Buffer(Buffer&& other) noexcept { swap(other); }
+  Buffer& operator=(Buffer&& other) noexcept {
+    Buffer(std::move(other)).swap(*this);
+    return *this;
+  }
+  ~Buffer() { reset(); }
+
+  void* data() const noexcept { return data_; }
+  std::size_t bytes() const noexcept { return bytes_; }
+  bool empty() const noexcept { return data_ == nullptr; }
+  /// Frees the allocation now; the buffer becomes empty.
+  void reset() noexcept {
+    if (resource_ != nullptr) resource_->deallocate(data_, bytes_);
+    resource_ = nullptr;
+    data_ = nullptr;
+    bytes_ = 0;
+  }
+
+ private:
+  void swap(Buffer& other) noexcept {
+    std::swap(resource_, other.resource_);
+    std::swap(data_, other.data_);
+    std::swap(bytes_, other.bytes_);
+  }
+  MemoryResource* resource_ = nullptr;
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+}  // namespace vdnn::runtime

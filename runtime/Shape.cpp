@@ -1,0 +1,56 @@
+// Shape arithmetic and printing.
+#include "runtime/Shape.hpp"
+
+#include "runtime/Error.hpp"
+
+namespace vdnn::runtime {
+
+const char* dtype_name(DType dtype) noexcept { return dtype == DType::F64 ? "f64" : "f32"; }
+
+Shape::Shape(std::initializer_list<std::int64_t> dims) {
+  VDNN_EXPECTS(dims.size() <= static_cast<std::size_t>(kMaxRank), "shape rank exceeds 4");
+  for (std::int64_t d : dims) {
+    VDNN_EXPECTS(d >= 0, "negative extent in shape");
+    dims_[static_cast<std::size_t>(rank_++)] = d;
+  }
+}
+
+std::int64_t Shape::operator[](int axis) const {
+  VDNN_EXPECTS(axis >= 0 && axis < rank_, "axis out of range for " + to_string());
+  return dims_[static_cast<std::size_t>(axis)];
+}
+
+std::int64_t& Shape::operator[](int axis) {
+  VDNN_EXPECTS(axis >= 0 && axis < rank_, "axis out of range for " + to_string());
+  return dims_[static_cast<std::size_t>(axis)];
+}
+
+std::int64_t Shape::numel() const noexcept {
+  std::int64_t n = 1;
+  for (int i = 0; i < rank_; ++i) n *= dims_[static_cast<std::size_t>(i)];
+  return n;
+}
+
+std::int64_t Shape::sample_numel() const {
+  VDNN_EXPECTS(rank_ >= 1 && dims_[0] > 0, "sample_numel of an empty batch");
+  return numel() / dims_[0];
+}
+
+std::string Shape::to_string() const {
+  std::string s = "[";
+  for (int i = 0; i < rank_; ++i) {
+    if (i > 0) s += ", ";
+    s += std::to_string(dims_[static_cast<std::size_t>(i)]);
+  }
+  return s + "]";
+}
+
+bool operator==(const Shape& a, const Shape& b) noexcept {
+  if (a.rank_ != b.rank_) return false;
+  for (int i = 0; i < a.rank_; ++i) {
+    if (a.dims_[static_cast<std::size_t>(i)] != b.dims_[static_cast<std::size_t>(i)]) return false;
+  }
+  return true;
+}
+
+}  // namespace vdnn::runtime

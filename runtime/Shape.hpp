@@ -1,0 +1,62 @@
+// Shape: the dimensions of a dense tensor (rank 0 to 4, row-major, NCHW for feature maps).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+namespace vdnn::runtime {
+
+/// Element type of a tensor. Feature maps and parameters are F32; F64 exists so the CPU backend
+/// can run finite-difference gradient checks in double.
+enum class DType : std::uint8_t { F32, F64 };
+
+/// Bytes of one element of `dtype`.
+constexpr std::size_t dtype_size(DType dtype) noexcept { return dtype == DType::F64 ? 8 : 4; }
+const char* dtype_name(DType dtype) noexcept;
+
+/// Dimensions of a tensor, rank at most kMaxRank. Value type; never throws except on a rank over
+/// kMaxRank or a negative extent (InvalidArgument).
+class Shape {
+ public:
+  static constexpr int kMaxRank = 4;
+
+  Shape() = default;
+  Shape(std::initializer_list<std::int64_t> dims);
+
+  /// Feature-map shape (N, C, H, W).
+  static Shape nchw(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) {
+    return Shape{n, c, h, w};
+  }
+
+  int rank() const noexcept { return rank_; }
+  std::int64_t operator[](int axis) const;
+  std::int64_t& operator[](int axis);
+  /// Number of elements; 1 for rank 0.
+  std::int64_t numel() const noexcept;
+  std::size_t bytes(DType dtype) const noexcept {
+    return static_cast<std::size_t>(numel()) * dtype_size(dtype);
+  }
+
+  // NCHW accessors; valid for rank-4 shapes (n() and c() also for rank 2: N x features).
+  std::int64_t n() const { return (*this)[0]; }
+  std::int64_t c() const { return (*this)[1]; }
+  std::int64_t h() const { return (*this)[2]; }
+  std::int64_t w() const { return (*this)[3]; }
+  /// Elements per sample: numel() / n().
+  std::int64_t sample_numel() const;
+
+  /// "[32, 64, 56, 56]".
+  std::string to_string() const;
+
+  friend bool operator==(const Shape& a, const Shape& b) noexcept;
+  friend bool operator!=(const Shape& a, const Shape& b) noexcept { return !(a == b); }
+
+ private:
+  std::array<std::int64_t, kMaxRank> dims_{};
+  int rank_ = 0;
+};
+
+}  // namespace vdnn::runtime
