@@ -1,0 +1,2 @@
+// PLACEHOLDER so the target has a source.
+namespace vdnn::models {}

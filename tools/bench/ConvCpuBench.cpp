@@ -1,0 +1,2 @@
+// PLACEHOLDER benchmark.
+int main() { return 0; }
