@@ -1,6 +1,8 @@
 // The explicit layer registry: every (layer, backend) implementation is listed here.
 #include "layers/Registry.hpp"
 
+#include "layers/SgdUpdate.hpp"
+
 #include <string>
 
 #include "layers/cpu/AddCpu.hpp"
@@ -14,6 +16,7 @@
 #include "layers/cpu/LinearCpu.hpp"
 #include "layers/cpu/MaxPool2dCpu.hpp"
 #include "layers/cpu/ReluCpu.hpp"
+#include "layers/cpu/SgdUpdateCpu.hpp"
 #include "layers/cpu/SoftmaxCrossEntropyCpu.hpp"
 #include "runtime/Error.hpp"
 
@@ -84,6 +87,12 @@ std::unique_ptr<Layer> make_layer(Backend backend, const LayerSpec& spec,
   }
   throw runtime::InvalidArgument(std::string("layer '") + std::string(type_name(spec)) +
                                  "' has no implementation on the " + backend_name(backend) +
+                                 " backend in this build");
+}
+
+std::unique_ptr<SgdUpdate> make_sgd_update(Backend backend) {
+  if (backend == Backend::Cpu) return std::make_unique<cpu::SgdUpdateCpu>();
+  throw runtime::InvalidArgument(std::string("no SGD update on the ") + backend_name(backend) +
                                  " backend in this build");
 }
 

@@ -1,0 +1,46 @@
+// Learning-rate schedules, as torch.optim.lr_scheduler.StepLR and CosineAnnealingLR define them.
+#include "graph/LrSchedule.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "runtime/Error.hpp"
+
+namespace vdnn::graph {
+
+LrPolicy parse_lr_policy(const std::string& name) {
+  if (name == "constant") return LrPolicy::Constant;
+  if (name == "step") return LrPolicy::Step;
+  if (name == "cosine") return LrPolicy::Cosine;
+  throw runtime::InvalidArgument("unknown learning-rate schedule '" + name +
+                                 "'; expected constant, step or cosine");
+}
+
+const char* lr_policy_name(LrPolicy policy) noexcept {
+  switch (policy) {
+    case LrPolicy::Step:
+      return "step";
+    case LrPolicy::Cosine:
+      return "cosine";
+    case LrPolicy::Constant:
+      break;
+  }
+  return "constant";
+}
+
+double LrSchedule::at(std::int64_t step) const {
+  switch (policy) {
+    case LrPolicy::Step:
+      return base_lr * std::pow(gamma, static_cast<double>(step / std::max<std::int64_t>(1, step_size)));
+    case LrPolicy::Cosine: {
+      const double t = static_cast<double>(std::min(step, total_steps)) /
+                       static_cast<double>(std::max<std::int64_t>(1, total_steps));
+      return min_lr + 0.5 * (base_lr - min_lr) * (1.0 + std::cos(3.141592653589793 * t));
+    }
+    case LrPolicy::Constant:
+      break;
+  }
+  return base_lr;
+}
+
+}  // namespace vdnn::graph

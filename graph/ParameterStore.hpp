@@ -1,0 +1,56 @@
+// ParameterStore: every parameter and buffer of a graph, with its gradient and SGD velocity,
+// allocated once from the executor's memory resource and initialized from a seed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/Graph.hpp"
+#include "runtime/MemoryResource.hpp"
+#include "runtime/TensorView.hpp"
+
+namespace vdnn::graph {
+
+/// One parameter (or buffer) of one node. grad and velocity are empty for buffers.
+struct Parameter {
+  std::string name;  // "<node>.<param>", e.g. "stage2.017.conv2.weight" (PyTorch style)
+  NodeId node = 0;
+  layers::ParamSpec spec;
+  runtime::Buffer value;
+  runtime::Buffer grad;
+  runtime::Buffer velocity;
+
+  bool trainable() const noexcept { return spec.kind == layers::ParamKind::Trainable; }
+  runtime::TensorView value_view(runtime::DType dtype) const {
+    return {value.data(), spec.shape, dtype};
+  }
+  runtime::TensorView grad_view(runtime::DType dtype) const {
+    return {grad.data(), spec.shape, dtype};
+  }
+  runtime::TensorView velocity_view(runtime::DType dtype) const {
+    return {velocity.data(), spec.shape, dtype};
+  }
+};
+
+/// Owns the parameters of a graph. The memory resource must outlive the store and be host
+/// accessible (device-resident parameters arrive with the CUDA backend). Throws OutOfMemory.
+class ParameterStore {
+ public:
+  ParameterStore(const Graph& graph, runtime::MemoryResource& memory, std::uint64_t seed);
+
+  std::vector<Parameter>& all() noexcept { return params_; }
+  const std::vector<Parameter>& all() const noexcept { return params_; }
+  /// Indices into all() of a node's parameters, in layers::param_specs order.
+  const std::vector<std::size_t>& of_node(NodeId node) const {
+    return by_node_.at(static_cast<std::size_t>(node));
+  }
+  /// Number of trainable scalars (torchvision's parameter count).
+  std::int64_t trainable_count() const noexcept;
+
+ private:
+  std::vector<Parameter> params_;
+  std::vector<std::vector<std::size_t>> by_node_;
+};
+
+}  // namespace vdnn::graph
