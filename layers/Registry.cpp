@@ -76,6 +76,8 @@ std::unique_ptr<Layer> make_cpu_layer(const LayerSpec& spec, const std::vector<S
 
 }  // namespace
 
+bool has_backend(Backend backend) noexcept { return backend == Backend::Cpu; }
+
 std::unique_ptr<Layer> make_layer(Backend backend, const LayerSpec& spec,
                                   const std::vector<Shape>& input_shapes,
                                   const LayerOptions& options) {

@@ -9,6 +9,9 @@
 
 namespace vdnn::layers {
 
+/// True when this build has layer implementations for `backend`.
+bool has_backend(Backend backend) noexcept;
+
 /// Builds the implementation of `spec` on `backend` for the given input shapes.
 /// Throws runtime::ShapeError for shapes the layer cannot take, and runtime::InvalidArgument when
 /// the backend has no implementation (never a silent fallback to another backend).

@@ -1,0 +1,29 @@
+// make_dataset: parses a --data source and checks it against the network's input format.
+#include "models/data/Dataset.hpp"
+
+#include "models/data/Cifar10Dataset.hpp"
+#include "models/data/SyntheticDataset.hpp"
+#include "runtime/Error.hpp"
+
+namespace vdnn::models {
+
+std::unique_ptr<Dataset> make_dataset(const std::string& source, const SampleFormat& format,
+                                      std::uint64_t seed) {
+  if (source == "synthetic") return std::make_unique<SyntheticDataset>(format, seed);
+  const std::string cifar_prefix = "cifar10:";
+  if (source.rfind(cifar_prefix, 0) == 0 && source.size() > cifar_prefix.size()) {
+    if (format.channels != 3 || format.height != 32 || format.width != 32 ||
+        format.num_classes != 10) {
+      throw runtime::InvalidArgument(
+          "cifar10 data needs a network with input 3x32x32 and 10 classes; this one takes " +
+          std::to_string(format.channels) + "x" + std::to_string(format.height) + "x" +
+          std::to_string(format.width) + " and " + std::to_string(format.num_classes) +
+          " classes");
+    }
+    return std::make_unique<Cifar10Dataset>(source.substr(cifar_prefix.size()), seed);
+  }
+  throw runtime::InvalidArgument("unknown data source '" + source +
+                                 "'; expected 'synthetic' or 'cifar10:DIR'");
+}
+
+}  // namespace vdnn::models

@@ -1,0 +1,72 @@
+// Class prototypes from random waves, samples from prototypes plus counter-based noise.
+#include "models/data/SyntheticDataset.hpp"
+
+#include <cmath>
+
+#include "runtime/Random.hpp"
+
+namespace vdnn::models {
+namespace {
+
+constexpr int kWaves = 3;
+constexpr double kNoise = 1.0;
+constexpr std::uint64_t kPrototypeStream = 1;
+constexpr std::uint64_t kLabelStream = 2;
+constexpr std::uint64_t kNoiseStream = 3;
+// Noise comes from a fixed bank read at a random offset per sample: drawing fresh normals for
+// every pixel of a 224x224 batch would cost more than a GPU training step.
+constexpr std::size_t kNoiseBank = std::size_t{1} << 20;
+
+}  // namespace
+
+SyntheticDataset::SyntheticDataset(const SampleFormat& format, std::uint64_t seed)
+    : format_(format),
+      seed_(seed),
+      prototypes_(static_cast<std::size_t>(format.num_classes * format.sample_numel())),
+      noise_(kNoiseBank) {
+  for (std::size_t i = 0; i < kNoiseBank; ++i) {
+    noise_[i] = static_cast<float>(kNoise * runtime::normal01(seed_, kNoiseStream, i));
+  }
+  std::uint64_t draw = 0;
+  auto uniform = [&] { return runtime::uniform01(seed_, kPrototypeStream, draw++); };
+  float* out = prototypes_.data();
+  for (std::int64_t k = 0; k < format.num_classes; ++k) {
+    for (std::int64_t c = 0; c < format.channels; ++c) {
+      double fy[kWaves], fx[kWaves], phase[kWaves];
+      for (int i = 0; i < kWaves; ++i) {
+        fy[i] = 0.5 + 2.5 * uniform();
+        fx[i] = 0.5 + 2.5 * uniform();
+        phase[i] = 6.283185307179586 * uniform();
+      }
+      for (std::int64_t y = 0; y < format.height; ++y) {
+        for (std::int64_t x = 0; x < format.width; ++x) {
+          const double v = static_cast<double>(y) / static_cast<double>(format.height);
+          const double u = static_cast<double>(x) / static_cast<double>(format.width);
+          double s = 0.0;
+          for (int i = 0; i < kWaves; ++i) {
+            s += std::sin(6.283185307179586 * (fy[i] * v + fx[i] * u) + phase[i]);
+          }
+          *out++ = static_cast<float>(s / std::sqrt(static_cast<double>(kWaves) / 2.0));
+        }
+      }
+    }
+  }
+}
+
+void SyntheticDataset::next_batch(std::int64_t batch, float* images, std::int32_t* labels) {
+  const std::int64_t numel = format_.sample_numel();
+  for (std::int64_t i = 0; i < batch; ++i, ++next_sample_) {
+    const auto label = static_cast<std::int32_t>(
+        runtime::uniform01(seed_, kLabelStream, next_sample_) *
+        static_cast<double>(format_.num_classes));
+    labels[i] = label;
+    const float* proto = prototypes_.data() + label * numel;
+    float* img = images + i * numel;
+    const auto offset = static_cast<std::size_t>(runtime::mix64(seed_ ^ next_sample_));
+    for (std::int64_t j = 0; j < numel; ++j) {
+      img[j] = proto[j] + noise_[(offset + static_cast<std::size_t>(j)) % kNoiseBank];
+    }
+  }
+}
+
+}  // namespace vdnn::models

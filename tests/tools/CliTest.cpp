@@ -1,0 +1,109 @@
+// The vdnn command line, run as a process: exit codes, outputs, and error messages.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Run {
+  int code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Run vdnn(const std::string& args) {
+  const std::string command = std::string(VDNN_CLI_PATH) + " " + args + " 2>&1";
+  Run run;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  std::array<char, 4096> chunk{};
+  while (std::fgets(chunk.data(), static_cast<int>(chunk.size()), pipe) != nullptr) {
+    run.output += chunk.data();
+  }
+  const int status = pclose(pipe);
+  run.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+std::string config(const std::string& name) {
+  return std::string(VDNN_SOURCE_DIR) + "/configs/" + name;
+}
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("vdnn-cli-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+TEST(Cli, UsageErrorsExitWith2) {
+  EXPECT_EQ(vdnn("").code, 2);
+  EXPECT_EQ(vdnn("frobnicate").code, 2);
+  EXPECT_EQ(vdnn("train").code, 2);  // --config is required
+  EXPECT_EQ(vdnn("train --config " + config("resnet20-cifar.json") + " --batch 0").code, 2);
+  EXPECT_EQ(vdnn("train --config " + config("resnet20-cifar.json") + " --device tpu").code, 2);
+  EXPECT_EQ(vdnn("--help").code, 0);
+}
+
+TEST(Cli, ConfigErrorsExitWith2AndNameFileAndPath) {
+  const fs::path dir = temp_dir("bad-config");
+  const fs::path bad = dir / "bad.json";
+  std::ofstream(bad) << R"({"name": "x", "input": {"channels": 3, "height": 8, "width": 8},
+    "num_classes": 2, "layers": [{"name": "fc", "type": "linear", "out_features": 2,
+    "colour": "red"}, {"name": "loss", "type": "softmax_cross_entropy"}]})";
+  const Run run = vdnn("train --config " + bad.string() + " --out " + dir.string());
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_NE(run.output.find("bad.json"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("/layers/0/colour"), std::string::npos) << run.output;
+  EXPECT_EQ(vdnn("inspect --config " + (dir / "missing.json").string()).code, 2);
+}
+
+TEST(Cli, DataErrorsExitWith1) {
+  const fs::path dir = temp_dir("no-data");
+  const Run run = vdnn("train --config " + config("resnet20-cifar.json") + " --iters 1 --data cifar10:" +
+                       dir.string() + " --out " + dir.string());
+  EXPECT_EQ(run.code, 1) << run.output;
+  EXPECT_NE(run.output.find("data_batch_1.bin"), std::string::npos) << run.output;
+}
+
+TEST(Cli, TrainWritesMetricsAndSummary) {
+  const fs::path out = temp_dir("train");
+  const Run run = vdnn("train --config " + config("resnet20-cifar.json") +
+                       " --batch 4 --iters 3 --device cpu --out " + out.string());
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("iter 3/3"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find(out.string()), std::string::npos) << run.output;
+  const auto summary = nlohmann::json::parse(std::ifstream(out / "summary.json"));
+  for (const char* key : {"config", "device", "policy", "batch", "iters", "losses",
+                          "peak_device_bytes", "iter_ms_median", "images_per_s"}) {
+    EXPECT_TRUE(summary.contains(key)) << key;
+  }
+  EXPECT_EQ(summary["losses"].size(), 3u);
+  EXPECT_EQ(summary["device"], "cpu");
+  EXPECT_GT(summary["peak_device_bytes"].get<double>(), 0.0);
+  std::ifstream metrics(out / "metrics.jsonl");
+  std::string line;
+  int lines = 0;
+  while (std::getline(metrics, line)) {
+    EXPECT_TRUE(nlohmann::json::parse(line).contains("loss"));
+    ++lines;
+  }
+  EXPECT_EQ(lines, 3);
+}
+
+TEST(Cli, InspectReportsTorchvisionResNet50ParameterCount) {
+  const Run run = vdnn("inspect --config " + config("resnet50.json") + " --batch 2");
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("total parameters: 25,557,032"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("layer1.000.conv1"), std::string::npos) << run.output;
+}
+
+}  // namespace

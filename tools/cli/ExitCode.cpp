@@ -1,0 +1,36 @@
+// Maps vdnn's typed errors to exit codes and messages.
+#include "tools/cli/ExitCode.hpp"
+
+#include <iostream>
+
+#include "graph/Graph.hpp"
+#include "models/ConfigLoader.hpp"
+#include "runtime/Error.hpp"
+
+namespace vdnn::tools {
+
+int report_error(const std::exception_ptr& error) noexcept {
+  try {
+    std::rethrow_exception(error);
+  } catch (const models::ConfigError& e) {
+    std::cerr << "vdnn: config error: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const graph::GraphError& e) {
+    std::cerr << "vdnn: config error: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const runtime::InvalidArgument& e) {
+    std::cerr << "vdnn: usage error: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const runtime::OutOfMemory& e) {
+    std::cerr << "vdnn: does not fit: " << e.what() << "\n";
+    return kExitDoesNotFit;
+  } catch (const std::exception& e) {
+    std::cerr << "vdnn: error: " << e.what() << "\n";
+    return kExitRuntimeError;
+  } catch (...) {
+    std::cerr << "vdnn: unknown error\n";
+    return kExitRuntimeError;
+  }
+}
+
+}  // namespace vdnn::tools

@@ -1,0 +1,19 @@
+// Exit codes of the vdnn command line, and the one place where errors become exit codes.
+#pragma once
+
+#include <exception>
+
+namespace vdnn::tools {
+
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitRuntimeError = 1,  // anything else that went wrong while running
+  kExitUsage = 2,         // bad command line, bad config, bad option value
+  kExitDoesNotFit = 3,    // the network does not fit the memory budget
+};
+
+/// Prints `error` to stderr with a prefix saying what kind of problem it is and returns the
+/// exit code for it. Call from a catch block with std::current_exception().
+int report_error(const std::exception_ptr& error) noexcept;
+
+}  // namespace vdnn::tools

@@ -1,0 +1,61 @@
+// `vdnn inspect`: one row per expanded layer (name, type, output shape, parameters, bytes).
+#include "tools/cli/InspectCommand.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <string>
+
+#include "graph/Graph.hpp"
+#include "models/ConfigLoader.hpp"
+
+namespace vdnn::tools {
+namespace {
+
+std::string with_commas(std::uint64_t value) {
+  std::string digits = std::to_string(value);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) {
+    digits.insert(static_cast<std::size_t>(i), ",");
+  }
+  return digits;
+}
+
+}  // namespace
+
+CLI::App* add_inspect_command(CLI::App& app, InspectOptions& o) {
+  CLI::App* cmd = app.add_subcommand("inspect", "Print the expanded layer table of a config");
+  cmd->add_option("--config", o.config, "Network config (JSON)")->required();
+  cmd->add_option("--batch", o.batch, "Mini-batch size")->capture_default_str()->check(
+      CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
+  return cmd;
+}
+
+int run_inspect(const InspectOptions& o) {
+  const graph::Graph graph = graph::Graph::build(models::load_network(o.config), o.batch);
+  std::printf("%-32s %-22s %-22s %14s %16s\n", "layer", "type", "output", "params",
+              "output bytes");
+  std::uint64_t total_params = 0;
+  std::uint64_t total_bytes = graph.input_shape().bytes(runtime::DType::F32);
+  for (graph::NodeId id = 0; id < static_cast<graph::NodeId>(graph.nodes().size()); ++id) {
+    const graph::Node& node = graph.node(id);
+    std::uint64_t params = 0;
+    for (const layers::ParamSpec& p : layers::param_specs(node.spec, graph.input_shapes(id))) {
+      if (p.kind == layers::ParamKind::Trainable) params += static_cast<std::uint64_t>(p.shape.numel());
+    }
+    const std::uint64_t bytes = node.output_shape.bytes(runtime::DType::F32);
+    total_params += params;
+    total_bytes += bytes;
+    std::printf("%-32s %-22s %-22s %14s %16s\n", node.name.c_str(),
+                std::string(layers::type_name(node.spec)).c_str(),
+                node.output_shape.to_string().c_str(), with_commas(params).c_str(),
+                with_commas(bytes).c_str());
+  }
+  std::printf("\nnetwork %s, batch %lld, input %s, %zu layers\n", graph.name().c_str(),
+              static_cast<long long>(graph.batch()), graph.input_shape().to_string().c_str(),
+              graph.nodes().size());
+  std::printf("total parameters: %s\n", with_commas(total_params).c_str());
+  std::printf("total activation bytes (input and every layer output, fp32): %s\n",
+              with_commas(total_bytes).c_str());
+  return 0;
+}
+
+}  // namespace vdnn::tools

@@ -1,0 +1,34 @@
+// `vdnn train`: trains a JSON-defined network and writes metrics.jsonl and summary.json.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace vdnn::tools {
+
+/// Every default of `vdnn train` lives here.
+struct TrainOptions {
+  std::string config;
+  std::int64_t batch = 32;
+  std::int64_t iters = 100;
+  double lr = 0.05;
+  double momentum = 0.9;
+  double weight_decay = 5e-4;
+  std::string schedule = "constant";  // constant | step | cosine (over --iters)
+  std::uint64_t seed = 1;
+  std::string device = "auto";     // auto | cpu | cuda
+  std::string data = "synthetic";  // synthetic | cifar10:DIR
+  std::string out;                 // default: runs/<network name>
+};
+
+/// Registers the `train` subcommand; `options` receives the parsed values.
+CLI::App* add_train_command(CLI::App& app, TrainOptions& options);
+
+/// Runs training. Throws the library's typed errors; returns 0.
+int run_train(const TrainOptions& options);
+
+}  // namespace vdnn::tools
