@@ -89,7 +89,7 @@ BackwardNeeds backward_needs(const LayerSpec& spec) {
           [](const Conv2dSpec&) { return BackwardNeeds{true, false}; },
           [](const BatchNorm2dSpec&) { return BackwardNeeds{true, false}; },
           [](const ReluSpec&) { return BackwardNeeds{false, true}; },
-          [](const MaxPool2dSpec&) { return BackwardNeeds{true, true}; },
+          [](const MaxPool2dSpec&) { return BackwardNeeds{true, false}; },  // re-finds the arg-max
           [](const LinearSpec&) { return BackwardNeeds{true, false}; },
           [](const SoftmaxCrossEntropySpec&) { return BackwardNeeds{true, false}; },
           [](const auto&) { return BackwardNeeds{false, false}; },

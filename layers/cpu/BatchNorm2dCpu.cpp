@@ -1,13 +1,154 @@
-// PLACEHOLDER: to be replaced by the real implementation.
+// Batch normalization on the CPU backend. Statistics are accumulated in double whatever the
+// tensor type, and each (sample, channel) plane is one contiguous Eigen map.
 #include "layers/cpu/BatchNorm2dCpu.hpp"
+
+#include <Eigen/Core>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
 
 #include "runtime/Error.hpp"
 
 namespace vdnn::layers::cpu {
+namespace {
 
-BatchNorm2dCpu::BatchNorm2dCpu(const BatchNorm2dSpec& spec, std::vector<Shape> input_shapes, const LayerOptions& options)
-    : Layer(spec, std::move(input_shapes), options.dtype), spec_(spec) {}
-void BatchNorm2dCpu::forward(const ForwardArgs&) { throw runtime::Error("BatchNorm2dCpu: not implemented"); }
-void BatchNorm2dCpu::backward(const BackwardArgs&) { throw runtime::Error("BatchNorm2dCpu: not implemented"); }
+template <typename T>
+using Plane = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+template <typename T>
+using ConstPlane = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+
+// Addresses plane (n, c) of an NCHW tensor.
+struct PlaneIndex {
+  std::int64_t channels;
+  std::int64_t pixels;
+  std::int64_t offset(std::int64_t n, std::int64_t c) const { return (n * channels + c) * pixels; }
+};
+
+}  // namespace
+
+BatchNorm2dCpu::BatchNorm2dCpu(const BatchNorm2dSpec& spec, std::vector<Shape> input_shapes,
+                               const LayerOptions& options)
+    : Layer(spec, std::move(input_shapes), options.dtype),
+      spec_(spec),
+      // this->: the moved-from parameter input_shapes hides the accessor here.
+      mean_(static_cast<std::size_t>(this->input_shapes()[0].c())),
+      inv_std_(mean_.size()) {}
+
+template <typename T>
+void BatchNorm2dCpu::forward_typed(const ForwardArgs& args) {
+  const Shape& shape = input_shapes()[0];
+  const PlaneIndex at{shape.c(), shape.h() * shape.w()};
+  const auto count = static_cast<double>(shape.n() * at.pixels);
+  if (args.training) {
+    VDNN_EXPECTS(count > 1.0, "batchnorm2d training needs more than one value per channel");
+  }
+  const T* x = args.inputs[0].as<T>();
+  T* y = args.output.as<T>();
+  const T* weight = args.params[0].as<T>();
+  const T* bias = args.params[1].as<T>();
+  T* running_mean = args.params[2].as<T>();
+  T* running_var = args.params[3].as<T>();
+  const double momentum = spec_.momentum;
+  batch_stats_ = args.training;
+  for (std::int64_t c = 0; c < at.channels; ++c) {
+    const auto ch = static_cast<std::size_t>(c);
+    double var = 0.0;
+    if (args.training) {
+      double sum = 0.0;
+      for (std::int64_t n = 0; n < shape.n(); ++n) {
+        sum += static_cast<double>(ConstPlane<T>(x + at.offset(n, c), at.pixels).sum());
+      }
+      mean_[ch] = sum / count;
+      // Two passes: the centred sum of squares does not cancel when |mean| >> std.
+      const auto mean = static_cast<T>(mean_[ch]);
+      double squares = 0.0;
+      for (std::int64_t n = 0; n < shape.n(); ++n) {
+        squares += static_cast<double>(
+            (ConstPlane<T>(x + at.offset(n, c), at.pixels) - mean).square().sum());
+      }
+      var = squares / count;
+      running_mean[c] = static_cast<T>((1.0 - momentum) * running_mean[c] + momentum * mean_[ch]);
+      running_var[c] = static_cast<T>((1.0 - momentum) * running_var[c] +
+                                      momentum * var * count / (count - 1.0));
+    } else {
+      mean_[ch] = running_mean[c];
+      var = running_var[c];
+    }
+    inv_std_[ch] = 1.0 / std::sqrt(var + spec_.eps);
+    const double scale = weight[c] * inv_std_[ch];
+    const auto a = static_cast<T>(scale);
+    const auto b = static_cast<T>(bias[c] - mean_[ch] * scale);
+    for (std::int64_t n = 0; n < shape.n(); ++n) {
+      Plane<T>(y + at.offset(n, c), at.pixels) =
+          ConstPlane<T>(x + at.offset(n, c), at.pixels) * a + b;
+    }
+  }
+}
+
+template <typename T>
+void BatchNorm2dCpu::backward_typed(const BackwardArgs& args) {
+  const Shape& shape = input_shapes()[0];
+  const PlaneIndex at{shape.c(), shape.h() * shape.w()};
+  const auto count = static_cast<double>(shape.n() * at.pixels);
+  const T* x = args.inputs[0].as<T>();
+  const T* dy = args.grad_output.as<T>();
+  const T* weight = args.params[0].as<T>();
+  const TensorView& grad_weight = args.grad_params[0];
+  const TensorView& grad_bias = args.grad_params[1];
+  const GradTarget& target = args.grad_inputs[0];
+  for (std::int64_t c = 0; c < at.channels; ++c) {
+    const auto ch = static_cast<std::size_t>(c);
+    const auto mean = static_cast<T>(mean_[ch]);
+    double sum_dy = 0.0;
+    double sum_dy_centred = 0.0;  // sum of dy * (x - mean)
+    for (std::int64_t n = 0; n < shape.n(); ++n) {
+      const ConstPlane<T> dy_plane(dy + at.offset(n, c), at.pixels);
+      sum_dy += static_cast<double>(dy_plane.sum());
+      sum_dy_centred += static_cast<double>(
+          (dy_plane * (ConstPlane<T>(x + at.offset(n, c), at.pixels) - mean)).sum());
+    }
+    const double inv_std = inv_std_[ch];
+    if (!grad_weight.empty()) grad_weight.as<T>()[c] = static_cast<T>(sum_dy_centred * inv_std);
+    if (!grad_bias.empty()) grad_bias.as<T>()[c] = static_cast<T>(sum_dy);
+    if (target.tensor.empty()) continue;
+    // dx = a * dy + b * (x - mean) + k. With batch statistics, mean and inv_std depend on x, which
+    // gives b and k; with running statistics they are constants and only a remains.
+    const double a = weight[c] * inv_std;
+    const auto a_t = static_cast<T>(a);
+    const auto b_t =
+        static_cast<T>(batch_stats_ ? -a * inv_std * inv_std * sum_dy_centred / count : 0.0);
+    const auto k_t = static_cast<T>(batch_stats_ ? -a * sum_dy / count : 0.0);
+    for (std::int64_t n = 0; n < shape.n(); ++n) {
+      const std::int64_t offset = at.offset(n, c);
+      const ConstPlane<T> dy_plane(dy + offset, at.pixels);
+      const ConstPlane<T> x_plane(x + offset, at.pixels);
+      const auto g = dy_plane * a_t + (x_plane - mean) * b_t + k_t;
+      Plane<T> dx(target.tensor.as<T>() + offset, at.pixels);
+      if (target.accumulate) {
+        dx += g;
+      } else {
+        dx = g;
+      }
+    }
+  }
+}
+
+void BatchNorm2dCpu::forward(const ForwardArgs& args) {
+  if (dtype() == DType::F64) {
+    forward_typed<double>(args);
+  } else {
+    forward_typed<float>(args);
+  }
+}
+
+void BatchNorm2dCpu::backward(const BackwardArgs& args) {
+  if (dtype() == DType::F64) {
+    backward_typed<double>(args);
+  } else {
+    backward_typed<float>(args);
+  }
+}
 
 }  // namespace vdnn::layers::cpu

@@ -1,4 +1,5 @@
-// BatchNorm2dCpu: Batch normalization over N, H, W per channel (batch statistics in training, running statistics in inference) on the CPU backend (Eigen), for F32 and F64 tensors.
+// BatchNorm2dCpu: batch normalization over N, H, W per channel on the CPU backend (Eigen), for F32
+// and F64 tensors.
 #pragma once
 
 #include <vector>
@@ -7,15 +8,32 @@
 
 namespace vdnn::layers::cpu {
 
-/// Batch normalization over N, H, W per channel (batch statistics in training, running statistics in inference). Not thread-safe; see layers/Layer.hpp for the argument contract.
+/// Params: weight, bias, running_mean, running_var (all [C]). Training forward normalizes with the
+/// batch mean and biased variance and updates the running buffers in place, PyTorch style:
+/// running = (1 - momentum) * running + momentum * batch, with the unbiased batch variance; it
+/// throws runtime::InvalidArgument when a channel has a single value (N * H * W == 1). Inference
+/// forward normalizes with the running buffers. Backward reads the input (backward_needs: inputs),
+/// differentiates the normalization the last forward used, writes grad_params (weight, bias)
+/// where non-empty and the input gradient honouring GradTarget::accumulate. Allocates only at
+/// construction. Not thread-safe; see layers/Layer.hpp for the argument contract.
 class BatchNorm2dCpu final : public Layer {
  public:
-  BatchNorm2dCpu(const BatchNorm2dSpec& spec, std::vector<Shape> input_shapes, const LayerOptions& options);
+  BatchNorm2dCpu(const BatchNorm2dSpec& spec, std::vector<Shape> input_shapes,
+                 const LayerOptions& options);
   void forward(const ForwardArgs& args) override;
   void backward(const BackwardArgs& args) override;
 
  private:
+  template <typename T>
+  void forward_typed(const ForwardArgs& args);
+  template <typename T>
+  void backward_typed(const BackwardArgs& args);
+
   BatchNorm2dSpec spec_;
+  // Per channel, saved by forward for backward.
+  std::vector<double> mean_;
+  std::vector<double> inv_std_;
+  bool batch_stats_ = true;  // whether the last forward normalized with batch statistics
 };
 
 }  // namespace vdnn::layers::cpu

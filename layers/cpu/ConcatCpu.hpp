@@ -1,4 +1,5 @@
-// ConcatCpu: Channel concatenation of two or more NCHW inputs on the CPU backend (Eigen), for F32 and F64 tensors.
+// ConcatCpu: concatenation of two or more NCHW inputs along channels on the CPU backend, for F32
+// and F64 tensors.
 #pragma once
 
 #include <vector>
@@ -7,15 +8,14 @@
 
 namespace vdnn::layers::cpu {
 
-/// Channel concatenation of two or more NCHW inputs. Not thread-safe; see layers/Layer.hpp for the argument contract.
+/// Output channels are input 0's, then input 1's, and so on. Backward scatters grad_output back
+/// into every non-empty input gradient, honouring GradTarget::accumulate; it reads no
+/// activations. Not thread-safe; see layers/Layer.hpp for the argument contract.
 class ConcatCpu final : public Layer {
  public:
   ConcatCpu(const ConcatSpec& spec, std::vector<Shape> input_shapes, const LayerOptions& options);
   void forward(const ForwardArgs& args) override;
   void backward(const BackwardArgs& args) override;
-
- private:
-  ConcatSpec spec_;
 };
 
 }  // namespace vdnn::layers::cpu

@@ -1,13 +1,20 @@
-// DropoutCpu: Inverted dropout with a stateless mask from (seed, step, element) on the CPU backend (Eigen), for F32 and F64 tensors.
+// DropoutCpu: inverted dropout whose mask is a pure function of (seed, step, element) on the CPU
+// backend, for F32 and F64 tensors.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "layers/Layer.hpp"
 
 namespace vdnn::layers::cpu {
 
-/// Inverted dropout with a stateless mask from (seed, step, element). Not thread-safe; see layers/Layer.hpp for the argument contract.
+/// Training: y_i = x_i / (1 - p) where u_i >= p, else 0. Inference (training = false): y = x.
+/// u_i in [0, 1) is the top 53 bits of output i (counting from 0) of a splitmix64 stream whose
+/// state starts at mix64(mix64(LayerOptions::seed) ^ step), mix64 being splitmix64's finaliser.
+/// The mask is stateless: backward regenerates it from BackwardArgs::step (backward assumes a
+/// training forward), reads no activations and honours GradTarget::accumulate. Not thread-safe;
+/// see layers/Layer.hpp for the argument contract.
 class DropoutCpu final : public Layer {
  public:
   DropoutCpu(const DropoutSpec& spec, std::vector<Shape> input_shapes, const LayerOptions& options);
@@ -16,6 +23,7 @@ class DropoutCpu final : public Layer {
 
  private:
   DropoutSpec spec_;
+  std::uint64_t seed_;
 };
 
 }  // namespace vdnn::layers::cpu

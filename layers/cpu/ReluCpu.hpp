@@ -1,4 +1,4 @@
-// ReluCpu: Rectified linear unit on the CPU backend (Eigen), for F32 and F64 tensors.
+// ReluCpu: rectified linear unit on the CPU backend (Eigen), for F32 and F64 tensors.
 #pragma once
 
 #include <vector>
@@ -7,15 +7,13 @@
 
 namespace vdnn::layers::cpu {
 
-/// Rectified linear unit. Not thread-safe; see layers/Layer.hpp for the argument contract.
+/// y = max(x, 0). Backward reads only the output (backward_needs: output) and honours
+/// GradTarget::accumulate. Not thread-safe; see layers/Layer.hpp for the argument contract.
 class ReluCpu final : public Layer {
  public:
   ReluCpu(const ReluSpec& spec, std::vector<Shape> input_shapes, const LayerOptions& options);
   void forward(const ForwardArgs& args) override;
   void backward(const BackwardArgs& args) override;
-
- private:
-  ReluSpec spec_;
 };
 
 }  // namespace vdnn::layers::cpu

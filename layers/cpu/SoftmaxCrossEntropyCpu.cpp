@@ -1,13 +1,109 @@
-// PLACEHOLDER: to be replaced by the real implementation.
+// Softmax cross-entropy on the CPU backend. Every row goes through log-sum-exp shifted by its
+// maximum, so large logits neither overflow nor lose the loss to cancellation.
 #include "layers/cpu/SoftmaxCrossEntropyCpu.hpp"
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
 
 #include "runtime/Error.hpp"
 
 namespace vdnn::layers::cpu {
+namespace {
 
-SoftmaxCrossEntropyCpu::SoftmaxCrossEntropyCpu(const SoftmaxCrossEntropySpec& spec, std::vector<Shape> input_shapes, const LayerOptions& options)
-    : Layer(spec, std::move(input_shapes), options.dtype), spec_(spec) {}
-void SoftmaxCrossEntropyCpu::forward(const ForwardArgs&) { throw runtime::Error("SoftmaxCrossEntropyCpu: not implemented"); }
-void SoftmaxCrossEntropyCpu::backward(const BackwardArgs&) { throw runtime::Error("SoftmaxCrossEntropyCpu: not implemented"); }
+template <typename T>
+using ConstRow = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+template <typename T>
+using Row = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+
+// Checked up front so that a bad label leaves output and gradients untouched.
+void check_labels(const std::int32_t* labels, std::int64_t samples, std::int64_t classes) {
+  VDNN_EXPECTS(labels != nullptr, "softmax_cross_entropy needs labels");
+  for (std::int64_t n = 0; n < samples; ++n) {
+    if (labels[n] < 0 || labels[n] >= classes) {
+      throw runtime::InvalidArgument("softmax_cross_entropy: label " + std::to_string(labels[n]) +
+                                     " of sample " + std::to_string(n) + " is outside [0, " +
+                                     std::to_string(classes) + ")");
+    }
+  }
+}
+
+template <typename T>
+T log_sum_exp(const ConstRow<T>& row, T max) {
+  return max + std::log((row - max).exp().sum());
+}
+
+template <typename T>
+void xent_forward(const Shape& shape, const ForwardArgs& args) {
+  const std::int64_t samples = shape.n();
+  const std::int64_t classes = shape.sample_numel();
+  check_labels(args.labels, samples, classes);
+  const T* logits = args.inputs[0].as<T>();
+  double loss_sum = 0.0;
+  std::int64_t correct = 0;
+  for (std::int64_t n = 0; n < samples; ++n) {
+    const T* begin = logits + n * classes;
+    // std::max_element returns the first maximum, which is the tie rule accuracy documents.
+    const T* max = std::max_element(begin, begin + classes);
+    const std::int32_t label = args.labels[n];
+    loss_sum += static_cast<double>(log_sum_exp(ConstRow<T>(begin, classes), *max) - begin[label]);
+    if (max - begin == label) ++correct;
+  }
+  const double loss = loss_sum / static_cast<double>(samples);
+  args.output.as<T>()[0] = static_cast<T>(loss);
+  if (args.loss_stats != nullptr) {
+    *args.loss_stats = {loss, static_cast<double>(correct) / static_cast<double>(samples)};
+  }
+}
+
+template <typename T>
+void xent_backward(const Shape& shape, const BackwardArgs& args) {
+  const GradTarget& target = args.grad_inputs[0];
+  if (target.tensor.empty()) return;
+  const std::int64_t samples = shape.n();
+  const std::int64_t classes = shape.sample_numel();
+  check_labels(args.labels, samples, classes);
+  const T* logits = args.inputs[0].as<T>();
+  T* grad = target.tensor.as<T>();
+  const T scale = args.grad_output.as<T>()[0] / static_cast<T>(samples);
+  for (std::int64_t n = 0; n < samples; ++n) {
+    const ConstRow<T> row(logits + n * classes, classes);
+    Row<T> dx(grad + n * classes, classes);
+    const T lse = log_sum_exp(row, row.maxCoeff());
+    if (target.accumulate) {
+      dx += scale * (row - lse).exp();
+    } else {
+      dx = scale * (row - lse).exp();
+    }
+    dx[args.labels[n]] -= scale;
+  }
+}
+
+}  // namespace
+
+SoftmaxCrossEntropyCpu::SoftmaxCrossEntropyCpu(const SoftmaxCrossEntropySpec& spec,
+                                               std::vector<Shape> input_shapes,
+                                               const LayerOptions& options)
+    : Layer(spec, std::move(input_shapes), options.dtype) {}
+
+void SoftmaxCrossEntropyCpu::forward(const ForwardArgs& args) {
+  if (dtype() == DType::F64) {
+    xent_forward<double>(input_shapes()[0], args);
+  } else {
+    xent_forward<float>(input_shapes()[0], args);
+  }
+}
+
+void SoftmaxCrossEntropyCpu::backward(const BackwardArgs& args) {
+  if (dtype() == DType::F64) {
+    xent_backward<double>(input_shapes()[0], args);
+  } else {
+    xent_backward<float>(input_shapes()[0], args);
+  }
+}
 
 }  // namespace vdnn::layers::cpu

@@ -1,4 +1,5 @@
-// SoftmaxCrossEntropyCpu: Mean softmax cross-entropy over the batch, with accuracy on the CPU backend (Eigen), for F32 and F64 tensors.
+// SoftmaxCrossEntropyCpu: mean softmax cross-entropy over the batch, with accuracy, on the CPU
+// backend (Eigen), for F32 and F64 tensors.
 #pragma once
 
 #include <vector>
@@ -7,15 +8,18 @@
 
 namespace vdnn::layers::cpu {
 
-/// Mean softmax cross-entropy over the batch, with accuracy. Not thread-safe; see layers/Layer.hpp for the argument contract.
+/// Logits (N, ...) with K = sample_numel() classes and N int32 labels in args.labels; the output
+/// [1] is the mean over samples of logsumexp(row) - row[label]. Forward fills *args.loss_stats
+/// when set (accuracy counts the first maximal logit). Backward reads the logits
+/// (backward_needs: inputs) and writes grad_output[0] * (softmax - onehot) / N, honouring
+/// GradTarget::accumulate. Both throw runtime::InvalidArgument for missing labels or a label
+/// outside [0, K). Not thread-safe; see layers/Layer.hpp for the argument contract.
 class SoftmaxCrossEntropyCpu final : public Layer {
  public:
-  SoftmaxCrossEntropyCpu(const SoftmaxCrossEntropySpec& spec, std::vector<Shape> input_shapes, const LayerOptions& options);
+  SoftmaxCrossEntropyCpu(const SoftmaxCrossEntropySpec& spec, std::vector<Shape> input_shapes,
+                         const LayerOptions& options);
   void forward(const ForwardArgs& args) override;
   void backward(const BackwardArgs& args) override;
-
- private:
-  SoftmaxCrossEntropySpec spec_;
 };
 
 }  // namespace vdnn::layers::cpu

@@ -88,7 +88,7 @@ TEST(Graph, RejectsMissingOrMisplacedLoss) {
   def.layers.pop_back();
   expect_error(def, "never used");
   auto two = testing::small_residual_net();
-  two.layers.push_back(layer("loss2", layers::SoftmaxCrossEntropySpec{}, {"loss"}));
+  two.layers.push_back(layer("loss2", layers::SoftmaxCrossEntropySpec{}, {"fc"}));
   expect_error(two, "exactly one softmax_cross_entropy");
 }
 

@@ -41,7 +41,7 @@ TEST(Liveness, InputUsedTwiceByOneNodeCountsTwiceButReadsOnce) {
   const Liveness live(g);
   EXPECT_EQ(live.of(0).forward_consumers, 2);
   EXPECT_EQ(live.of(0).backward_readers, std::vector<NodeId>{0});
-  EXPECT_EQ(live.of(1).backward_readers, std::vector<NodeId>{});
+  EXPECT_EQ(live.of(1).backward_readers, std::vector<NodeId>{2});  // fc reads its input
   EXPECT_EQ(live.of(1).forward_consumers, 1);
   EXPECT_EQ(live.of(2).backward_readers, std::vector<NodeId>{3});
 }

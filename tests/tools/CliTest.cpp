@@ -14,14 +14,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Run {
+struct CliRun {
   int code = -1;
   std::string output;  // stdout and stderr together
 };
 
-Run vdnn(const std::string& args) {
+CliRun vdnn(const std::string& args) {
   const std::string command = std::string(VDNN_CLI_PATH) + " " + args + " 2>&1";
-  Run run;
+  CliRun run;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return run;
   std::array<char, 4096> chunk{};
@@ -59,7 +59,7 @@ TEST(Cli, ConfigErrorsExitWith2AndNameFileAndPath) {
   std::ofstream(bad) << R"({"name": "x", "input": {"channels": 3, "height": 8, "width": 8},
     "num_classes": 2, "layers": [{"name": "fc", "type": "linear", "out_features": 2,
     "colour": "red"}, {"name": "loss", "type": "softmax_cross_entropy"}]})";
-  const Run run = vdnn("train --config " + bad.string() + " --out " + dir.string());
+  const CliRun run = vdnn("train --config " + bad.string() + " --out " + dir.string());
   EXPECT_EQ(run.code, 2) << run.output;
   EXPECT_NE(run.output.find("bad.json"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("/layers/0/colour"), std::string::npos) << run.output;
@@ -68,7 +68,7 @@ TEST(Cli, ConfigErrorsExitWith2AndNameFileAndPath) {
 
 TEST(Cli, DataErrorsExitWith1) {
   const fs::path dir = temp_dir("no-data");
-  const Run run = vdnn("train --config " + config("resnet20-cifar.json") + " --iters 1 --data cifar10:" +
+  const CliRun run = vdnn("train --config " + config("resnet20-cifar.json") + " --iters 1 --data cifar10:" +
                        dir.string() + " --out " + dir.string());
   EXPECT_EQ(run.code, 1) << run.output;
   EXPECT_NE(run.output.find("data_batch_1.bin"), std::string::npos) << run.output;
@@ -76,7 +76,7 @@ TEST(Cli, DataErrorsExitWith1) {
 
 TEST(Cli, TrainWritesMetricsAndSummary) {
   const fs::path out = temp_dir("train");
-  const Run run = vdnn("train --config " + config("resnet20-cifar.json") +
+  const CliRun run = vdnn("train --config " + config("resnet20-cifar.json") +
                        " --batch 4 --iters 3 --device cpu --out " + out.string());
   ASSERT_EQ(run.code, 0) << run.output;
   EXPECT_NE(run.output.find("iter 3/3"), std::string::npos) << run.output;
@@ -100,7 +100,7 @@ TEST(Cli, TrainWritesMetricsAndSummary) {
 }
 
 TEST(Cli, InspectReportsTorchvisionResNet50ParameterCount) {
-  const Run run = vdnn("inspect --config " + config("resnet50.json") + " --batch 2");
+  const CliRun run = vdnn("inspect --config " + config("resnet50.json") + " --batch 2");
   ASSERT_EQ(run.code, 0) << run.output;
   EXPECT_NE(run.output.find("total parameters: 25,557,032"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("layer1.000.conv1"), std::string::npos) << run.output;

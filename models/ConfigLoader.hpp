@@ -1,0 +1,24 @@
+// The strict JSON network format: named layers, reusable block templates with `repeat` and
+// `$param` substitution. configs/schema/network.schema.json documents the format.
+#pragma once
+
+#include <string>
+
+#include "graph/NetworkDef.hpp"
+#include "models/ConfigError.hpp"
+
+namespace vdnn::models {
+
+/// Reads and expands the network config at `path`. Every layer attribute a config leaves out keeps
+/// its default from layers/LayerSpec.hpp. Each LayerDef::origin is "PATH at /json/pointer" so that
+/// graph::Graph::build errors name the file and the place too. Throws ConfigError (unreadable
+/// file, malformed JSON, unknown key or layer type, wrong value type or range, missing required
+/// key, unknown template or parameter, an input that is not an earlier layer, wrong input count).
+/// Shapes, tensor sizes and the loss layer are checked by Graph::build. Thread-safe.
+graph::NetworkDef load_network(const std::string& path);
+
+/// As load_network, for config text already in memory; `source_name` stands for the file in
+/// messages and origins.
+graph::NetworkDef parse_network(const std::string& json_text, const std::string& source_name);
+
+}  // namespace vdnn::models

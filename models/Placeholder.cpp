@@ -1,2 +1,0 @@
-// PLACEHOLDER so the target has a source.
-namespace vdnn::models {}

@@ -1,0 +1,43 @@
+// Device queries; the CUDA runtime is consulted only when vdnn is built with it.
+#include "runtime/Device.hpp"
+
+#include "runtime/Error.hpp"
+
+#ifdef VDNN_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "runtime/cuda/CudaCheck.hpp"
+#endif
+
+namespace vdnn::runtime {
+
+int cuda_device_count() noexcept {
+#ifdef VDNN_HAVE_CUDA
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    // No driver or no device is a normal answer here (count 0), not an error: clear the thread's
+    // last-error so a later VDNN_CHECK_LAUNCH does not report it.
+    static_cast<void>(cudaGetLastError());
+    return 0;
+  }
+  return count;
+#else
+  return 0;
+#endif
+}
+
+std::string cuda_device_name(int ordinal) {
+#ifdef VDNN_HAVE_CUDA
+  const int count = cuda_device_count();
+  VDNN_EXPECTS(ordinal >= 0 && ordinal < count, "no CUDA device " + std::to_string(ordinal) + ": " +
+                                                    std::to_string(count) + " visible");
+  cudaDeviceProp properties{};
+  VDNN_CHECK_CUDA(cudaGetDeviceProperties(&properties, ordinal));
+  return properties.name;
+#else
+  throw InvalidArgument("no CUDA device " + std::to_string(ordinal) +
+                        ": vdnn was built without CUDA");
+#endif
+}
+
+}  // namespace vdnn::runtime

@@ -1,0 +1,19 @@
+// Backend-neutral queries about the CUDA devices of this machine (for the CLI's `--device auto`).
+// Includes no CUDA header and links in builds without CUDA, where no device is ever reported.
+#pragma once
+
+#include <string>
+
+namespace vdnn::runtime {
+
+/// Number of CUDA devices visible to this process. 0 when vdnn was built without CUDA, when no
+/// driver is installed, or when the query fails for any other reason. Never throws, never aborts.
+/// Thread-safe.
+int cuda_device_count() noexcept;
+
+/// The marketing name of CUDA device `ordinal` (e.g. "NVIDIA H200"). Throws InvalidArgument when
+/// `ordinal` is not in [0, cuda_device_count()) (always, without CUDA), CudaError when the query
+/// fails. Thread-safe.
+std::string cuda_device_name(int ordinal);
+
+}  // namespace vdnn::runtime
