@@ -8,6 +8,8 @@
 
 namespace vdnn::runtime {
 
+class Event;
+
 /// Abstract allocator. allocate() throws OutOfMemory (the resource stays usable) and returns
 /// nullptr for zero bytes; deallocate() never throws and ignores nullptr. Pointers are aligned to
 /// at least kAlignment. Thread-safety is per implementation (documented there).
@@ -26,6 +28,13 @@ class MemoryResource {
   void deallocate(void* ptr, std::size_t bytes) noexcept {
     if (ptr != nullptr) do_deallocate(ptr, bytes);
   }
+  /// Frees memory that queued work (e.g. an offload copy) may still read: it is not handed out
+  /// again before `event` completes. The bytes stop counting as in use now, so accounting is the
+  /// same on every run; an allocation that needs the memory waits for the event. The default
+  /// waits for the event here and then deallocates.
+  void deallocate_after(void* ptr, std::size_t bytes, const Event& event) {
+    if (ptr != nullptr) do_deallocate_after(ptr, bytes, event);
+  }
   /// True when memory from this resource is directly addressable by host code.
   virtual bool host_accessible() const noexcept = 0;
   /// Short name for messages and traces ("host", "device-pool", ...).
@@ -34,6 +43,7 @@ class MemoryResource {
  private:
   virtual void* do_allocate(std::size_t bytes) = 0;
   virtual void do_deallocate(void* ptr, std::size_t bytes) noexcept = 0;
+  virtual void do_deallocate_after(void* ptr, std::size_t bytes, const Event& event);
 };
 
 /// Move-only owner of one allocation from a MemoryResource; frees it on destruction. The resource

@@ -3,6 +3,7 @@
 
 #include "tools/cli/ExitCode.hpp"
 #include "tools/cli/InspectCommand.hpp"
+#include "tools/cli/PlanCommand.hpp"
 #include "tools/cli/TrainCommand.hpp"
 
 int main(int argc, char** argv) {
@@ -11,8 +12,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   TrainOptions train;
   InspectOptions inspect;
+  PlanOptions plan;
   CLI::App* train_cmd = add_train_command(app, train);
   CLI::App* inspect_cmd = add_inspect_command(app, inspect);
+  CLI::App* plan_cmd = add_plan_command(app, plan);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -22,6 +25,7 @@ int main(int argc, char** argv) {
   try {
     if (train_cmd->parsed()) return run_train(train);
     if (inspect_cmd->parsed()) return run_inspect(inspect);
+    if (plan_cmd->parsed()) return run_plan(plan);
   } catch (...) {
     return report_error(std::current_exception());
   }

@@ -1,0 +1,20 @@
+// Builds the backend layers of a graph.
+#include "graph/LayerSet.hpp"
+
+#include <algorithm>
+
+#include "layers/Registry.hpp"
+
+namespace vdnn::graph {
+
+LayerSet::LayerSet(const Graph& graph, layers::Backend backend, std::uint64_t seed)
+    : backend_(backend) {
+  for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes().size()); ++id) {
+    layers_.push_back(layers::make_layer(
+        backend, graph.node(id).spec, graph.input_shapes(id),
+        layers::LayerOptions{runtime::DType::F32, seed + 1 + static_cast<std::uint64_t>(id)}));
+    workspace_bytes_ = std::max<std::uint64_t>(workspace_bytes_, layers_.back()->workspace_bytes());
+  }
+}
+
+}  // namespace vdnn::graph

@@ -1,0 +1,71 @@
+// Plan: the memory schedule of one training step as data: every allocation, offload, prefetch and
+// free in execution order, with the device bytes predicted after each. The executor runs exactly
+// this list; `vdnn plan` prints it. See Note [Offload lifetime] in docs/ARCHITECTURE.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/Graph.hpp"
+
+namespace vdnn::graph {
+
+/// What to offload. Dyn resolves, at planning time, to the first of Baseline, Conv, All that fits
+/// the budget (the fastest configuration that fits).
+enum class Policy : std::uint8_t { Baseline, VdnnAll, VdnnConv, VdnnDyn };
+
+/// Parses "baseline", "vdnn-all", "vdnn-conv", "vdnn-dyn"; throws InvalidArgument naming them.
+Policy parse_policy(const std::string& name);
+const char* policy_name(Policy policy) noexcept;
+
+enum class Op : std::uint8_t {
+  Allocate,       // device memory for a feature map, before its producer runs
+  Forward,        // a node's forward on the compute stream (the input's "forward" is the upload)
+  Offload,        // copy a feature map to pinned host memory on the offload stream
+  Release,        // an offloaded map's device memory goes back once its copy and last read are done
+  Free,           // a map nobody will read again goes back
+  Prefetch,       // device memory again, and a copy from pinned host memory on the prefetch stream
+  AwaitPrefetch,  // the compute stream waits for the prefetch before the first backward reader
+  AllocateGrad,   // the gradient of a feature map, before the first backward that writes it
+  Backward,       // a node's backward on the compute stream
+  FreeGrad,       // a node's output gradient, after its backward consumed it
+};
+const char* op_name(Op op) noexcept;
+
+/// One step of the plan. `tensor` is the feature map (a node id, or kNetworkInput) for memory
+/// operations and the node for Forward/Backward.
+struct Action {
+  Op op = Op::Forward;
+  NodeId tensor = 0;
+  std::uint64_t bytes = 0;           // device bytes this action allocates or frees (0 if none)
+  std::uint64_t device_bytes = 0;    // predicted device bytes in use after this action
+};
+
+/// Why a feature map is or is not offloaded.
+enum class Placement : std::uint8_t {
+  Resident,      // backward reads it and the policy keeps it on the device
+  Offloaded,     // offloaded after its last forward use, prefetched before its first backward use
+  ForwardOnly,   // backward never reads it: freed after its last forward consumer
+};
+
+struct Plan {
+  Policy requested = Policy::Baseline;
+  Policy policy = Policy::Baseline;  // what ran: never VdnnDyn
+  std::uint64_t budget_bytes = 0;    // 0: no budget
+  std::uint64_t resident_bytes = 0;  // parameters, gradients, velocities, workspace, loss seed
+  std::uint64_t predicted_peak = 0;  // resident_bytes + the largest device_bytes of the actions
+  std::uint64_t pool_bytes = 0;      // device pool size the step needs, fragmentation included
+  std::uint64_t pinned_bytes = 0;    // pinned host pool size the step needs
+  std::uint64_t offloaded_bytes = 0;   // per step
+  std::uint64_t prefetched_bytes = 0;  // per step
+  std::vector<Placement> placement;  // per node output; the network input is at index nodes()
+  std::vector<Action> actions;
+
+  Placement placement_of(NodeId tensor) const {
+    return placement.at(tensor == kNetworkInput ? placement.size() - 1
+                                                : static_cast<std::size_t>(tensor));
+  }
+};
+
+}  // namespace vdnn::graph

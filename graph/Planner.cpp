@@ -1,0 +1,320 @@
+// The planner: placement of every feature map by policy, then the ordered memory actions of one
+// step (Note [Offload lifetime]), with predicted device bytes after each.
+#include "graph/Planner.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "runtime/ByteSize.hpp"
+
+namespace vdnn::graph {
+namespace {
+
+constexpr std::uint64_t kF32 = sizeof(float);
+
+bool is_conv(const Node& node) { return std::holds_alternative<layers::Conv2dSpec>(node.spec); }
+
+const std::vector<NodeId>& consumers_of(const Graph& g, NodeId t) {
+  return t == kNetworkInput ? g.input_consumers() : g.node(t).consumers;
+}
+
+std::uint64_t tensor_bytes(const Graph& g, NodeId t) {
+  return (t == kNetworkInput ? g.input_shape() : g.node(t).output_shape).bytes(runtime::DType::F32);
+}
+
+std::vector<NodeId> distinct(std::vector<NodeId> ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+std::vector<Placement> place(const Graph& g, const Liveness& live, Policy policy) {
+  const auto n = static_cast<NodeId>(g.nodes().size());
+  std::vector<Placement> placement(g.nodes().size() + 1);
+  for (NodeId t = kNetworkInput; t < n; ++t) {
+    Placement& p = placement[t == kNetworkInput ? g.nodes().size() : static_cast<std::size_t>(t)];
+    const std::vector<NodeId>& consumers = consumers_of(g, t);
+    if (live.of(t).backward_readers.empty()) {
+      p = Placement::ForwardOnly;
+      continue;
+    }
+    // The loss's backward runs right after its forward: what it reads stays.
+    const bool read_by_loss =
+        std::find(consumers.begin(), consumers.end(), g.loss_node()) != consumers.end();
+    const bool feeds_conv = std::any_of(consumers.begin(), consumers.end(),
+                                        [&](NodeId c) { return is_conv(g.node(c)); });
+    const bool offload = !read_by_loss && (policy == Policy::VdnnAll ||
+                                           (policy == Policy::VdnnConv && feeds_conv));
+    p = offload ? Placement::Offloaded : Placement::Resident;
+  }
+  return placement;
+}
+
+// Emits the actions of one step and tracks the device bytes they predict.
+class StepBuilder {
+ public:
+  StepBuilder(const Graph& g, const Liveness& live, Plan& plan)
+      : g_(g), live_(live), plan_(plan), slots_(g.nodes().size() + 1) {}
+
+  void forward() {
+    produce(kNetworkInput);
+    for (NodeId i = 0; i < static_cast<NodeId>(g_.nodes().size()); ++i) {
+      produce(i);
+      const Node& node = g_.node(i);
+      for (NodeId t : node.inputs) --slot(t).forward_pending;
+      for (NodeId t : distinct(node.inputs)) {
+        if (slot(t).forward_pending == 0) retire_after_forward(t);
+      }
+      if (live_.of(i).forward_consumers == 0) retire_after_forward(i);
+    }
+    forward_peak_ = peak_;
+  }
+
+  void backward(std::uint64_t cap) {
+    std::vector<NodeId> queue;  // offloaded maps, earliest backward use first
+    for (NodeId t = kNetworkInput; t < static_cast<NodeId>(g_.nodes().size()); ++t) {
+      if (plan_.placement_of(t) == Placement::Offloaded) queue.push_back(t);
+    }
+    std::sort(queue.begin(), queue.end(), [&](NodeId a, NodeId b) {
+      return live_.of(a).backward_readers.back() > live_.of(b).backward_readers.back();
+    });
+    std::size_t next = 0;
+    for (NodeId k = static_cast<NodeId>(g_.nodes().size()) - 1; k >= 0; --k) {
+      const Node& node = g_.node(k);
+      const layers::BackwardNeeds needs = layers::backward_needs(node.spec);
+      std::vector<NodeId> reads = needs.inputs ? distinct(node.inputs) : std::vector<NodeId>{};
+      if (needs.output) reads.push_back(k);
+      std::vector<NodeId> grads;
+      std::uint64_t reserve = 0;
+      for (NodeId t : distinct(node.inputs)) {
+        if (live_.of(t).needs_grad && !slot(t).grad_allocated) {
+          grads.push_back(t);
+          reserve += tensor_bytes(g_, t);
+        }
+      }
+      // Prefetch ahead, in order of need, as far as the cap allows (Note [Offload lifetime]).
+      for (; next < queue.size(); ++next) {
+        const NodeId t = queue[next];
+        if (slot(t).prefetched) continue;
+        if (bytes_ + tensor_bytes(g_, t) + reserve > cap) break;
+        prefetch(t);
+      }
+      for (NodeId t : reads) {
+        if (plan_.placement_of(t) == Placement::Offloaded && !slot(t).prefetched) prefetch(t);
+      }
+      for (NodeId t : reads) {
+        if (plan_.placement_of(t) == Placement::Offloaded && !slot(t).awaited) {
+          slot(t).awaited = true;
+          emit(Op::AwaitPrefetch, t, 0);
+          pinned_ -= tensor_bytes(g_, t);
+        }
+      }
+      for (NodeId t : grads) {
+        slot(t).grad_allocated = true;
+        emit(Op::AllocateGrad, t, static_cast<std::int64_t>(tensor_bytes(g_, t)));
+      }
+      emit(Op::Backward, k, 0);
+      if (k != g_.loss_node()) emit(Op::FreeGrad, k, -static_cast<std::int64_t>(tensor_bytes(g_, k)));
+      for (NodeId t : reads) {
+        if (--slot(t).backward_pending == 0) emit(Op::Free, t, -static_cast<std::int64_t>(tensor_bytes(g_, t)));
+      }
+    }
+  }
+
+  std::uint64_t peak() const noexcept { return peak_; }
+  std::uint64_t forward_peak() const noexcept { return forward_peak_; }
+  std::uint64_t pinned_peak() const noexcept { return pinned_peak_; }
+
+ private:
+  struct Slot {
+    int forward_pending = 0;
+    int backward_pending = 0;
+    bool prefetched = false;
+    bool awaited = false;
+    bool grad_allocated = false;
+  };
+
+  Slot& slot(NodeId t) {
+    Slot& s = slots_[t == kNetworkInput ? g_.nodes().size() : static_cast<std::size_t>(t)];
+    return s;
+  }
+
+  void emit(Op op, NodeId tensor, std::int64_t delta) {
+    bytes_ = static_cast<std::uint64_t>(static_cast<std::int64_t>(bytes_) + delta);
+    peak_ = std::max(peak_, bytes_);
+    plan_.actions.push_back(
+        {op, tensor, static_cast<std::uint64_t>(delta < 0 ? -delta : delta), bytes_});
+  }
+
+  void produce(NodeId t) {
+    slot(t).forward_pending = live_.of(t).forward_consumers;
+    slot(t).backward_pending = static_cast<int>(live_.of(t).backward_readers.size());
+    emit(Op::Allocate, t, static_cast<std::int64_t>(tensor_bytes(g_, t)));
+    emit(Op::Forward, t, 0);
+    if (plan_.placement_of(t) == Placement::Offloaded) {
+      emit(Op::Offload, t, 0);
+      plan_.offloaded_bytes += tensor_bytes(g_, t);
+      pinned_ += tensor_bytes(g_, t);
+      pinned_peak_ = std::max(pinned_peak_, pinned_);
+    }
+  }
+
+  void retire_after_forward(NodeId t) {
+    const auto bytes = -static_cast<std::int64_t>(tensor_bytes(g_, t));
+    if (plan_.placement_of(t) == Placement::Offloaded) emit(Op::Release, t, bytes);
+    if (plan_.placement_of(t) == Placement::ForwardOnly) emit(Op::Free, t, bytes);
+  }
+
+  void prefetch(NodeId t) {
+    slot(t).prefetched = true;
+    emit(Op::Prefetch, t, static_cast<std::int64_t>(tensor_bytes(g_, t)));
+    plan_.prefetched_bytes += tensor_bytes(g_, t);
+  }
+
+  const Graph& g_;
+  const Liveness& live_;
+  Plan& plan_;
+  std::vector<Slot> slots_;
+  std::uint64_t bytes_ = 0;
+  std::uint64_t peak_ = 0;
+  std::uint64_t forward_peak_ = 0;
+  std::uint64_t pinned_ = 0;
+  std::uint64_t pinned_peak_ = 0;
+};
+
+Plan plan_for(const Graph& g, const Liveness& live, Policy policy, const PlanRequest& request) {
+  Plan plan;
+  plan.requested = request.policy;
+  plan.policy = policy;
+  plan.budget_bytes = request.budget_bytes;
+  plan.resident_bytes = resident_bytes(g, request.workspace_bytes);
+  plan.placement = place(g, live, policy);
+  StepBuilder step(g, live, plan);
+  step.forward();
+  // Prefetches never raise the peak above what forward needed, nor above the budget.
+  std::uint64_t cap = step.forward_peak();
+  if (request.budget_bytes > 0) {
+    cap = request.budget_bytes > plan.resident_bytes
+              ? std::max(cap, request.budget_bytes - plan.resident_bytes)
+              : 0;
+  }
+  step.backward(cap);
+  plan.predicted_peak = plan.resident_bytes + step.peak();
+  plan.pinned_bytes = step.pinned_peak();
+  plan.pool_bytes = plan.predicted_peak;
+  return plan;
+}
+
+bool fits(const Plan& plan) {
+  return plan.budget_bytes == 0 || plan.predicted_peak <= plan.budget_bytes;
+}
+
+}  // namespace
+
+Policy parse_policy(const std::string& name) {
+  if (name == "baseline") return Policy::Baseline;
+  if (name == "vdnn-all") return Policy::VdnnAll;
+  if (name == "vdnn-conv") return Policy::VdnnConv;
+  if (name == "vdnn-dyn") return Policy::VdnnDyn;
+  throw runtime::InvalidArgument("unknown policy '" + name +
+                                 "'; expected baseline, vdnn-all, vdnn-conv or vdnn-dyn");
+}
+
+const char* policy_name(Policy policy) noexcept {
+  switch (policy) {
+    case Policy::VdnnAll:
+      return "vdnn-all";
+    case Policy::VdnnConv:
+      return "vdnn-conv";
+    case Policy::VdnnDyn:
+      return "vdnn-dyn";
+    case Policy::Baseline:
+      break;
+  }
+  return "baseline";
+}
+
+const char* op_name(Op op) noexcept {
+  static const char* const kNames[] = {"allocate", "forward",  "offload",       "release",
+                                       "free",     "prefetch", "await-prefetch", "allocate-grad",
+                                       "backward", "free-grad"};
+  return kNames[static_cast<int>(op)];
+}
+
+std::uint64_t resident_bytes(const Graph& g, std::uint64_t workspace_bytes) {
+  std::uint64_t bytes = workspace_bytes + kF32;  // the loss gradient seed
+  for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id) {
+    for (const layers::ParamSpec& p : layers::param_specs(g.node(id).spec, g.input_shapes(id))) {
+      const std::uint64_t b = p.shape.bytes(runtime::DType::F32);
+      bytes += p.kind == layers::ParamKind::Trainable ? 3 * b : b;
+    }
+  }
+  return bytes;
+}
+
+Plan make_plan(const Graph& graph, const PlanRequest& request) {
+  const Liveness live(graph);
+  const std::vector<Policy> candidates =
+      request.policy == Policy::VdnnDyn
+          ? std::vector<Policy>{Policy::Baseline, Policy::VdnnConv, Policy::VdnnAll}
+          : std::vector<Policy>{request.policy};
+  for (Policy p : candidates) {
+    Plan plan = plan_for(graph, live, p, request);
+    if (fits(plan)) return plan;
+  }
+  // Nothing fits: say by how much, and which policy would.
+  const Plan best = plan_for(graph, live, candidates.back(), request);
+  std::string advice = " No policy fits this budget; a smaller batch might.";
+  for (Policy p : {Policy::VdnnConv, Policy::VdnnAll}) {
+    const Plan other = plan_for(graph, live, p, request);
+    if (fits(other)) {
+      advice = std::string(" Policy ") + policy_name(p) + " fits (predicted peak " +
+               runtime::format_bytes(other.predicted_peak) + ").";
+      break;
+    }
+  }
+  throw DoesNotFit(std::string("policy ") + policy_name(request.policy) + " needs " +
+                       runtime::format_bytes(best.predicted_peak) + " of device memory at batch " +
+                       std::to_string(graph.batch()) + " but the budget is " +
+                       runtime::format_bytes(request.budget_bytes) + ": short by " +
+                       runtime::format_bytes(best.predicted_peak - request.budget_bytes) + "." +
+                       advice,
+                   best.predicted_peak, 0, request.budget_bytes);
+}
+
+std::string format_plan(const Graph& g, const Plan& plan) {
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof(line), "%-6s %-15s %-36s %14s %16s\n", "#", "action", "tensor / node",
+                "bytes", "device in use");
+  out += line;
+  std::size_t index = 0;
+  for (const Action& a : plan.actions) {
+    const std::string name = a.tensor == kNetworkInput ? kInputName : g.node(a.tensor).name;
+    const bool compute = a.op == Op::Forward || a.op == Op::Backward;
+    std::snprintf(line, sizeof(line), "%-6zu %-15s %-36s %14s %16s\n", index++, op_name(a.op),
+                  name.c_str(), compute ? "" : runtime::format_bytes(a.bytes).c_str(),
+                  runtime::format_bytes(plan.resident_bytes + a.device_bytes).c_str());
+    out += line;
+  }
+  std::size_t offloaded = 0;
+  for (Placement p : plan.placement) offloaded += p == Placement::Offloaded ? 1 : 0;
+  out += std::string("\npolicy ") + policy_name(plan.policy) +
+         (plan.requested != plan.policy
+              ? std::string(" (chosen by ") + policy_name(plan.requested) + ")"
+              : std::string()) +
+         ", batch " + std::to_string(g.batch()) + "\n";
+  out += "budget:                " +
+         (plan.budget_bytes == 0 ? std::string("none") : runtime::format_bytes(plan.budget_bytes)) +
+         "\n";
+  out += "resident (parameters, gradients, velocities, workspace): " +
+         runtime::format_bytes(plan.resident_bytes) + "\n";
+  out += "predicted peak:        " + runtime::format_bytes(plan.predicted_peak) + "\n";
+  out += "pinned host memory:    " + runtime::format_bytes(plan.pinned_bytes) + "\n";
+  out += "offloaded per step:    " + runtime::format_bytes(plan.offloaded_bytes) + " in " +
+         std::to_string(offloaded) + " feature maps\n";
+  out += "prefetched per step:   " + runtime::format_bytes(plan.prefetched_bytes) + "\n";
+  return out;
+}
+
+}  // namespace vdnn::graph

@@ -1,0 +1,38 @@
+// Planner: turns a graph, a policy and a memory budget into a Plan, without running a kernel.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "graph/Liveness.hpp"
+#include "graph/Plan.hpp"
+#include "runtime/Error.hpp"
+
+namespace vdnn::graph {
+
+struct PlanRequest {
+  Policy policy = Policy::Baseline;
+  std::uint64_t budget_bytes = 0;     // 0: no budget
+  std::uint64_t workspace_bytes = 0;  // the largest scratch any layer of the backend needs
+};
+
+/// No plan of the requested policy fits the budget. what() says by how much, and which policy
+/// would fit (if any).
+class DoesNotFit : public runtime::OutOfMemory {
+ public:
+  using OutOfMemory::OutOfMemory;
+};
+
+/// Builds the plan. Throws DoesNotFit when the step cannot run within the budget: the predicted
+/// peak exceeds it, or the device pool (simulated with the real allocator, so fragmentation
+/// counts) cannot place every allocation.
+Plan make_plan(const Graph& graph, const PlanRequest& request);
+
+/// Device bytes that stay allocated across steps: parameters and buffers, gradients and SGD
+/// velocities of trainable parameters, the workspace, and the loss gradient seed.
+std::uint64_t resident_bytes(const Graph& graph, std::uint64_t workspace_bytes);
+
+/// Human-readable plan: one line per action grouped by step, then the totals.
+std::string format_plan(const Graph& graph, const Plan& plan);
+
+}  // namespace vdnn::graph

@@ -1,0 +1,66 @@
+// Stream and Event: the backend-neutral in-order work queue and its completion marker, with CUDA
+// semantics. The CPU backend emulates them with worker threads (runtime/cpu/); the CUDA backend
+// wraps cudaStream_t and cudaEvent_t (runtime/cuda/). See Note [Stream choreography].
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+
+namespace vdnn::runtime {
+
+class Event;
+
+/// An in-order queue of work. Work enqueued on one stream runs in enqueue order; work on
+/// different streams is ordered only through events. Methods are called from one host thread
+/// (the executor's); implementations document anything more.
+class Stream {
+ public:
+  Stream() = default;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  Stream(Stream&&) = delete;
+  Stream& operator=(Stream&&) = delete;
+  virtual ~Stream() = default;
+
+  /// "compute", "offload", "prefetch": for traces and messages.
+  virtual const std::string& name() const noexcept = 0;
+
+  /// Enqueues `task`. CPU streams run it later on the stream's worker; CUDA streams run it now on
+  /// the calling thread, where it enqueues device work on this stream. An exception thrown by a
+  /// task is rethrown by the next synchronize() of this stream.
+  virtual void enqueue(std::function<void()> task) = 0;
+
+  /// Enqueues a copy of `bytes` from `src` to `dst` (between the backend's device memory and host
+  /// memory). Both ranges must stay valid until the copy completes (record an event after it).
+  virtual void copy_async(void* dst, const void* src, std::size_t bytes) = 0;
+
+  /// Work enqueued on this stream after this call starts only once `event`'s most recent
+  /// record() (at the time of this call) has completed. An event never recorded is complete.
+  virtual void wait(const Event& event) = 0;
+
+  /// Blocks until everything enqueued so far has completed; rethrows the first exception a task
+  /// threw (throws runtime::Error or the task's own error).
+  virtual void synchronize() = 0;
+};
+
+/// Marks a point in a stream. record() captures everything enqueued on the stream so far; the
+/// event completes when that work has. Recording again moves the marker. Events belong to the
+/// backend of the streams they are recorded on (mixing backends throws InvalidArgument).
+class Event {
+ public:
+  Event() = default;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  Event(Event&&) = delete;
+  Event& operator=(Event&&) = delete;
+  virtual ~Event() = default;
+
+  virtual void record(Stream& stream) = 0;
+  /// True when the most recent record has completed (or there was none). Never blocks.
+  virtual bool query() const = 0;
+  /// Blocks the caller until query() would return true.
+  virtual void synchronize() const = 0;
+};
+
+}  // namespace vdnn::runtime

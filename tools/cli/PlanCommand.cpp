@@ -1,0 +1,68 @@
+// `vdnn plan`: build the graph and the CPU layers (for workspace sizes), plan, print.
+#include "tools/cli/PlanCommand.hpp"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "graph/Planner.hpp"
+#include "models/ConfigLoader.hpp"
+#include "runtime/ByteSize.hpp"
+#include "graph/LayerSet.hpp"
+
+namespace vdnn::tools {
+namespace {
+
+nlohmann::json plan_json(const graph::Graph& g, const graph::Plan& plan) {
+  nlohmann::json actions = nlohmann::json::array();
+  for (const graph::Action& a : plan.actions) {
+    actions.push_back({{"op", graph::op_name(a.op)},
+                       {"tensor", a.tensor == graph::kNetworkInput ? graph::kInputName
+                                                                   : g.node(a.tensor).name},
+                       {"bytes", a.bytes},
+                       {"device_bytes", plan.resident_bytes + a.device_bytes}});
+  }
+  return {{"network", g.name()},
+          {"batch", g.batch()},
+          {"requested_policy", graph::policy_name(plan.requested)},
+          {"policy", graph::policy_name(plan.policy)},
+          {"budget_bytes", plan.budget_bytes},
+          {"resident_bytes", plan.resident_bytes},
+          {"predicted_peak_bytes", plan.predicted_peak},
+          {"pinned_bytes", plan.pinned_bytes},
+          {"offloaded_bytes", plan.offloaded_bytes},
+          {"prefetched_bytes", plan.prefetched_bytes},
+          {"actions", actions}};
+}
+
+}  // namespace
+
+CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
+  CLI::App* cmd = app.add_subcommand("plan", "Print the memory plan of one training step");
+  cmd->add_option("--config", o.config, "Network config (JSON)")->required();
+  cmd->add_option("--batch", o.batch, "Mini-batch size")->capture_default_str()->check(
+      CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
+  cmd->add_option("--policy", o.policy, "baseline, vdnn-all, vdnn-conv or vdnn-dyn")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"baseline", "vdnn-all", "vdnn-conv", "vdnn-dyn"}));
+  cmd->add_option("--mem-budget", o.mem_budget, "Device memory budget, e.g. 6GiB (default: none)");
+  cmd->add_flag("--json", o.json, "Print JSON instead of a table");
+  return cmd;
+}
+
+int run_plan(const PlanOptions& o) {
+  const graph::Graph g = graph::Graph::build(models::load_network(o.config), o.batch);
+  graph::PlanRequest request;
+  request.policy = graph::parse_policy(o.policy);
+  request.budget_bytes = o.mem_budget.empty() ? 0 : runtime::parse_bytes(o.mem_budget);
+  request.workspace_bytes = graph::LayerSet(g, layers::Backend::Cpu, 0).workspace_bytes();
+  const graph::Plan plan = graph::make_plan(g, request);
+  if (o.json) {
+    std::cout << plan_json(g, plan).dump(1) << "\n";
+  } else {
+    std::cout << graph::format_plan(g, plan);
+  }
+  return 0;
+}
+
+}  // namespace vdnn::tools

@@ -1,0 +1,27 @@
+// `vdnn plan`: prints the memory plan of one training step (what is allocated, offloaded,
+// prefetched and freed, with predicted device bytes), as a table or JSON.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace vdnn::tools {
+
+struct PlanOptions {
+  std::string config;
+  std::int64_t batch = 32;
+  std::string policy = "baseline";
+  std::string mem_budget;  // empty: no budget
+  bool json = false;
+};
+
+CLI::App* add_plan_command(CLI::App& app, PlanOptions& options);
+
+/// Prints the plan to stdout. Throws the library's typed errors (DoesNotFit: exit code 3).
+int run_plan(const PlanOptions& options);
+
+}  // namespace vdnn::tools
