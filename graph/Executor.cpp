@@ -1,11 +1,8 @@
-// One training step over the DAG: forward in topological order, backward in reverse, then SGD.
-// Buffers follow Note [Tensor lifetime] (docs/ARCHITECTURE.md).
+// The plan interpreter: each action of the plan becomes residency transitions and work on the
+// context's streams (Note [Offload lifetime], Note [Stream choreography]).
 #include "graph/Executor.hpp"
 
 #include <algorithm>
-#include <cstring>
-
-#include "layers/Registry.hpp"
 
 namespace vdnn::graph {
 
@@ -13,49 +10,65 @@ using runtime::Buffer;
 using runtime::DType;
 using runtime::TensorView;
 
-struct Executor::NodeRun {
-  std::unique_ptr<layers::Layer> layer;
+// Arguments of a node's forward and backward, built once and refreshed each step, so a step
+// allocates nothing on the host either.
+struct Executor::NodeArgs {
+  layers::ForwardArgs forward;
+  layers::BackwardArgs backward;
   layers::BackwardNeeds needs;
-  std::vector<NodeId> distinct_inputs;  // each input tensor once, for reference counting
 };
 
-Executor::Executor(const Graph& graph, runtime::MemoryResource& memory,
-                   const ExecutorOptions& options)
+Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
+                   runtime::ExecutionContext& context, const ExecutorOptions& options)
     : graph_(graph),
-      memory_(memory),
+      layers_(layers),
+      plan_(plan),
+      context_(context),
       options_(options),
-      liveness_(graph),
-      params_(graph, memory, options.seed),
-      sgd_(layers::make_sgd_update(options.backend)) {
-  VDNN_EXPECTS(memory.host_accessible(), "the executor's memory must be host accessible");
-  std::size_t workspace_bytes = 0;
-  for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes().size()); ++id) {
-    const Node& node = graph.node(id);
-    NodeRun run;
-    run.layer = layers::make_layer(options.backend, node.spec, graph.input_shapes(id),
-                                   layers::LayerOptions{DType::F32, options.seed + 1 + id});
-    run.needs = layers::backward_needs(node.spec);
-    run.distinct_inputs = node.inputs;
-    std::sort(run.distinct_inputs.begin(), run.distinct_inputs.end());
-    run.distinct_inputs.erase(std::unique(run.distinct_inputs.begin(), run.distinct_inputs.end()),
-                              run.distinct_inputs.end());
-    workspace_bytes = std::max(workspace_bytes, run.layer->workspace_bytes());
-    runs_.push_back(std::move(run));
+      device_upstream_(context.device_upstream()),
+      device_pool_(device_upstream_, plan.pool_bytes),
+      device_(device_pool_),
+      pinned_upstream_(context.pinned_upstream()),
+      pinned_pool_(pinned_upstream_, plan.pinned_bytes),
+      pinned_(pinned_pool_),
+      params_(std::make_unique<ParameterStore>(graph, device_, options.seed)),
+      workspace_(device_, layers.workspace_bytes()),
+      loss_seed_(device_, sizeof(float)),
+      sgd_(layers::make_sgd_update(layers.backend())) {
+  *static_cast<float*>(loss_seed_.data()) = 1.0f;
+  const std::size_t n = graph.nodes().size();
+  for (NodeId t = 0; t < static_cast<NodeId>(n); ++t) {
+    tensors_.push_back(std::make_unique<runtime::ResidentTensor>(graph.node(t).name,
+                                                                 graph.node(t).output_shape,
+                                                                 context));
   }
-  input_ = Buffer(memory, graph.input_shape().bytes(DType::F32));
-  workspace_ = Buffer(memory, workspace_bytes);
-  loss_grad_ = Buffer(memory, sizeof(float));
-  *static_cast<float*>(loss_grad_.data()) = 1.0f;
-  values_.resize(graph.nodes().size());
-  grads_.resize(graph.nodes().size());
+  tensors_.push_back(
+      std::make_unique<runtime::ResidentTensor>(kInputName, graph.input_shape(), context));
+  grads_.resize(n);
+  grad_written_.assign(n, false);
+  args_.resize(n);
+  for (NodeId id = 0; id < static_cast<NodeId>(n); ++id) {
+    const Node& node = graph.node(id);
+    NodeArgs& a = args_[static_cast<std::size_t>(id)];
+    a.needs = layers::backward_needs(node.spec);
+    a.forward.inputs.resize(node.inputs.size());
+    a.backward.inputs.resize(node.inputs.size());
+    a.backward.grad_inputs.resize(node.inputs.size());
+    for (std::size_t p : params_->of_node(id)) {
+      const Parameter& param = params_->all()[p];
+      a.forward.params.push_back(param.value_view(DType::F32));
+      if (param.trainable()) a.backward.grad_params.push_back(param.grad_view(DType::F32));
+    }
+    a.backward.params = a.forward.params;
+    a.forward.workspace = workspace_view();
+    a.backward.workspace = workspace_view();
+  }
 }
 
-Executor::~Executor() = default;
+Executor::~Executor() { abandon_step(); }
 
-TensorView Executor::value(NodeId tensor) const {
-  if (tensor == kNetworkInput) return {input_.data(), graph_.input_shape(), DType::F32};
-  return {values_[static_cast<std::size_t>(tensor)].data(), graph_.node(tensor).output_shape,
-          DType::F32};
+runtime::ResidentTensor& Executor::tensor(NodeId t) {
+  return *tensors_[t == kNetworkInput ? tensors_.size() - 1 : static_cast<std::size_t>(t)];
 }
 
 TensorView Executor::workspace_view() const {
@@ -65,121 +78,149 @@ TensorView Executor::workspace_view() const {
           DType::F32};
 }
 
-void Executor::release_value(NodeId tensor) {
-  // The network input stays: it is the staging buffer of the next batch.
-  if (tensor != kNetworkInput) values_[static_cast<std::size_t>(tensor)].reset();
+StepResult Executor::train_step(const float* images, const std::int32_t* labels, double lr) {
+  labels_ = labels;
+  try {
+    for (const Action& action : plan_.actions) run(action, images);
+    update(lr);
+    finish_step();
+  } catch (...) {
+    abandon_step();
+    throw;
+  }
+  ++step_;
+  return {loss_stats_.loss, loss_stats_.accuracy};
 }
 
-StepResult Executor::forward(const float* images, const std::int32_t* labels, bool training) {
-  // A step that threw (OutOfMemory, bad labels) may have left buffers behind.
-  for (Buffer& b : values_) b.reset();
-  for (Buffer& b : grads_) b.reset();
-  std::memcpy(input_.data(), images, input_.bytes());
-  const std::size_t n = graph_.nodes().size();
-  forward_pending_.assign(n + 1, 0);  // slot n: the network input
-  backward_pending_.assign(n + 1, 0);
-  auto slot = [n](NodeId t) { return t == kNetworkInput ? n : static_cast<std::size_t>(t); };
-  for (NodeId t = kNetworkInput; t < static_cast<NodeId>(n); ++t) {
-    forward_pending_[slot(t)] = liveness_.of(t).forward_consumers;
-    backward_pending_[slot(t)] =
-        training ? static_cast<int>(liveness_.of(t).backward_readers.size()) : 0;
-  }
-
-  StepResult result;
-  for (NodeId id = 0; id < static_cast<NodeId>(n); ++id) {
-    const Node& node = graph_.node(id);
-    NodeRun& run = runs_[static_cast<std::size_t>(id)];
-    values_[static_cast<std::size_t>(id)] = Buffer(memory_, node.output_shape.bytes(DType::F32));
-
-    layers::ForwardArgs args;
-    for (NodeId in : node.inputs) args.inputs.push_back(value(in));
-    for (std::size_t p : params_.of_node(id)) {
-      args.params.push_back(params_.all()[p].value_view(DType::F32));
-    }
-    args.output = value(id);
-    args.workspace = workspace_view();
-    args.training = training;
-    args.step = static_cast<std::uint64_t>(step_);
-    layers::LossStats stats;
-    if (id == graph_.loss_node()) {
-      args.labels = labels;
-      args.loss_stats = &stats;
-    }
-    run.layer->forward(args);
-    if (id == graph_.loss_node()) result = {stats.loss, stats.accuracy};
-
-    for (NodeId in : node.inputs) {
-      if (--forward_pending_[slot(in)] == 0 && backward_pending_[slot(in)] == 0) {
-        release_value(in);
+void Executor::run(const Action& action, const float* images) {
+  const NodeId t = action.tensor;
+  const bool poison = options_.poison_freed;
+  switch (action.op) {
+    case Op::Allocate:
+      tensor(t).allocate(device_);
+      break;
+    case Op::Forward:
+      if (t == kNetworkInput) {
+        const TensorView input = tensor(t).view();
+        context_.compute().copy_async(input.data, images, input.bytes());
+      } else {
+        forward(t);
       }
+      break;
+    case Op::Offload:
+      tensor(t).offload(pinned_);
+      break;
+    case Op::Release:
+      tensor(t).release(poison);
+      break;
+    case Op::Free:
+      tensor(t).free(poison);
+      break;
+    case Op::Prefetch:
+      tensor(t).prefetch(device_);
+      break;
+    case Op::AwaitPrefetch:
+      tensor(t).await_prefetch();
+      break;
+    case Op::AllocateGrad:
+      grads_[static_cast<std::size_t>(t)] =
+          Buffer(device_, graph_.node(t).output_shape.bytes(DType::F32));
+      grad_written_[static_cast<std::size_t>(t)] = false;
+      break;
+    case Op::Backward:
+      backward(t);
+      break;
+    case Op::FreeGrad: {
+      Buffer& grad = grads_[static_cast<std::size_t>(t)];
+      if (poison) context_.fill_nan_async(context_.compute(), grad.data(), grad.bytes());
+      grad.reset();
+      break;
     }
-    if (forward_pending_[slot(id)] == 0 && backward_pending_[slot(id)] == 0) release_value(id);
   }
-  return result;
 }
 
-void Executor::backward(const std::int32_t* labels) {
-  const std::size_t n = graph_.nodes().size();
-  auto slot = [n](NodeId t) { return t == kNetworkInput ? n : static_cast<std::size_t>(t); };
-  for (NodeId id = static_cast<NodeId>(n) - 1; id >= 0; --id) {
-    const Node& node = graph_.node(id);
-    NodeRun& run = runs_[static_cast<std::size_t>(id)];
+void Executor::forward(NodeId id) {
+  const Node& node = graph_.node(id);
+  layers::ForwardArgs& a = args_[static_cast<std::size_t>(id)].forward;
+  for (std::size_t i = 0; i < node.inputs.size(); ++i) a.inputs[i] = tensor(node.inputs[i]).view();
+  a.output = tensor(id).view();
+  a.training = true;
+  a.step = static_cast<std::uint64_t>(step_);
+  const bool loss = id == graph_.loss_node();
+  a.labels = loss ? labels_ : nullptr;
+  a.loss_stats = loss ? &loss_stats_ : nullptr;
+  layers::Layer* layer = &layers_.at(id);
+  context_.compute().enqueue([layer, &a] { layer->forward(a); });
+}
 
-    layers::BackwardArgs args;
-    for (NodeId in : node.inputs) {
-      args.inputs.push_back(run.needs.inputs ? value(in) : TensorView{});
-      layers::GradTarget target;
-      if (liveness_.of(in).needs_grad) {
-        Buffer& grad = grads_[static_cast<std::size_t>(in)];
-        target.accumulate = !grad.empty();
-        if (grad.empty()) grad = Buffer(memory_, graph_.node(in).output_shape.bytes(DType::F32));
-        target.tensor = {grad.data(), graph_.node(in).output_shape, DType::F32};
-      }
-      args.grad_inputs.push_back(target);
-    }
-    if (run.needs.output) args.output = value(id);
-    args.grad_output = id == graph_.loss_node()
-                           ? TensorView{loss_grad_.data(), node.output_shape, DType::F32}
-                           : TensorView{grads_[static_cast<std::size_t>(id)].data(),
-                                        node.output_shape, DType::F32};
-    for (std::size_t p : params_.of_node(id)) {
-      const Parameter& param = params_.all()[p];
-      args.params.push_back(param.value_view(DType::F32));
-      if (param.trainable()) args.grad_params.push_back(param.grad_view(DType::F32));
-    }
-    args.workspace = workspace_view();
-    args.step = static_cast<std::uint64_t>(step_);
-    if (id == graph_.loss_node()) args.labels = labels;
-    run.layer->backward(args);
-
-    grads_[static_cast<std::size_t>(id)].reset();
-    if (run.needs.inputs) {
-      for (NodeId in : run.distinct_inputs) {
-        if (--backward_pending_[slot(in)] == 0) release_value(in);
-      }
-    }
-    if (run.needs.output && --backward_pending_[slot(id)] == 0) release_value(id);
+void Executor::backward(NodeId id) {
+  const Node& node = graph_.node(id);
+  NodeArgs& args = args_[static_cast<std::size_t>(id)];
+  layers::BackwardArgs& a = args.backward;
+  for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+    const NodeId in = node.inputs[i];
+    a.inputs[i] = args.needs.inputs ? tensor(in).view() : TensorView{};
+    layers::GradTarget& target = a.grad_inputs[i];
+    target = {};
+    if (in == kNetworkInput) continue;  // nothing needs the input's gradient
+    const Buffer& grad = grads_[static_cast<std::size_t>(in)];
+    target.tensor = {grad.data(), graph_.node(in).output_shape, DType::F32};
+    target.accumulate = grad_written_[static_cast<std::size_t>(in)];
+    grad_written_[static_cast<std::size_t>(in)] = true;
   }
+  a.output = args.needs.output ? tensor(id).view() : TensorView{};
+  const Buffer& grad_out = id == graph_.loss_node() ? loss_seed_ : grads_[static_cast<std::size_t>(id)];
+  a.grad_output = {grad_out.data(), node.output_shape, DType::F32};
+  a.step = static_cast<std::uint64_t>(step_);
+  a.labels = id == graph_.loss_node() ? labels_ : nullptr;
+  layers::Layer* layer = &layers_.at(id);
+  context_.compute().enqueue([layer, &a] { layer->backward(a); });
 }
 
 void Executor::update(double lr) {
-  for (Parameter& p : params_.all()) {
-    if (!p.trainable()) continue;
-    sgd_->apply(p.value_view(DType::F32), p.grad_view(DType::F32), p.velocity_view(DType::F32),
-                layers::SgdHyper{lr, options_.momentum, options_.weight_decay, step_ == 0});
+  const layers::SgdHyper hyper{lr, options_.momentum, options_.weight_decay, step_ == 0};
+  context_.compute().enqueue([this, hyper] {
+    for (const Parameter& p : params_->all()) {
+      if (!p.trainable()) continue;
+      sgd_->apply(p.value_view(DType::F32), p.grad_view(DType::F32), p.velocity_view(DType::F32),
+                  hyper);
+    }
+  });
+}
+
+void Executor::finish_step() {
+  context_.compute().synchronize();
+  context_.offload().synchronize();
+  context_.prefetch().synchronize();
+  device_pool_.retire_completed();
+  pinned_pool_.retire_completed();
+}
+
+void Executor::abandon_step() noexcept {
+  // Queued work may still use the buffers: drain every stream before anything is freed.
+  for (runtime::Stream* s : {&context_.compute(), &context_.offload(), &context_.prefetch()}) {
+    try {
+      s->synchronize();
+    } catch (...) {  // the error that abandoned the step is already on its way to the caller
+    }
   }
+  for (auto& t : tensors_) t->drop();
+  for (Buffer& g : grads_) g.reset();
+  // Every event has completed: the pools forget them before the tensors owning them go.
+  device_pool_.retire_completed();
+  pinned_pool_.retire_completed();
 }
 
-StepResult Executor::train_step(const float* images, const std::int32_t* labels, double lr) {
-  const StepResult result = forward(images, labels, /*training=*/true);
-  backward(labels);
-  update(lr);
-  ++step_;
-  return result;
-}
-
-StepResult Executor::evaluate(const float* images, const std::int32_t* labels) {
-  return forward(images, labels, /*training=*/false);
+MemoryReport Executor::memory() const {
+  MemoryReport r;
+  r.device_capacity = device_pool_.capacity();
+  r.device_peak = device_.stats().peak_bytes;
+  r.device_current = device_.stats().current_bytes;
+  r.device_upstream_allocations = device_upstream_.stats().allocations;
+  r.pinned_capacity = pinned_pool_.capacity();
+  r.pinned_peak = pinned_.stats().peak_bytes;
+  r.pinned_upstream_allocations = pinned_upstream_.stats().allocations;
+  return r;
 }
 
 }  // namespace vdnn::graph

@@ -1,6 +1,7 @@
-// Executor: runs training steps of a Graph (forward, loss, backward, SGD update) on one backend,
-// allocating each feature map when produced and freeing it when its reference count says that no
-// one needs it any more. See Note [Tensor lifetime] in docs/ARCHITECTURE.md.
+// Executor: runs training steps of a Graph exactly as its Plan says: forward in topological order,
+// backward in reverse, SGD; feature maps allocated, offloaded, prefetched and freed by the plan's
+// actions on the context's compute, offload and prefetch streams. See Note [Offload lifetime] and
+// Note [Stream choreography] in docs/ARCHITECTURE.md.
 #pragma once
 
 #include <cstdint>
@@ -8,19 +9,23 @@
 #include <vector>
 
 #include "graph/Graph.hpp"
-#include "graph/Liveness.hpp"
+#include "graph/LayerSet.hpp"
 #include "graph/ParameterStore.hpp"
+#include "graph/Plan.hpp"
 #include "layers/Layer.hpp"
 #include "layers/SgdUpdate.hpp"
-#include "runtime/MemoryResource.hpp"
+#include "runtime/ExecutionContext.hpp"
+#include "runtime/ResidentTensor.hpp"
+#include "runtime/memory/PoolMemoryResource.hpp"
+#include "runtime/memory/StatisticsAdaptor.hpp"
 
 namespace vdnn::graph {
 
 struct ExecutorOptions {
-  layers::Backend backend = layers::Backend::Cpu;
-  std::uint64_t seed = 0;  // parameter initialization and dropout masks
+  std::uint64_t seed = 0;  // parameter initialization
   double momentum = 0.9;
   double weight_decay = 5e-4;
+  bool poison_freed = false;  // fill freed and offloaded device memory with NaN (debugging)
 };
 
 /// What one training step reports.
@@ -29,58 +34,81 @@ struct StepResult {
   double accuracy = 0.0;
 };
 
-/// Owns the layers, parameters, feature maps and gradients of one graph. Every byte comes from
-/// the memory resource given at construction (which must outlive the executor), so a
-/// StatisticsAdaptor there measures the true peak. Not thread-safe.
+/// Device and pinned-host memory as measured by the executor's own statistics adaptors.
+struct MemoryReport {
+  std::uint64_t device_capacity = 0;   // the device pool (the budget, or what the plan needs)
+  std::uint64_t device_peak = 0;       // measured: parameters and everything the steps allocated
+  std::uint64_t device_current = 0;
+  std::uint64_t device_upstream_allocations = 0;  // calls to the device's own allocator, ever
+  std::uint64_t pinned_capacity = 0;
+  std::uint64_t pinned_peak = 0;
+  std::uint64_t pinned_upstream_allocations = 0;
+};
+
+/// Owns the memory pools, parameters and feature maps of one graph run under one plan. The graph,
+/// the layers, the plan and the context must outlive it. Not thread-safe; one host thread drives
+/// it and the context's streams.
 class Executor {
  public:
-  /// Builds every layer and allocates parameters. Throws OutOfMemory, InvalidArgument.
-  Executor(const Graph& graph, runtime::MemoryResource& memory, const ExecutorOptions& options);
+  /// Takes the device pool (plan.pool_bytes: the budget, or what the plan needs without one) and
+  /// the pinned pool (plan.pinned_bytes) from the context and allocates the parameters. Throws
+  /// OutOfMemory, InvalidArgument (layers/backend mismatch).
+  Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
+           runtime::ExecutionContext& context, const ExecutorOptions& options);
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
   Executor(Executor&&) = delete;
   Executor& operator=(Executor&&) = delete;
+  /// Waits for queued work; never throws.
   ~Executor();
 
-  /// One step on a batch: `images` holds graph.input_shape() floats (NCHW), `labels`
-  /// graph.batch() class indices, both in host memory. Throws OutOfMemory (the executor stays
-  /// usable), InvalidArgument for labels out of range.
+  /// One step on a batch: `images` holds graph.input_shape() floats (NCHW) and `labels`
+  /// graph.batch() class indices, in host memory, valid until the call returns. Throws what a
+  /// layer throws (e.g. InvalidArgument for labels out of range), OutOfMemory; the executor stays
+  /// usable afterwards.
   StepResult train_step(const float* images, const std::int32_t* labels, double lr);
 
-  /// Forward in inference mode only; returns the loss and accuracy on the batch.
-  StepResult evaluate(const float* images, const std::int32_t* labels);
-
   const Graph& graph() const noexcept { return graph_; }
-  const ParameterStore& parameters() const noexcept { return params_; }
-  ParameterStore& parameters() noexcept { return params_; }
+  const Plan& plan() const noexcept { return plan_; }
+  const ParameterStore& parameters() const noexcept { return *params_; }
+  MemoryReport memory() const;
   /// Steps taken so far.
   std::int64_t steps() const noexcept { return step_; }
 
  private:
-  struct NodeRun;
+  struct NodeArgs;
 
-  StepResult forward(const float* images, const std::int32_t* labels, bool training);
-  void backward(const std::int32_t* labels);
+  void run(const Action& action, const float* images);
+  void forward(NodeId node);
+  void backward(NodeId node);
   void update(double lr);
-  runtime::TensorView value(NodeId tensor) const;
-  /// The shared scratch buffer, as raw memory (layers cast it to their element type).
+  void finish_step();
+  void abandon_step() noexcept;
+  runtime::ResidentTensor& tensor(NodeId t);
   runtime::TensorView workspace_view() const;
-  void release_value(NodeId tensor);
 
   const Graph& graph_;
-  runtime::MemoryResource& memory_;
+  LayerSet& layers_;
+  const Plan& plan_;
+  runtime::ExecutionContext& context_;
   ExecutorOptions options_;
-  Liveness liveness_;
-  ParameterStore params_;
-  std::unique_ptr<layers::SgdUpdate> sgd_;
-  std::vector<NodeRun> runs_;
-  runtime::Buffer input_;
+  // Memory stacks: upstream counters, the pool, and the measured statistics on top.
+  runtime::StatisticsAdaptor device_upstream_;
+  runtime::PoolMemoryResource device_pool_;
+  runtime::StatisticsAdaptor device_;
+  runtime::StatisticsAdaptor pinned_upstream_;
+  runtime::PoolMemoryResource pinned_pool_;
+  runtime::StatisticsAdaptor pinned_;
+  std::unique_ptr<ParameterStore> params_;
   runtime::Buffer workspace_;
-  runtime::Buffer loss_grad_;
-  std::vector<runtime::Buffer> values_;  // per node output, live between produce and last use
-  std::vector<runtime::Buffer> grads_;   // per node output gradient
-  std::vector<int> forward_pending_;     // forward consumers still to run, per tensor
-  std::vector<int> backward_pending_;    // backward readers still to run, per tensor
+  runtime::Buffer loss_seed_;
+  std::unique_ptr<layers::SgdUpdate> sgd_;
+  std::vector<std::unique_ptr<runtime::ResidentTensor>> tensors_;  // per node; input last
+  std::vector<runtime::Buffer> grads_;                             // per node output
+  std::vector<bool> grad_written_;
+  std::vector<NodeArgs> args_;
+  const std::int32_t* labels_ = nullptr;
+  layers::LossStats loss_stats_;
   std::int64_t step_ = 0;
 };
 

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
+#include "graph/PoolSimulation.hpp"
 #include "runtime/ByteSize.hpp"
+#include "runtime/MemoryResource.hpp"
 
 namespace vdnn::graph {
 namespace {
@@ -70,6 +73,9 @@ class StepBuilder {
     forward_peak_ = peak_;
   }
 
+  // Backward in two passes (Note [Offload lifetime]): first with every prefetch issued at the
+  // step that needs it, which gives each step's device bytes; then each prefetch, in order of
+  // need, moves to the earliest step from which it fits under `cap` until it is needed.
   void backward(std::uint64_t cap) {
     std::vector<NodeId> queue;  // offloaded maps, earliest backward use first
     for (NodeId t = kNetworkInput; t < static_cast<NodeId>(g_.nodes().size()); ++t) {
@@ -78,47 +84,25 @@ class StepBuilder {
     std::sort(queue.begin(), queue.end(), [&](NodeId a, NodeId b) {
       return live_.of(a).backward_readers.back() > live_.of(b).backward_readers.back();
     });
-    std::size_t next = 0;
-    for (NodeId k = static_cast<NodeId>(g_.nodes().size()) - 1; k >= 0; --k) {
-      const Node& node = g_.node(k);
-      const layers::BackwardNeeds needs = layers::backward_needs(node.spec);
-      std::vector<NodeId> reads = needs.inputs ? distinct(node.inputs) : std::vector<NodeId>{};
-      if (needs.output) reads.push_back(k);
-      std::vector<NodeId> grads;
-      std::uint64_t reserve = 0;
-      for (NodeId t : distinct(node.inputs)) {
-        if (live_.of(t).needs_grad && !slot(t).grad_allocated) {
-          grads.push_back(t);
-          reserve += tensor_bytes(g_, t);
-        }
-      }
-      // Prefetch ahead, in order of need, as far as the cap allows (Note [Offload lifetime]).
-      for (; next < queue.size(); ++next) {
-        const NodeId t = queue[next];
-        if (slot(t).prefetched) continue;
-        if (bytes_ + tensor_bytes(g_, t) + reserve > cap) break;
-        prefetch(t);
-      }
-      for (NodeId t : reads) {
-        if (plan_.placement_of(t) == Placement::Offloaded && !slot(t).prefetched) prefetch(t);
-      }
-      for (NodeId t : reads) {
-        if (plan_.placement_of(t) == Placement::Offloaded && !slot(t).awaited) {
-          slot(t).awaited = true;
-          emit(Op::AwaitPrefetch, t, 0);
-          pinned_ -= tensor_bytes(g_, t);
-        }
-      }
-      for (NodeId t : grads) {
-        slot(t).grad_allocated = true;
-        emit(Op::AllocateGrad, t, static_cast<std::int64_t>(tensor_bytes(g_, t)));
-      }
-      emit(Op::Backward, k, 0);
-      if (k != g_.loss_node()) emit(Op::FreeGrad, k, -static_cast<std::int64_t>(tensor_bytes(g_, k)));
-      for (NodeId t : reads) {
-        if (--slot(t).backward_pending == 0) emit(Op::Free, t, -static_cast<std::int64_t>(tensor_bytes(g_, t)));
-      }
+    const int steps = static_cast<int>(g_.nodes().size());
+    auto need_step = [&](NodeId t) { return steps - 1 - live_.of(t).backward_readers.back(); };
+
+    std::vector<int> issue(queue.size());
+    for (std::size_t q = 0; q < queue.size(); ++q) issue[q] = need_step(queue[q]);
+    const Snapshot start = snapshot();
+    std::vector<std::uint64_t> step_peak = emit_backward(queue, issue);
+    restore(start);
+
+    int earliest = 0;  // prefetches stay in order of need on their stream
+    for (std::size_t q = 0; q < queue.size(); ++q) {
+      const std::uint64_t bytes = tensor_bytes(g_, queue[q]);
+      int s = issue[q];
+      while (s > earliest && step_peak[static_cast<std::size_t>(s - 1)] + bytes <= cap) --s;
+      for (int i = s; i < issue[q]; ++i) step_peak[static_cast<std::size_t>(i)] += bytes;
+      issue[q] = s;
+      earliest = s;
     }
+    emit_backward(queue, issue);
   }
 
   std::uint64_t peak() const noexcept { return peak_; }
@@ -129,14 +113,80 @@ class StepBuilder {
   struct Slot {
     int forward_pending = 0;
     int backward_pending = 0;
-    bool prefetched = false;
     bool awaited = false;
     bool grad_allocated = false;
   };
 
+  struct Snapshot {
+    std::size_t actions;
+    std::vector<Slot> slots;
+    std::uint64_t bytes, peak, pinned, pinned_peak, prefetched;
+  };
+  Snapshot snapshot() const {
+    return {plan_.actions.size(), slots_, bytes_, peak_, pinned_, pinned_peak_,
+            plan_.prefetched_bytes};
+  }
+  void restore(const Snapshot& s) {
+    plan_.actions.resize(s.actions);
+    slots_ = s.slots;
+    bytes_ = s.bytes;
+    peak_ = s.peak;
+    pinned_ = s.pinned;
+    pinned_peak_ = s.pinned_peak;
+    plan_.prefetched_bytes = s.prefetched;
+  }
+
+  // Emits the backward actions with queue[q] prefetched at the start of step issue[q]; returns
+  // the largest device bytes seen during each step.
+  std::vector<std::uint64_t> emit_backward(const std::vector<NodeId>& queue,
+                                           const std::vector<int>& issue) {
+    const int steps = static_cast<int>(g_.nodes().size());
+    std::vector<std::uint64_t> step_peak(static_cast<std::size_t>(steps), 0);
+    std::size_t next = 0;
+    for (int s = 0; s < steps; ++s) {
+      const NodeId k = steps - 1 - s;
+      const std::size_t first_action = plan_.actions.size();
+      for (; next < queue.size() && issue[next] == s; ++next) prefetch(queue[next]);
+      backward_step(k);
+      for (std::size_t i = first_action; i < plan_.actions.size(); ++i) {
+        step_peak[static_cast<std::size_t>(s)] =
+            std::max(step_peak[static_cast<std::size_t>(s)], plan_.actions[i].device_bytes);
+      }
+    }
+    return step_peak;
+  }
+
+  void backward_step(NodeId k) {
+    const Node& node = g_.node(k);
+    const layers::BackwardNeeds needs = layers::backward_needs(node.spec);
+    std::vector<NodeId> reads = needs.inputs ? distinct(node.inputs) : std::vector<NodeId>{};
+    if (needs.output) reads.push_back(k);
+    for (NodeId t : reads) {
+      if (plan_.placement_of(t) == Placement::Offloaded && !slot(t).awaited) {
+        slot(t).awaited = true;
+        emit(Op::AwaitPrefetch, t, 0);
+        pinned_ -= tensor_bytes(g_, t);
+      }
+    }
+    for (NodeId t : distinct(node.inputs)) {
+      if (live_.of(t).needs_grad && !slot(t).grad_allocated) {
+        slot(t).grad_allocated = true;
+        emit(Op::AllocateGrad, t, static_cast<std::int64_t>(tensor_bytes(g_, t)));
+      }
+    }
+    emit(Op::Backward, k, 0);
+    if (k != g_.loss_node()) {
+      emit(Op::FreeGrad, k, -static_cast<std::int64_t>(tensor_bytes(g_, k)));
+    }
+    for (NodeId t : reads) {
+      if (--slot(t).backward_pending == 0) {
+        emit(Op::Free, t, -static_cast<std::int64_t>(tensor_bytes(g_, t)));
+      }
+    }
+  }
+
   Slot& slot(NodeId t) {
-    Slot& s = slots_[t == kNetworkInput ? g_.nodes().size() : static_cast<std::size_t>(t)];
-    return s;
+    return slots_[t == kNetworkInput ? g_.nodes().size() : static_cast<std::size_t>(t)];
   }
 
   void emit(Op op, NodeId tensor, std::int64_t delta) {
@@ -166,7 +216,6 @@ class StepBuilder {
   }
 
   void prefetch(NodeId t) {
-    slot(t).prefetched = true;
     emit(Op::Prefetch, t, static_cast<std::int64_t>(tensor_bytes(g_, t)));
     plan_.prefetched_bytes += tensor_bytes(g_, t);
   }
@@ -182,7 +231,13 @@ class StepBuilder {
   std::uint64_t pinned_peak_ = 0;
 };
 
-Plan plan_for(const Graph& g, const Liveness& live, Policy policy, const PlanRequest& request) {
+// Without a budget, early prefetches never raise the peak above what forward needed.
+constexpr std::uint64_t kForwardPeak = 0;
+
+// The plan of `policy` whose early prefetches keep device bytes (beyond the resident ones) under
+// `prefetch_cap` (kForwardPeak: under the forward pass's peak). Pools are not sized yet.
+Plan plan_for(const Graph& g, const Liveness& live, Policy policy, const PlanRequest& request,
+              std::uint64_t prefetch_cap) {
   Plan plan;
   plan.requested = request.policy;
   plan.policy = policy;
@@ -191,22 +246,37 @@ Plan plan_for(const Graph& g, const Liveness& live, Policy policy, const PlanReq
   plan.placement = place(g, live, policy);
   StepBuilder step(g, live, plan);
   step.forward();
-  // Prefetches never raise the peak above what forward needed, nor above the budget.
-  std::uint64_t cap = step.forward_peak();
-  if (request.budget_bytes > 0) {
-    cap = request.budget_bytes > plan.resident_bytes
-              ? std::max(cap, request.budget_bytes - plan.resident_bytes)
-              : 0;
-  }
-  step.backward(cap);
+  step.backward(prefetch_cap == kForwardPeak ? step.forward_peak() : prefetch_cap);
   plan.predicted_peak = plan.resident_bytes + step.peak();
   plan.pinned_bytes = step.pinned_peak();
-  plan.pool_bytes = plan.predicted_peak;
   return plan;
 }
 
-bool fits(const Plan& plan) {
-  return plan.budget_bytes == 0 || plan.predicted_peak <= plan.budget_bytes;
+// The device pool a budget allows: never more than the budget, in whole allocation units.
+std::uint64_t pool_for_budget(std::uint64_t budget) {
+  return budget / runtime::MemoryResource::kAlignment * runtime::MemoryResource::kAlignment;
+}
+
+// The predicted peak is within the budget and the real allocator places every allocation in it.
+bool fits(const Graph& g, const Plan& plan, const PlanRequest& request) {
+  return plan.budget_bytes == 0 ||
+         (plan.predicted_peak <= plan.budget_bytes &&
+          device_pool_fits(g, plan, request.workspace_bytes, pool_for_budget(plan.budget_bytes)));
+}
+
+// A plan of `policy` that fits the request, if any. With a budget, early prefetches may use it,
+// less a margin that grows until the allocator (fragmentation included) places everything.
+std::optional<Plan> fitting_plan(const Graph& g, const Liveness& live, Policy policy,
+                                 const PlanRequest& request) {
+  if (request.budget_bytes == 0) return plan_for(g, live, policy, request, kForwardPeak);
+  const std::uint64_t resident = resident_bytes(g, request.workspace_bytes);
+  if (request.budget_bytes <= resident) return std::nullopt;
+  const std::uint64_t room = request.budget_bytes - resident;
+  for (std::uint64_t margin = 0; margin <= 8; ++margin) {
+    Plan plan = plan_for(g, live, policy, request, room - room * margin / 16);
+    if (fits(g, plan, request)) return plan;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -259,25 +329,31 @@ Plan make_plan(const Graph& graph, const PlanRequest& request) {
           ? std::vector<Policy>{Policy::Baseline, Policy::VdnnConv, Policy::VdnnAll}
           : std::vector<Policy>{request.policy};
   for (Policy p : candidates) {
-    Plan plan = plan_for(graph, live, p, request);
-    if (fits(plan)) return plan;
+    if (std::optional<Plan> plan = fitting_plan(graph, live, p, request)) {
+      const PoolSizes pools = pool_sizes(graph, *plan, request.workspace_bytes);
+      plan->pool_bytes = request.budget_bytes > 0 ? pool_for_budget(request.budget_bytes) : pools.device;
+      plan->pinned_bytes = pools.pinned;
+      return *std::move(plan);
+    }
   }
   // Nothing fits: say by how much, and which policy would.
-  const Plan best = plan_for(graph, live, candidates.back(), request);
+  const Plan best = plan_for(graph, live, candidates.back(), request, kForwardPeak);
   std::string advice = " No policy fits this budget; a smaller batch might.";
   for (Policy p : {Policy::VdnnConv, Policy::VdnnAll}) {
-    const Plan other = plan_for(graph, live, p, request);
-    if (fits(other)) {
+    if (const std::optional<Plan> other = fitting_plan(graph, live, p, request)) {
       advice = std::string(" Policy ") + policy_name(p) + " fits (predicted peak " +
-               runtime::format_bytes(other.predicted_peak) + ").";
+               runtime::format_bytes(other->predicted_peak) + ").";
       break;
     }
   }
+  const std::string shortfall =
+      best.predicted_peak > request.budget_bytes
+          ? "short by " + runtime::format_bytes(best.predicted_peak - request.budget_bytes)
+          : "the peak fits but fragmentation leaves no room for every allocation";
   throw DoesNotFit(std::string("policy ") + policy_name(request.policy) + " needs " +
                        runtime::format_bytes(best.predicted_peak) + " of device memory at batch " +
                        std::to_string(graph.batch()) + " but the budget is " +
-                       runtime::format_bytes(request.budget_bytes) + ": short by " +
-                       runtime::format_bytes(best.predicted_peak - request.budget_bytes) + "." +
+                       runtime::format_bytes(request.budget_bytes) + ": " + shortfall + "." +
                        advice,
                    best.predicted_peak, 0, request.budget_bytes);
 }

@@ -65,6 +65,14 @@ class Buffer {
   void* data() const noexcept { return data_; }
   std::size_t bytes() const noexcept { return bytes_; }
   bool empty() const noexcept { return data_ == nullptr; }
+  /// Frees the allocation behind `event` (see MemoryResource::deallocate_after); the buffer
+  /// becomes empty.
+  void reset_after(const Event& event) {
+    if (resource_ != nullptr) resource_->deallocate_after(data_, bytes_, event);
+    resource_ = nullptr;
+    data_ = nullptr;
+    bytes_ = 0;
+  }
   /// Frees the allocation now; the buffer becomes empty.
   void reset() noexcept {
     if (resource_ != nullptr) resource_->deallocate(data_, bytes_);

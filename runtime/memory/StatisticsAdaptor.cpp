@@ -26,6 +26,15 @@ void* StatisticsAdaptor::do_allocate(std::size_t bytes) {
 
 void StatisticsAdaptor::do_deallocate(void* ptr, std::size_t bytes) noexcept {
   upstream_.deallocate(ptr, bytes);
+  count_free(bytes);
+}
+
+void StatisticsAdaptor::do_deallocate_after(void* ptr, std::size_t bytes, const Event& event) {
+  upstream_.deallocate_after(ptr, bytes, event);  // throws before any counter moves
+  count_free(bytes);
+}
+
+void StatisticsAdaptor::count_free(std::size_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.current_bytes -= bytes;
   ++stats_.deallocations;

@@ -17,7 +17,9 @@ struct MemoryStats {
 };
 
 /// Forwards to `upstream` (which must outlive it) and records statistics. A failed upstream
-/// allocation leaves the statistics unchanged. Thread-safe.
+/// allocation leaves the statistics unchanged. deallocate_after() forwards to upstream's and counts
+/// the bytes as freed at once (Note [Deferred frees]), so the statistics are the same on every
+/// run. Thread-safe.
 class StatisticsAdaptor final : public MemoryResource {
  public:
   explicit StatisticsAdaptor(MemoryResource& upstream) : upstream_(upstream) {}
@@ -32,6 +34,8 @@ class StatisticsAdaptor final : public MemoryResource {
  private:
   void* do_allocate(std::size_t bytes) override;
   void do_deallocate(void* ptr, std::size_t bytes) noexcept override;
+  void do_deallocate_after(void* ptr, std::size_t bytes, const Event& event) override;
+  void count_free(std::size_t bytes);
 
   MemoryResource& upstream_;
   mutable std::mutex mutex_;

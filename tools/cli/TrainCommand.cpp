@@ -10,14 +10,13 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "graph/Executor.hpp"
 #include "graph/LrSchedule.hpp"
+#include "graph/Session.hpp"
 #include "layers/Registry.hpp"
 #include "models/ConfigLoader.hpp"
 #include "models/data/Dataset.hpp"
+#include "runtime/ByteSize.hpp"
 #include "runtime/Device.hpp"
-#include "runtime/memory/HostMemoryResource.hpp"
-#include "runtime/memory/StatisticsAdaptor.hpp"
 #include "tools/cli/Progress.hpp"
 
 namespace vdnn::tools {
@@ -69,12 +68,21 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
       ->capture_default_str()->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd->add_option("--data", o.data, "synthetic or cifar10:DIR")->capture_default_str();
   cmd->add_option("--out", o.out, "Output directory (default runs/<network name>)");
+  cmd->add_option("--policy", o.policy, "What to offload: baseline, vdnn-all, vdnn-conv, vdnn-dyn")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"baseline", "vdnn-all", "vdnn-conv", "vdnn-dyn"}));
+  cmd->add_option("--mem-budget", o.mem_budget,
+                  "Device memory budget, e.g. 6GiB or 512MiB (default: all the device can give)");
+  cmd->add_option("--debug-stream-delays", o.debug_stream_delays,
+                  "CPU backend: random delays on every stream operation, from this seed");
+  cmd->add_flag("--debug-poison", o.debug_poison,
+                "Fill freed and offloaded device memory with NaN");
   return cmd;
 }
 
 int run_train(const TrainOptions& o) {
   const graph::NetworkDef def = models::load_network(o.config);
-  const graph::Graph graph = graph::Graph::build(def, o.batch);
+  graph::Graph graph = graph::Graph::build(def, o.batch);
   const layers::Backend backend = resolve_device(o.device);
   auto dataset = models::make_dataset(
       o.data, {def.channels, def.height, def.width, def.num_classes}, o.seed);
@@ -85,23 +93,30 @@ int run_train(const TrainOptions& o) {
   schedule.total_steps = o.iters;
   schedule.step_size = std::max<std::int64_t>(1, o.iters / 3);
 
-  runtime::HostMemoryResource host;
-  runtime::StatisticsAdaptor memory(host);
-  graph::Executor executor(graph, memory,
-                           {backend, o.seed, o.momentum, o.weight_decay});
+  graph::SessionOptions options;
+  options.backend = backend;
+  options.policy = graph::parse_policy(o.policy);
+  options.budget_bytes = o.mem_budget.empty() ? 0 : runtime::parse_bytes(o.mem_budget);
+  options.executor = {o.seed, o.momentum, o.weight_decay, o.debug_poison};
+  options.stress.enabled = o.debug_stream_delays >= 0;
+  options.stress.seed = static_cast<std::uint64_t>(o.debug_stream_delays);
+  graph::Session session(std::move(graph), options);
+  graph::Executor& executor = session.executor();
+  const graph::Plan& plan = session.plan();
+  const std::int64_t batch = session.graph().batch();
 
   const std::filesystem::path out = o.out.empty() ? "runs/" + def.name : o.out;
   std::filesystem::create_directories(out);
   std::ofstream metrics(out / "metrics.jsonl");
   if (!metrics) throw runtime::Error("cannot write " + (out / "metrics.jsonl").string());
 
-  std::vector<float> images(static_cast<std::size_t>(graph.input_shape().numel()));
-  std::vector<std::int32_t> labels(static_cast<std::size_t>(o.batch));
+  std::vector<float> images(static_cast<std::size_t>(session.graph().input_shape().numel()));
+  std::vector<std::int32_t> labels(static_cast<std::size_t>(batch));
   std::vector<double> losses;
   std::vector<double> iter_ms;
   Progress progress(o.iters);
   for (std::int64_t it = 0; it < o.iters; ++it) {
-    dataset->next_batch(o.batch, images.data(), labels.data());
+    dataset->next_batch(batch, images.data(), labels.data());
     const double lr = schedule.at(it);
     const auto start = std::chrono::steady_clock::now();
     const graph::StepResult r = executor.train_step(images.data(), labels.data(), lr);
@@ -110,14 +125,16 @@ int run_train(const TrainOptions& o) {
             .count();
     losses.push_back(r.loss);
     iter_ms.push_back(ms);
-    const double images_per_s = static_cast<double>(o.batch) * 1000.0 / ms;
+    const double images_per_s = static_cast<double>(batch) * 1000.0 / ms;
     metrics << Json{{"iter", it},
                     {"loss", r.loss},
                     {"accuracy", r.accuracy},
                     {"lr", lr},
                     {"ms", ms},
                     {"images_per_s", images_per_s},
-                    {"peak_device_bytes", memory.stats().peak_bytes}}
+                    {"peak_device_bytes", executor.memory().device_peak},
+                    {"offloaded_bytes", plan.offloaded_bytes},
+                    {"prefetched_bytes", plan.prefetched_bytes}}
                    .dump()
             << "\n";
     progress.update(it + 1, r.loss, r.accuracy, images_per_s);
@@ -128,7 +145,13 @@ int run_train(const TrainOptions& o) {
              Json{{"config", o.config},
                   {"network", def.name},
                   {"device", layers::backend_name(backend)},
-                  {"policy", "baseline"},
+                  {"policy", graph::policy_name(plan.policy)},
+                  {"requested_policy", graph::policy_name(plan.requested)},
+                  {"budget_bytes", plan.budget_bytes},
+                  {"offloaded_bytes", plan.offloaded_bytes},
+                  {"prefetched_bytes", plan.prefetched_bytes},
+                  {"pinned_bytes", executor.memory().pinned_capacity},
+                  {"predicted_peak_bytes", plan.predicted_peak},
                   {"batch", o.batch},
                   {"iters", o.iters},
                   {"lr", o.lr},
@@ -137,11 +160,13 @@ int run_train(const TrainOptions& o) {
                   {"data", dataset->description()},
                   {"parameters", executor.parameters().trainable_count()},
                   {"losses", losses},
-                  {"peak_device_bytes", memory.stats().peak_bytes},
+                  {"peak_device_bytes", executor.memory().device_peak},
+                  {"upstream_allocations", executor.memory().device_upstream_allocations},
                   {"iter_ms_median", median_ms},
-                  {"images_per_s", static_cast<double>(o.batch) * 1000.0 / median_ms}});
+                  {"images_per_s", static_cast<double>(batch) * 1000.0 / median_ms}});
   std::cout << "vdnn: trained " << def.name << " for " << o.iters << " iterations on "
-            << layers::backend_name(backend) << "; loss " << losses.front() << " -> "
+            << layers::backend_name(backend) << " with " << graph::policy_name(plan.policy)
+            << "; loss " << losses.front() << " -> "
             << losses.back() << "\nvdnn: results in " << out.string() << "/ (summary.json, "
             << "metrics.jsonl)\n";
   return 0;

@@ -23,6 +23,10 @@ struct TrainOptions {
   std::string device = "auto";     // auto | cpu | cuda
   std::string data = "synthetic";  // synthetic | cifar10:DIR
   std::string out;                 // default: runs/<network name>
+  std::string policy = "baseline";  // baseline | vdnn-all | vdnn-conv | vdnn-dyn
+  std::string mem_budget;           // e.g. 6GiB; empty: all the device can give
+  std::int64_t debug_stream_delays = -1;  // >= 0: random stream delays from this seed (CPU)
+  bool debug_poison = false;              // NaN-fill freed and offloaded device memory
 };
 
 /// Registers the `train` subcommand; `options` receives the parsed values.

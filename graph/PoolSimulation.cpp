@@ -1,0 +1,147 @@
+// Dry runs of the pools: the same allocator, the same order as the executor, no memory touched.
+#include "graph/PoolSimulation.hpp"
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "layers/LayerSpec.hpp"
+#include "runtime/Stream.hpp"
+#include "runtime/memory/PoolMemoryResource.hpp"
+
+namespace vdnn::graph {
+namespace {
+
+// Hands out one range of addresses that nobody dereferences: the pool only does arithmetic.
+class AddressSpace final : public runtime::MemoryResource {
+ public:
+  bool host_accessible() const noexcept override { return false; }
+  std::string name() const override { return "simulated"; }
+
+ private:
+  void* do_allocate(std::size_t /*bytes*/) override {
+    return reinterpret_cast<void*>(std::uintptr_t{1} << 40);  // NOLINT(performance-no-int-to-ptr)
+  }
+  void do_deallocate(void* /*ptr*/, std::size_t /*bytes*/) noexcept override {}
+};
+
+// In a dry run every copy has finished by the time anyone asks.
+class DoneEvent final : public runtime::Event {
+ public:
+  void record(runtime::Stream& /*stream*/) override {}
+  bool query() const override { return true; }
+  void synchronize() const override {}
+};
+
+class Replay {
+ public:
+  Replay(const Graph& g, std::uint64_t device_capacity, std::uint64_t pinned_capacity)
+      : g_(g), device_(space_, device_capacity), pinned_(space_, pinned_capacity) {}
+
+  // Throws OutOfMemory when a pool cannot place an allocation.
+  void run(const Plan& plan, std::uint64_t workspace_bytes) {
+    // Resident memory in ParameterStore's order, then the workspace and the loss seed.
+    for (NodeId id = 0; id < static_cast<NodeId>(g_.nodes().size()); ++id) {
+      for (const layers::ParamSpec& p : layers::param_specs(g_.node(id).spec, g_.input_shapes(id))) {
+        const int copies = p.kind == layers::ParamKind::Trainable ? 3 : 1;
+        for (int c = 0; c < copies; ++c) take(device_, p.shape.bytes(runtime::DType::F32));
+      }
+    }
+    take(device_, workspace_bytes);
+    take(device_, sizeof(float));
+    for (int step = 0; step < 2; ++step) {
+      for (const Action& a : plan.actions) apply(a);
+    }
+  }
+
+ private:
+  void take(runtime::MemoryResource& pool, std::uint64_t bytes) {
+    resident_.push_back(pool.allocate(bytes));
+  }
+
+  void apply(const Action& a) {
+    const std::uint64_t bytes =
+        (a.tensor == kNetworkInput ? g_.input_shape() : g_.node(a.tensor).output_shape)
+            .bytes(runtime::DType::F32);
+    switch (a.op) {
+      case Op::Allocate:
+      case Op::Prefetch:
+        device_of_[a.tensor] = device_.allocate(bytes);
+        break;
+      case Op::AllocateGrad:
+        grad_of_[a.tensor] = device_.allocate(bytes);
+        break;
+      case Op::Offload:
+        pinned_of_[a.tensor] = pinned_.allocate(bytes);
+        break;
+      case Op::Release:
+        device_.deallocate_after(device_of_[a.tensor], bytes, done_);
+        break;
+      case Op::Free:
+        device_.deallocate(device_of_[a.tensor], bytes);
+        break;
+      case Op::AwaitPrefetch:
+        pinned_.deallocate_after(pinned_of_[a.tensor], bytes, done_);
+        break;
+      case Op::FreeGrad:
+        device_.deallocate(grad_of_[a.tensor], bytes);
+        break;
+      case Op::Forward:
+      case Op::Backward:
+        break;
+    }
+  }
+
+  const Graph& g_;
+  AddressSpace space_;
+  DoneEvent done_;
+  runtime::PoolMemoryResource device_;
+  runtime::PoolMemoryResource pinned_;
+  std::vector<void*> resident_;
+  std::map<NodeId, void*> device_of_;
+  std::map<NodeId, void*> grad_of_;
+  std::map<NodeId, void*> pinned_of_;
+};
+
+bool replays(const Graph& g, const Plan& plan, std::uint64_t workspace_bytes,
+             std::uint64_t device_capacity, std::uint64_t pinned_capacity) {
+  try {
+    Replay(g, device_capacity, pinned_capacity).run(plan, workspace_bytes);
+    return true;
+  } catch (const runtime::OutOfMemory&) {
+    return false;
+  }
+}
+
+// The smallest of base * (1 + k/64), k = 0..128, for which `fits` holds; 0 for base 0.
+template <typename Fits>
+std::uint64_t smallest(std::uint64_t base, Fits fits) {
+  if (base == 0) return 0;
+  for (std::uint64_t k = 0; k <= 128; ++k) {
+    const std::uint64_t capacity = base + base * k / 64 + k * runtime::MemoryResource::kAlignment;
+    if (fits(capacity)) return capacity;
+  }
+  return 3 * base;  // unreachable in practice: best fit with coalescing never needs 3x
+}
+
+}  // namespace
+
+bool device_pool_fits(const Graph& graph, const Plan& plan, std::uint64_t workspace_bytes,
+                      std::uint64_t capacity) {
+  constexpr std::uint64_t kUnbounded = std::uint64_t{1} << 50;
+  return replays(graph, plan, workspace_bytes, capacity, kUnbounded);
+}
+
+PoolSizes pool_sizes(const Graph& graph, const Plan& plan, std::uint64_t workspace_bytes) {
+  constexpr std::uint64_t kUnbounded = std::uint64_t{1} << 50;
+  PoolSizes sizes;
+  sizes.device = smallest(plan.predicted_peak, [&](std::uint64_t c) {
+    return replays(graph, plan, workspace_bytes, c, kUnbounded);
+  });
+  sizes.pinned = smallest(plan.pinned_bytes, [&](std::uint64_t c) {
+    return replays(graph, plan, workspace_bytes, kUnbounded, c);
+  });
+  return sizes;
+}
+
+}  // namespace vdnn::graph

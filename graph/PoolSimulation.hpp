@@ -1,0 +1,26 @@
+// PoolSimulation: replays a plan's allocations, in the executor's order, on the real pool
+// allocator over address space that is never touched, to size the pools with fragmentation
+// counted. Planner-internal.
+#pragma once
+
+#include <cstdint>
+
+#include "graph/Graph.hpp"
+#include "graph/Plan.hpp"
+
+namespace vdnn::graph {
+
+/// Sizes of pools that hold every allocation of two consecutive steps of `plan`.
+struct PoolSizes {
+  std::uint64_t device = 0;
+  std::uint64_t pinned = 0;
+};
+
+/// True when a device pool of `capacity` bytes places every allocation of two steps.
+bool device_pool_fits(const Graph& graph, const Plan& plan, std::uint64_t workspace_bytes,
+                      std::uint64_t capacity);
+
+/// The smallest pools (to within 1/64 of the predicted peak) that run `plan` without failing.
+PoolSizes pool_sizes(const Graph& graph, const Plan& plan, std::uint64_t workspace_bytes);
+
+}  // namespace vdnn::graph

@@ -1,0 +1,50 @@
+// Session: everything one training run needs, built in order and torn down cleanly: the graph,
+// its layers on a backend, the plan for a policy and budget, the execution context and the
+// executor. Many sessions may live in one process (no global state).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "graph/Executor.hpp"
+#include "graph/Graph.hpp"
+#include "graph/LayerSet.hpp"
+#include "graph/Planner.hpp"
+#include "runtime/ExecutionContext.hpp"
+#include "runtime/cpu/StressOptions.hpp"
+
+namespace vdnn::graph {
+
+struct SessionOptions {
+  layers::Backend backend = layers::Backend::Cpu;
+  Policy policy = Policy::Baseline;
+  std::uint64_t budget_bytes = 0;  // 0: no budget
+  ExecutorOptions executor;
+  runtime::cpu::StressOptions stress;  // CPU backend: random delays on every stream operation
+};
+
+/// Owns a run. Construction throws DoesNotFit (exit code 3 in the CLI) when the policy cannot fit
+/// the budget, InvalidArgument when the backend is not available in this build.
+class Session {
+ public:
+  Session(Graph graph, const SessionOptions& options);
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  Session(Session&&) = delete;
+  Session& operator=(Session&&) = delete;
+  ~Session();
+
+  const Graph& graph() const noexcept { return graph_; }
+  const Plan& plan() const noexcept { return plan_; }
+  Executor& executor() noexcept { return *executor_; }
+  runtime::ExecutionContext& context() noexcept { return *context_; }
+
+ private:
+  Graph graph_;
+  LayerSet layers_;
+  Plan plan_;
+  std::unique_ptr<runtime::ExecutionContext> context_;
+  std::unique_ptr<Executor> executor_;  // last: destroyed first
+};
+
+}  // namespace vdnn::graph

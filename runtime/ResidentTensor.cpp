@@ -1,0 +1,116 @@
+// Residency transitions: which stream does what, gated by which event.
+#include "runtime/ResidentTensor.hpp"
+
+#include <utility>
+
+#include "runtime/ByteSize.hpp"
+
+namespace vdnn::runtime {
+
+const char* residency_name(Residency residency) noexcept {
+  switch (residency) {
+    case Residency::Device:
+      return "device";
+    case Residency::Offloading:
+      return "offloading";
+    case Residency::Host:
+      return "host";
+    case Residency::Prefetching:
+      return "prefetching";
+    case Residency::Absent:
+      break;
+  }
+  return "absent";
+}
+
+ResidentTensor::ResidentTensor(std::string name, Shape shape, ExecutionContext& context)
+    : name_(std::move(name)),
+      shape_(shape),
+      context_(context),
+      produced_(context.make_event()),
+      released_(context.make_event()),
+      gate_(context.make_event()),
+      prefetched_(context.make_event()) {}
+
+void ResidentTensor::expect(Residency state, const char* transition) const {
+  if (residency_ != state) {
+    throw InvalidArgument("tensor '" + name_ + "': cannot " + transition + " while " +
+                          residency_name(residency_) + " (expected " + residency_name(state) +
+                          ")");
+  }
+}
+
+Buffer ResidentTensor::take(MemoryResource& resource, const char* what) const {
+  try {
+    return Buffer(resource, bytes());
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory(std::string(what) + " for tensor '" + name_ + "' (" +
+                          format_bytes(bytes()) + "): " + e.what(),
+                      e.bytes_requested(), e.bytes_in_use(), e.bytes_limit());
+  }
+}
+
+void ResidentTensor::allocate(MemoryResource& device) {
+  expect(Residency::Absent, "allocate");
+  device_ = take(device, "device memory");
+  residency_ = Residency::Device;
+}
+
+void ResidentTensor::offload(MemoryResource& pinned) {
+  expect(Residency::Device, "offload");
+  pinned_ = take(pinned, "pinned host memory");
+  produced_->record(context_.compute());
+  context_.offload().wait(*produced_);
+  context_.offload().copy_async(pinned_.data(), device_.data(), bytes());
+  residency_ = Residency::Offloading;
+}
+
+void ResidentTensor::release(bool poison) {
+  expect(Residency::Offloading, "release");
+  produced_->record(context_.compute());  // now: after the last forward reader
+  context_.offload().wait(*produced_);
+  if (poison) context_.fill_nan_async(context_.offload(), device_.data(), bytes());
+  released_->record(context_.offload());
+  device_.reset_after(*released_);
+  residency_ = Residency::Host;
+}
+
+void ResidentTensor::prefetch(MemoryResource& device) {
+  expect(Residency::Host, "prefetch");
+  device_ = take(device, "device memory");
+  gate_->record(context_.compute());
+  context_.prefetch().wait(*gate_);
+  context_.prefetch().copy_async(device_.data(), pinned_.data(), bytes());
+  prefetched_->record(context_.prefetch());
+  residency_ = Residency::Prefetching;
+}
+
+void ResidentTensor::await_prefetch() {
+  expect(Residency::Prefetching, "await its prefetch");
+  context_.compute().wait(*prefetched_);
+  pinned_.reset_after(*prefetched_);
+  residency_ = Residency::Device;
+}
+
+void ResidentTensor::free(bool poison) {
+  expect(Residency::Device, "free");
+  if (poison) context_.fill_nan_async(context_.compute(), device_.data(), bytes());
+  device_.reset();
+  residency_ = Residency::Absent;
+}
+
+void ResidentTensor::drop() noexcept {
+  device_.reset();
+  pinned_.reset();
+  residency_ = Residency::Absent;
+}
+
+TensorView ResidentTensor::view() const {
+  if (residency_ != Residency::Device && residency_ != Residency::Offloading) {
+    throw InvalidArgument("tensor '" + name_ + "' is not resident on the device (it is " +
+                          residency_name(residency_) + "); the plan must prefetch it first");
+  }
+  return {device_.data(), shape_, DType::F32};
+}
+
+}  // namespace vdnn::runtime

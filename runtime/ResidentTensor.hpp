@@ -1,0 +1,83 @@
+// ResidentTensor: a feature map's device and pinned-host copies and the residency state machine
+// between them (Absent, Device, Offloading, Host, Prefetching). Every transition is enqueued on a
+// named stream and gated by events; see Note [Offload lifetime] in docs/ARCHITECTURE.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "runtime/ExecutionContext.hpp"
+#include "runtime/MemoryResource.hpp"
+#include "runtime/TensorView.hpp"
+
+namespace vdnn::runtime {
+
+enum class Residency : std::uint8_t {
+  Absent,       // no device memory
+  Device,       // on the device only
+  Offloading,   // on the device; a copy to pinned host memory is queued on the offload stream
+  Host,         // in pinned host memory only
+  Prefetching,  // device memory holds a queued copy from the host; not readable until awaited
+};
+const char* residency_name(Residency residency) noexcept;
+
+/// Owns the device and pinned buffers of one tensor and the events of its transitions (made at
+/// construction, so no step creates any). Methods are called from the executor's host thread in
+/// plan order; each throws InvalidArgument when called from the wrong state, and OutOfMemory
+/// (naming the tensor) when a pool cannot give memory. The memory resources must outlive it.
+class ResidentTensor {
+ public:
+  ResidentTensor(std::string name, Shape shape, ExecutionContext& context);
+  ResidentTensor(const ResidentTensor&) = delete;
+  ResidentTensor& operator=(const ResidentTensor&) = delete;
+  ResidentTensor(ResidentTensor&&) = delete;
+  ResidentTensor& operator=(ResidentTensor&&) = delete;
+  ~ResidentTensor() = default;
+
+  /// Absent -> Device.
+  void allocate(MemoryResource& device);
+  /// Device -> Offloading: the offload stream waits for the compute work enqueued so far (which
+  /// produced the tensor), then copies it into a new pinned buffer.
+  void offload(MemoryResource& pinned);
+  /// Offloading -> Host: once the compute work enqueued so far (the last forward reader) and the
+  /// copy are done, the device memory goes back (deallocate_after its event), NaN-filled first
+  /// when `poison`.
+  void release(bool poison);
+  /// Host -> Prefetching: new device memory, filled from the pinned buffer on the prefetch stream
+  /// once the compute work enqueued so far (which freed what the memory held) is done.
+  void prefetch(MemoryResource& device);
+  /// Prefetching -> Device: compute work enqueued from now on waits for the copy; the pinned
+  /// buffer goes back once the copy is done.
+  void await_prefetch();
+  /// Device -> Absent, after the compute work enqueued so far (NaN-filled first when `poison`).
+  void free(bool poison);
+
+  /// Any state -> Absent, dropping both copies at once. Only once no queued work uses them (after
+  /// the streams were synchronized), e.g. to abandon a step that failed.
+  void drop() noexcept;
+
+  /// The device data, for work enqueued on the compute stream. Throws InvalidArgument unless the
+  /// tensor is Device or Offloading: reading never moves data.
+  TensorView view() const;
+  Residency residency() const noexcept { return residency_; }
+  const std::string& name() const noexcept { return name_; }
+  std::size_t bytes() const noexcept { return shape_.bytes(DType::F32); }
+
+ private:
+  void expect(Residency state, const char* transition) const;
+  Buffer take(MemoryResource& resource, const char* what) const;
+
+  std::string name_;
+  Shape shape_;
+  ExecutionContext& context_;
+  Residency residency_ = Residency::Absent;
+  Buffer device_;
+  Buffer pinned_;
+  std::unique_ptr<Event> produced_;    // compute, before the offload copy
+  std::unique_ptr<Event> released_;    // offload stream, after the copy and the last read
+  std::unique_ptr<Event> gate_;        // compute, before the prefetch copy
+  std::unique_ptr<Event> prefetched_;  // prefetch stream, after the copy
+};
+
+}  // namespace vdnn::runtime

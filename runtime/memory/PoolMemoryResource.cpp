@@ -1,0 +1,174 @@
+// Best-fit sub-allocation from one upstream block, with coalescing and event-gated reuse of
+// deferred frees (Note [Deferred frees]).
+#include "runtime/memory/PoolMemoryResource.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <iterator>
+
+#include "runtime/Error.hpp"
+#include "runtime/Stream.hpp"
+
+namespace vdnn::runtime {
+namespace {
+
+std::size_t align_up(std::size_t bytes) {
+  return (bytes + MemoryResource::kAlignment - 1) / MemoryResource::kAlignment *
+         MemoryResource::kAlignment;
+}
+
+}  // namespace
+
+PoolMemoryResource::PoolMemoryResource(MemoryResource& upstream, std::size_t capacity)
+    : upstream_(upstream), capacity_(align_up(capacity)) {
+  VDNN_EXPECTS(capacity_ >= capacity,
+               "pool capacity " + std::to_string(capacity) + " overflows when aligned");
+  // The free list is built first so that nothing can throw once the upstream block is held.
+  if (capacity_ > 0) add_free(0, capacity_);
+  base_ = static_cast<std::byte*>(upstream_.allocate(capacity_));
+}
+
+PoolMemoryResource::~PoolMemoryResource() {
+  // Queued work may still read pending blocks; upstream must not reuse them before it is done.
+  for (const auto& [offset, pending] : pending_) {
+    try {
+      pending.event->synchronize();
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "%s: waiting for a pending free at offset %zu failed: %s\n",
+                   name().c_str(), offset, error.what());
+    }
+  }
+  upstream_.deallocate(base_, capacity_);
+}
+
+std::size_t PoolMemoryResource::bytes_in_use() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return bytes_in_use_;
+}
+
+std::size_t PoolMemoryResource::largest_free_block() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return largest_free_locked();
+}
+
+void PoolMemoryResource::retire_completed() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  retire_completed_locked();
+}
+
+void* PoolMemoryResource::do_allocate(std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Comparing before aligning keeps align_up from overflowing on absurd requests.
+  const auto fit =
+      bytes <= capacity_ ? free_by_size_.lower_bound({align_up(bytes), 0}) : free_by_size_.end();
+  if (fit == free_by_size_.end()) {
+    throw OutOfMemory(name() + ": cannot allocate " + std::to_string(bytes) +
+                          " bytes: " + std::to_string(bytes_in_use_) + " of " +
+                          std::to_string(capacity_) + " bytes in use, largest free block " +
+                          std::to_string(largest_free_locked()) + " bytes (" +
+                          std::to_string(capacity_ - bytes_in_use_) + " free in total)",
+                      bytes, bytes_in_use_, capacity_);
+  }
+  const auto [block_bytes, offset] = *fit;
+  const std::size_t size = align_up(bytes);
+  // Waiting comes before any change, so a wait that throws leaves the pool as it was.
+  wait_for_pending(offset, size);
+  used_.emplace(offset, size);
+  free_by_size_.erase(fit);
+  free_by_offset_.erase(offset);
+  // The block was coalesced, so its remainder borders no free block.
+  if (block_bytes > size) add_free(offset + size, block_bytes - size);
+  bytes_in_use_ += size;
+  return base_ + offset;
+}
+
+void PoolMemoryResource::do_deallocate(void* ptr, std::size_t bytes) noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const std::optional<std::size_t> offset = take_used(ptr, bytes);
+  if (!offset) {
+    std::fprintf(stderr, "%s\n", bad_free_message(ptr, bytes).c_str());
+    std::abort();
+  }
+  release(*offset, align_up(bytes));
+}
+
+void PoolMemoryResource::do_deallocate_after(void* ptr, std::size_t bytes, const Event& event) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Retiring here bounds pending_ by the frees still in flight.
+  retire_completed_locked();
+  const bool complete = event.query();
+  const std::optional<std::size_t> offset = take_used(ptr, bytes);
+  if (!offset) throw InvalidArgument(bad_free_message(ptr, bytes));
+  const std::size_t size = align_up(bytes);
+  if (!complete) pending_.emplace(*offset, PendingFree{size, &event});
+  release(*offset, size);
+}
+
+std::optional<std::size_t> PoolMemoryResource::take_used(void* ptr, std::size_t bytes) {
+  const auto address = reinterpret_cast<std::uintptr_t>(ptr);
+  const auto base = reinterpret_cast<std::uintptr_t>(base_);
+  if (address < base || address >= base + capacity_) return std::nullopt;
+  const auto used = used_.find(address - base);
+  if (used == used_.end() || used->second != align_up(bytes)) return std::nullopt;
+  used_.erase(used);
+  return address - base;
+}
+
+std::string PoolMemoryResource::bad_free_message(void* ptr, std::size_t bytes) const {
+  char address[32];
+  std::snprintf(address, sizeof(address), "%p", ptr);
+  return name() + ": free of " + address + " (" + std::to_string(bytes) +
+         " bytes), which is not a live allocation of that size from this pool";
+}
+
+void PoolMemoryResource::add_free(std::size_t offset, std::size_t bytes) {
+  free_by_offset_.emplace(offset, bytes);
+  free_by_size_.emplace(bytes, offset);
+}
+
+PoolMemoryResource::FreeByOffset::iterator PoolMemoryResource::erase_free(
+    FreeByOffset::iterator block) {
+  free_by_size_.erase({block->second, block->first});
+  return free_by_offset_.erase(block);
+}
+
+void PoolMemoryResource::release(std::size_t offset, std::size_t bytes) {
+  bytes_in_use_ -= bytes;
+  auto next = free_by_offset_.lower_bound(offset);
+  if (next != free_by_offset_.end() && next->first == offset + bytes) {
+    bytes += next->second;
+    next = erase_free(next);
+  }
+  if (next != free_by_offset_.begin()) {
+    const auto previous = std::prev(next);
+    if (previous->first + previous->second == offset) {
+      offset = previous->first;
+      bytes += previous->second;
+      erase_free(previous);
+    }
+  }
+  add_free(offset, bytes);
+}
+
+void PoolMemoryResource::wait_for_pending(std::size_t offset, std::size_t bytes) {
+  // Pending frees lie inside free blocks and `offset` starts one, so none begins before it.
+  auto pending = pending_.lower_bound(offset);
+  while (pending != pending_.end() && pending->first < offset + bytes) {
+    if (!pending->second.event->query()) pending->second.event->synchronize();
+    pending = pending_.erase(pending);
+  }
+}
+
+std::size_t PoolMemoryResource::largest_free_locked() const {
+  return free_by_size_.empty() ? 0 : free_by_size_.rbegin()->first;
+}
+
+void PoolMemoryResource::retire_completed_locked() {
+  for (auto pending = pending_.begin(); pending != pending_.end();) {
+    pending = pending->second.event->query() ? pending_.erase(pending) : std::next(pending);
+  }
+}
+
+}  // namespace vdnn::runtime

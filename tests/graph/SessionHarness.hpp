@@ -1,0 +1,48 @@
+// Runs a few training steps of a Session on synthetic data and returns what tests compare.
+#pragma once
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "graph/Session.hpp"
+#include "models/ConfigLoader.hpp"
+#include "models/data/Dataset.hpp"
+
+namespace vdnn::testing {
+
+struct RunResult {
+  std::vector<double> losses;
+  std::vector<float> weights;  // every parameter and buffer, concatenated
+  graph::MemoryReport memory;
+  std::uint64_t predicted_peak = 0;
+};
+
+inline graph::Graph load_config(const std::string& name, std::int64_t batch) {
+  return graph::Graph::build(
+      models::load_network(std::string(VDNN_SOURCE_DIR) + "/configs/" + name), batch);
+}
+
+inline RunResult run_steps(graph::Graph graph, const graph::SessionOptions& options, int steps,
+                           double lr = 0.05) {
+  graph::Session session(std::move(graph), options);
+  const runtime::Shape& in = session.graph().input_shape();
+  auto data = models::make_dataset(
+      "synthetic", {in.c(), in.h(), in.w(), session.graph().num_classes()}, options.executor.seed);
+  std::vector<float> images(static_cast<std::size_t>(in.numel()));
+  std::vector<std::int32_t> labels(static_cast<std::size_t>(in.n()));
+  RunResult result;
+  for (int i = 0; i < steps; ++i) {
+    data->next_batch(in.n(), images.data(), labels.data());
+    result.losses.push_back(session.executor().train_step(images.data(), labels.data(), lr).loss);
+  }
+  for (const graph::Parameter& p : session.executor().parameters().all()) {
+    const auto* begin = static_cast<const float*>(p.value.data());
+    result.weights.insert(result.weights.end(), begin, begin + p.spec.shape.numel());
+  }
+  result.memory = session.executor().memory();
+  result.predicted_peak = session.plan().predicted_peak;
+  return result;
+}
+
+}  // namespace vdnn::testing
