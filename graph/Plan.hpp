@@ -38,7 +38,7 @@ const char* op_name(Op op) noexcept;
 struct Action {
   Op op = Op::Forward;
   NodeId tensor = 0;
-  std::uint64_t bytes = 0;           // device bytes this action allocates or frees (0 if none)
+  std::uint64_t bytes = 0;  // device bytes allocated or freed; for Offload, the bytes copied
   std::uint64_t device_bytes = 0;    // predicted device bytes in use after this action
 };
 

@@ -203,6 +203,7 @@ class StepBuilder {
     emit(Op::Forward, t, 0);
     if (plan_.placement_of(t) == Placement::Offloaded) {
       emit(Op::Offload, t, 0);
+      plan_.actions.back().bytes = tensor_bytes(g_, t);  // bytes copied; the device keeps them
       plan_.offloaded_bytes += tensor_bytes(g_, t);
       pinned_ += tensor_bytes(g_, t);
       pinned_peak_ = std::max(pinned_peak_, pinned_);

@@ -16,6 +16,10 @@ class Event;
 class MemoryResource {
  public:
   static constexpr std::size_t kAlignment = 256;
+  /// `bytes` rounded up to a multiple of kAlignment (the unit pools hand out).
+  static constexpr std::size_t align_up(std::size_t bytes) noexcept {
+    return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  }
 
   MemoryResource() = default;
   MemoryResource(const MemoryResource&) = delete;

@@ -12,17 +12,8 @@
 #include "runtime/Stream.hpp"
 
 namespace vdnn::runtime {
-namespace {
-
-std::size_t align_up(std::size_t bytes) {
-  return (bytes + MemoryResource::kAlignment - 1) / MemoryResource::kAlignment *
-         MemoryResource::kAlignment;
-}
-
-}  // namespace
-
 PoolMemoryResource::PoolMemoryResource(MemoryResource& upstream, std::size_t capacity)
-    : upstream_(upstream), capacity_(align_up(capacity)) {
+    : upstream_(upstream), capacity_(MemoryResource::align_up(capacity)) {
   VDNN_EXPECTS(capacity_ >= capacity,
                "pool capacity " + std::to_string(capacity) + " overflows when aligned");
   // The free list is built first so that nothing can throw once the upstream block is held.
@@ -62,7 +53,7 @@ void* PoolMemoryResource::do_allocate(std::size_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   // Comparing before aligning keeps align_up from overflowing on absurd requests.
   const auto fit =
-      bytes <= capacity_ ? free_by_size_.lower_bound({align_up(bytes), 0}) : free_by_size_.end();
+      bytes <= capacity_ ? free_by_size_.lower_bound({MemoryResource::align_up(bytes), 0}) : free_by_size_.end();
   if (fit == free_by_size_.end()) {
     throw OutOfMemory(name() + ": cannot allocate " + std::to_string(bytes) +
                           " bytes: " + std::to_string(bytes_in_use_) + " of " +
@@ -72,7 +63,7 @@ void* PoolMemoryResource::do_allocate(std::size_t bytes) {
                       bytes, bytes_in_use_, capacity_);
   }
   const auto [block_bytes, offset] = *fit;
-  const std::size_t size = align_up(bytes);
+  const std::size_t size = MemoryResource::align_up(bytes);
   // Waiting comes before any change, so a wait that throws leaves the pool as it was.
   wait_for_pending(offset, size);
   used_.emplace(offset, size);
@@ -91,7 +82,7 @@ void PoolMemoryResource::do_deallocate(void* ptr, std::size_t bytes) noexcept {
     std::fprintf(stderr, "%s\n", bad_free_message(ptr, bytes).c_str());
     std::abort();
   }
-  release(*offset, align_up(bytes));
+  release(*offset, MemoryResource::align_up(bytes));
 }
 
 void PoolMemoryResource::do_deallocate_after(void* ptr, std::size_t bytes, const Event& event) {
@@ -101,7 +92,7 @@ void PoolMemoryResource::do_deallocate_after(void* ptr, std::size_t bytes, const
   const bool complete = event.query();
   const std::optional<std::size_t> offset = take_used(ptr, bytes);
   if (!offset) throw InvalidArgument(bad_free_message(ptr, bytes));
-  const std::size_t size = align_up(bytes);
+  const std::size_t size = MemoryResource::align_up(bytes);
   if (!complete) pending_.emplace(*offset, PendingFree{size, &event});
   release(*offset, size);
 }
@@ -111,7 +102,7 @@ std::optional<std::size_t> PoolMemoryResource::take_used(void* ptr, std::size_t 
   const auto base = reinterpret_cast<std::uintptr_t>(base_);
   if (address < base || address >= base + capacity_) return std::nullopt;
   const auto used = used_.find(address - base);
-  if (used == used_.end() || used->second != align_up(bytes)) return std::nullopt;
+  if (used == used_.end() || used->second != MemoryResource::align_up(bytes)) return std::nullopt;
   used_.erase(used);
   return address - base;
 }

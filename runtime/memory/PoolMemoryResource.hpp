@@ -16,18 +16,7 @@
 
 namespace vdnn::runtime {
 
-// Note [Deferred frees]
-// deallocate_after(ptr, bytes, event) releases memory that queued work (an offload copy) may still
-// read. The bytes stop counting as in use at once, and the block is free for placement at once:
-// the pool chooses where an allocation goes as if every pending free had completed, so placement
-// and statistics never depend on timing. Only when the chosen range overlaps a pending free whose
-// event has not completed does allocate() wait for that event (event.synchronize()), before it
-// hands the memory out. A pending free is retired (its event forgotten) when an allocation
-// overlaps it, when its event is seen complete by retire_completed() or a later
-// deallocate_after(), or in the destructor, which waits for every pending event.
-// The pool keeps a pointer to the event, not a copy: the caller keeps the event alive until the
-// pool has retired the free (events that outlive the pool are simplest). Recording the event again
-// before then is safe but makes the pool wait for the newer work too.
+// Deferred frees follow Note [Deferred frees] in docs/ARCHITECTURE.md.
 
 /// Takes one block of `capacity` bytes (rounded up to kAlignment) from `upstream` at construction
 /// (the device budget, or the pinned-host arena the plan sized), sub-allocates from it, and returns

@@ -26,10 +26,6 @@ namespace {
 
 constexpr std::size_t kCapacity = std::size_t{64} * 1024;
 
-std::size_t align_up(std::size_t bytes) {
-  return (bytes + MemoryResource::kAlignment - 1) / MemoryResource::kAlignment *
-         MemoryResource::kAlignment;
-}
 
 bool is_aligned(const void* ptr) {
   return reinterpret_cast<std::uintptr_t>(ptr) % MemoryResource::kAlignment == 0;
@@ -83,8 +79,8 @@ struct LimitingOverHost {
   LimitingAdaptor top{host, kCapacity};
 
   std::size_t in_use() const { return top.bytes_in_use(); }
-  static std::size_t charge(std::size_t bytes) { return align_up(bytes); }
-  bool fits(std::size_t bytes) const { return align_up(bytes) <= kCapacity - in_use(); }
+  static std::size_t charge(std::size_t bytes) { return MemoryResource::align_up(bytes); }
+  bool fits(std::size_t bytes) const { return MemoryResource::align_up(bytes) <= kCapacity - in_use(); }
 };
 
 struct StatisticsOverLimitingOverHost {
@@ -97,7 +93,7 @@ struct StatisticsOverLimitingOverHost {
 
   std::size_t in_use() const { return top.stats().current_bytes; }
   static std::size_t charge(std::size_t bytes) { return bytes; }
-  bool fits(std::size_t bytes) const { return align_up(bytes) <= kCapacity - limit.bytes_in_use(); }
+  bool fits(std::size_t bytes) const { return MemoryResource::align_up(bytes) <= kCapacity - limit.bytes_in_use(); }
 };
 
 struct PoolOverHost {
@@ -108,8 +104,8 @@ struct PoolOverHost {
   PoolMemoryResource top{host, kCapacity};
 
   std::size_t in_use() const { return top.bytes_in_use(); }
-  static std::size_t charge(std::size_t bytes) { return align_up(bytes); }
-  bool fits(std::size_t bytes) const { return align_up(bytes) <= top.largest_free_block(); }
+  static std::size_t charge(std::size_t bytes) { return MemoryResource::align_up(bytes); }
+  bool fits(std::size_t bytes) const { return MemoryResource::align_up(bytes) <= top.largest_free_block(); }
 };
 
 struct StatisticsOverPool {
@@ -122,7 +118,7 @@ struct StatisticsOverPool {
 
   std::size_t in_use() const { return top.stats().current_bytes; }
   static std::size_t charge(std::size_t bytes) { return bytes; }
-  bool fits(std::size_t bytes) const { return align_up(bytes) <= pool.largest_free_block(); }
+  bool fits(std::size_t bytes) const { return MemoryResource::align_up(bytes) <= pool.largest_free_block(); }
 };
 
 // A budget below a roomier pool: the limit, not the pool's layout, decides.
@@ -135,9 +131,9 @@ struct LimitingOverPool {
   LimitingAdaptor top{pool, kCapacity};
 
   std::size_t in_use() const { return top.bytes_in_use(); }
-  static std::size_t charge(std::size_t bytes) { return align_up(bytes); }
+  static std::size_t charge(std::size_t bytes) { return MemoryResource::align_up(bytes); }
   bool fits(std::size_t bytes) const {
-    return align_up(bytes) <= kCapacity - in_use() && align_up(bytes) <= pool.largest_free_block();
+    return MemoryResource::align_up(bytes) <= kCapacity - in_use() && MemoryResource::align_up(bytes) <= pool.largest_free_block();
   }
 };
 

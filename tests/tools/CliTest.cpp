@@ -99,6 +99,41 @@ TEST(Cli, TrainWritesMetricsAndSummary) {
   EXPECT_EQ(lines, 3);
 }
 
+TEST(Cli, PlanShowsOffloadsAndPrefetchesOfVdnnAll) {
+  const CliRun run = vdnn("plan --config " + config("resnet20-cifar.json") +
+                          " --batch 8 --policy vdnn-all");
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("offload         stage1.000.relu1"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("prefetch        stage1.000.relu1"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("predicted peak:"), std::string::npos) << run.output;
+  const CliRun json = vdnn("plan --config " + config("resnet20-cifar.json") +
+                           " --batch 8 --policy vdnn-conv --json");
+  ASSERT_EQ(json.code, 0) << json.output;
+  const auto plan = nlohmann::json::parse(json.output);
+  EXPECT_EQ(plan["policy"], "vdnn-conv");
+  EXPECT_GT(plan["offloaded_bytes"].get<double>(), 0.0);
+}
+
+TEST(Cli, BudgetBelowBaselineExitsWith3AndVdnnAllTrainsUnderIt) {
+  const fs::path out = temp_dir("budget");
+  const std::string args = "train --config " + config("resnet20-cifar.json") +
+                           " --batch 16 --iters 2 --device cpu --mem-budget 10MiB --out " +
+                           out.string();
+  const CliRun baseline = vdnn(args);
+  EXPECT_EQ(baseline.code, 3) << baseline.output;
+  EXPECT_NE(baseline.output.find("short by"), std::string::npos) << baseline.output;
+  EXPECT_NE(baseline.output.find("vdnn-all fits"), std::string::npos) << baseline.output;
+  const CliRun all = vdnn(args + " --policy vdnn-all --debug-poison");
+  ASSERT_EQ(all.code, 0) << all.output;
+  const auto summary = nlohmann::json::parse(std::ifstream(out / "summary.json"));
+  EXPECT_EQ(summary["policy"], "vdnn-all");
+  EXPECT_EQ(summary["budget_bytes"], 10u << 20);
+  EXPECT_LE(summary["peak_device_bytes"].get<double>(), 10.0 * (1 << 20));
+  EXPECT_EQ(summary["peak_device_bytes"], summary["predicted_peak_bytes"]);
+  EXPECT_GT(summary["offloaded_bytes"].get<double>(), 0.0);
+  EXPECT_GT(summary["pinned_bytes"].get<double>(), 0.0);
+}
+
 TEST(Cli, InspectReportsTorchvisionResNet50ParameterCount) {
   const CliRun run = vdnn("inspect --config " + config("resnet50.json") + " --batch 2");
   ASSERT_EQ(run.code, 0) << run.output;
