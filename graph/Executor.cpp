@@ -34,7 +34,7 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
       params_(std::make_unique<ParameterStore>(graph, device_, options.seed)),
       workspace_(device_, layers.workspace_bytes()),
       loss_seed_(device_, sizeof(float)),
-      sgd_(layers::make_sgd_update(layers.backend())) {
+      sgd_(layers::make_sgd_update(layers.backend(), layers.options())) {
   *static_cast<float*>(loss_seed_.data()) = 1.0f;
   const std::size_t n = graph.nodes().size();
   for (NodeId t = 0; t < static_cast<NodeId>(n); ++t) {

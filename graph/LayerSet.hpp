@@ -15,16 +15,18 @@ namespace vdnn::graph {
 /// when the backend lacks a layer type, ShapeError for shapes a layer cannot take.
 class LayerSet {
  public:
-  /// Layer `i` draws its random numbers from seed + 1 + i.
-  LayerSet(const Graph& graph, layers::Backend backend, std::uint64_t seed);
+  /// Layer `i` draws its random numbers from options.seed + 1 + i.
+  LayerSet(const Graph& graph, layers::Backend backend, const layers::LayerOptions& options);
 
   layers::Layer& at(NodeId node) { return *layers_.at(static_cast<std::size_t>(node)); }
   layers::Backend backend() const noexcept { return backend_; }
+  const layers::LayerOptions& options() const noexcept { return options_; }
   /// The largest workspace_bytes() of any layer.
   std::uint64_t workspace_bytes() const noexcept { return workspace_bytes_; }
 
  private:
   layers::Backend backend_;
+  layers::LayerOptions options_;
   std::vector<std::unique_ptr<layers::Layer>> layers_;
   std::uint64_t workspace_bytes_ = 0;
 };

@@ -17,6 +17,12 @@ std::unique_ptr<runtime::ExecutionContext> make_context(const SessionOptions& op
                                  " backend in this build");
 }
 
+layers::LayerOptions layer_options(const SessionOptions& options) {
+  layers::LayerOptions o;
+  o.seed = options.executor.seed;
+  return o;
+}
+
 PlanRequest request_for(const SessionOptions& options, const LayerSet& layers) {
   PlanRequest r;
   r.policy = options.policy;
@@ -29,7 +35,7 @@ PlanRequest request_for(const SessionOptions& options, const LayerSet& layers) {
 
 Session::Session(Graph graph, const SessionOptions& options)
     : graph_(std::move(graph)),
-      layers_(graph_, options.backend, options.executor.seed),
+      layers_(graph_, options.backend, layer_options(options)),
       plan_(make_plan(graph_, request_for(options, layers_))),
       context_(make_context(options)),
       executor_(std::make_unique<Executor>(graph_, layers_, plan_, *context_, options.executor)) {}

@@ -10,6 +10,10 @@
 #include "layers/LayerSpec.hpp"
 #include "runtime/TensorView.hpp"
 
+namespace vdnn::runtime::cuda {
+class DeviceContext;
+}  // namespace vdnn::runtime::cuda
+
 namespace vdnn::layers {
 
 using runtime::DType;
@@ -74,8 +78,13 @@ class Layer {
   const runtime::Shape& output_shape() const noexcept { return output_shape_; }
   DType dtype() const noexcept { return dtype_; }
 
-  /// Scratch bytes forward and backward need (im2col columns, cuDNN workspace). Default 0.
+  /// Scratch bytes forward and backward need (im2col columns, cuDNN workspace) with the current
+  /// algorithm choice. Default 0.
   virtual std::size_t workspace_bytes() const { return 0; }
+  /// Layers that choose among algorithms (cuDNN convolutions) switch between the fastest ones
+  /// (default) and the fastest whose workspace stays within kLeanWorkspaceBytes, as vDNN's
+  /// dynamic policy does under memory pressure. Others have one algorithm and ignore this.
+  virtual void prefer_lean_algorithms(bool /*lean*/) {}
 
   virtual void forward(const ForwardArgs& args) = 0;
   virtual void backward(const BackwardArgs& args) = 0;
@@ -87,10 +96,18 @@ class Layer {
   DType dtype_;
 };
 
-/// Seeds of layers that draw random numbers (Dropout).
+/// Workspace bound of the memory-lean convolution algorithms.
+inline constexpr std::size_t kLeanWorkspaceBytes = std::size_t{8} << 20;
+
+/// How layers are built.
 struct LayerOptions {
   DType dtype = DType::F32;
-  std::uint64_t seed = 0;
+  std::uint64_t seed = 0;  // layers that draw random numbers (Dropout)
+  /// Backend::Cuda: the device context whose compute stream and cuDNN/cuBLAS handles the layer
+  /// uses (must outlive the layer). Unused on the CPU.
+  runtime::cuda::DeviceContext* cuda = nullptr;
+  bool deterministic = false;  // only deterministic algorithms: bitwise reproducible runs
+  bool allow_tf32 = true;      // TF32 tensor-core math in convolutions (as PyTorch's default)
 };
 
 }  // namespace vdnn::layers

@@ -92,7 +92,7 @@ std::unique_ptr<Layer> make_layer(Backend backend, const LayerSpec& spec,
                                  " backend in this build");
 }
 
-std::unique_ptr<SgdUpdate> make_sgd_update(Backend backend) {
+std::unique_ptr<SgdUpdate> make_sgd_update(Backend backend, const LayerOptions& /*options*/) {
   if (backend == Backend::Cpu) return std::make_unique<cpu::SgdUpdateCpu>();
   throw runtime::InvalidArgument(std::string("no SGD update on the ") + backend_name(backend) +
                                  " backend in this build");

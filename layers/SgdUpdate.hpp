@@ -29,7 +29,8 @@ class SgdUpdate {
                      const SgdHyper& hyper) = 0;
 };
 
-/// The implementation for `backend`; throws runtime::InvalidArgument where there is none.
-std::unique_ptr<SgdUpdate> make_sgd_update(Backend backend);
+/// The implementation for `backend` (CUDA: on options.cuda's compute stream); throws
+/// runtime::InvalidArgument where there is none.
+std::unique_ptr<SgdUpdate> make_sgd_update(Backend backend, const LayerOptions& options);
 
 }  // namespace vdnn::layers

@@ -55,7 +55,7 @@ int run_plan(const PlanOptions& o) {
   graph::PlanRequest request;
   request.policy = graph::parse_policy(o.policy);
   request.budget_bytes = o.mem_budget.empty() ? 0 : runtime::parse_bytes(o.mem_budget);
-  request.workspace_bytes = graph::LayerSet(g, layers::Backend::Cpu, 0).workspace_bytes();
+  request.workspace_bytes = graph::LayerSet(g, layers::Backend::Cpu, {}).workspace_bytes();
   const graph::Plan plan = graph::make_plan(g, request);
   if (o.json) {
     std::cout << plan_json(g, plan).dump(1) << "\n";
