@@ -31,11 +31,13 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
       pinned_upstream_(context.pinned_upstream()),
       pinned_pool_(pinned_upstream_, plan.pinned_bytes),
       pinned_(pinned_pool_),
-      params_(std::make_unique<ParameterStore>(graph, device_, options.seed)),
+      params_(std::make_unique<ParameterStore>(graph, device_, options.seed, context.compute())),
       workspace_(device_, layers.workspace_bytes()),
       loss_seed_(device_, sizeof(float)),
       sgd_(layers::make_sgd_update(layers.backend(), layers.options())) {
-  *static_cast<float*>(loss_seed_.data()) = 1.0f;
+  const float one = 1.0f;
+  context.compute().copy_async(loss_seed_.data(), &one, sizeof(one));
+  context.compute().synchronize();
   const std::size_t n = graph.nodes().size();
   for (NodeId t = 0; t < static_cast<NodeId>(n); ++t) {
     tensors_.push_back(std::make_unique<runtime::ResidentTensor>(graph.node(t).name,

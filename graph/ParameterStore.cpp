@@ -2,16 +2,17 @@
 #include "graph/ParameterStore.hpp"
 
 #include <cmath>
-#include <cstring>
+#include <vector>
 
 #include "runtime/Random.hpp"
 
 namespace vdnn::graph {
 namespace {
 
-void initialize(const Parameter& p, std::uint64_t seed, std::uint64_t stream) {
-  float* data = static_cast<float*>(p.value.data());
+void initialize(const Parameter& p, std::uint64_t seed, std::uint64_t stream,
+                std::vector<float>& data) {
   const std::int64_t n = p.spec.shape.numel();
+  data.resize(static_cast<std::size_t>(n));
   const double fan = static_cast<double>(p.spec.fan);
   for (std::int64_t i = 0; i < n; ++i) {
     const auto index = static_cast<std::uint64_t>(i);
@@ -30,33 +31,36 @@ void initialize(const Parameter& p, std::uint64_t seed, std::uint64_t stream) {
         v = (2.0 * runtime::uniform01(seed, stream, index) - 1.0) / std::sqrt(fan);
         break;
     }
-    data[i] = static_cast<float>(v);
+    data[static_cast<std::size_t>(i)] = static_cast<float>(v);
   }
 }
 
 }  // namespace
 
 ParameterStore::ParameterStore(const Graph& graph, runtime::MemoryResource& memory,
-                               std::uint64_t seed)
+                               std::uint64_t seed, runtime::Stream& upload)
     : by_node_(graph.nodes().size()) {
-  VDNN_EXPECTS(memory.host_accessible(),
-               "parameter initialization needs host-accessible memory in this build");
   for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes().size()); ++id) {
     const Node& node = graph.node(id);
     for (layers::ParamSpec& spec : layers::param_specs(node.spec, graph.input_shapes(id))) {
       const std::size_t bytes = spec.shape.bytes(runtime::DType::F32);
       Parameter p{node.name + "." + spec.name, id, std::move(spec), runtime::Buffer(memory, bytes),
                   {}, {}};
-      if (p.trainable()) {
+      if (p.trainable()) {  // the velocity starts as the first gradient: no initial value
         p.grad = runtime::Buffer(memory, bytes);
         p.velocity = runtime::Buffer(memory, bytes);
-        std::memset(p.velocity.data(), 0, bytes);
       }
       by_node_[static_cast<std::size_t>(id)].push_back(params_.size());
       params_.push_back(std::move(p));
     }
   }
-  for (std::size_t i = 0; i < params_.size(); ++i) initialize(params_[i], seed, i);
+  // One host staging buffer per parameter, alive until the copies have completed.
+  std::vector<std::vector<float>> staging(params_.size());
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    initialize(params_[i], seed, i, staging[i]);
+    upload.copy_async(params_[i].value.data(), staging[i].data(), params_[i].value.bytes());
+  }
+  upload.synchronize();
 }
 
 std::int64_t ParameterStore::trainable_count() const noexcept {

@@ -8,6 +8,7 @@
 
 #include "graph/Graph.hpp"
 #include "runtime/MemoryResource.hpp"
+#include "runtime/Stream.hpp"
 #include "runtime/TensorView.hpp"
 
 namespace vdnn::graph {
@@ -33,11 +34,13 @@ struct Parameter {
   }
 };
 
-/// Owns the parameters of a graph. The memory resource must outlive the store and be host
-/// accessible (device-resident parameters arrive with the CUDA backend). Throws OutOfMemory.
+/// Owns the parameters of a graph. The memory resource must outlive the store. Initial values are
+/// computed on the host and copied in on `upload` (which is synchronized before the constructor
+/// returns). Throws OutOfMemory.
 class ParameterStore {
  public:
-  ParameterStore(const Graph& graph, runtime::MemoryResource& memory, std::uint64_t seed);
+  ParameterStore(const Graph& graph, runtime::MemoryResource& memory, std::uint64_t seed,
+                 runtime::Stream& upload);
 
   std::vector<Parameter>& all() noexcept { return params_; }
   const std::vector<Parameter>& all() const noexcept { return params_; }

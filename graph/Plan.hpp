@@ -55,8 +55,8 @@ struct Plan {
   std::uint64_t budget_bytes = 0;    // 0: no budget
   std::uint64_t resident_bytes = 0;  // parameters, gradients, velocities, workspace, loss seed
   std::uint64_t predicted_peak = 0;  // resident_bytes + the largest device_bytes of the actions
-  std::uint64_t pool_bytes = 0;      // device pool: the budget, or what the plan needs
-                                     // (fragmentation included, by a dry run of the allocator)
+  std::uint64_t pool_bytes = 0;      // device pool: what the plan needs (fragmentation
+                                     // included, by a dry run of the allocator), <= the budget
   std::uint64_t pinned_bytes = 0;    // pinned host pool the plan needs (likewise)
   std::uint64_t offloaded_bytes = 0;   // per step
   std::uint64_t prefetched_bytes = 0;  // per step

@@ -332,7 +332,10 @@ Plan make_plan(const Graph& graph, const PlanRequest& request) {
   for (Policy p : candidates) {
     if (std::optional<Plan> plan = fitting_plan(graph, live, p, request)) {
       const PoolSizes pools = pool_sizes(graph, *plan, request.workspace_bytes);
-      plan->pool_bytes = request.budget_bytes > 0 ? pool_for_budget(request.budget_bytes) : pools.device;
+      // The budget is a ceiling: the pool takes what the plan needs, never more than the budget.
+      plan->pool_bytes = request.budget_bytes > 0
+                             ? std::min(pools.device, pool_for_budget(request.budget_bytes))
+                             : pools.device;
       plan->pinned_bytes = pools.pinned;
       return *std::move(plan);
     }

@@ -25,14 +25,6 @@ class AddressSpace final : public runtime::MemoryResource {
   void do_deallocate(void* /*ptr*/, std::size_t /*bytes*/) noexcept override {}
 };
 
-// In a dry run every copy has finished by the time anyone asks.
-class DoneEvent final : public runtime::Event {
- public:
-  void record(runtime::Stream& /*stream*/) override {}
-  bool query() const override { return true; }
-  void synchronize() const override {}
-};
-
 class Replay {
  public:
   Replay(const Graph& g, std::uint64_t device_capacity, std::uint64_t pinned_capacity)
@@ -94,7 +86,7 @@ class Replay {
 
   const Graph& g_;
   AddressSpace space_;
-  DoneEvent done_;
+  runtime::CompletedEvent done_;  // in a dry run every copy has finished when asked
   runtime::PoolMemoryResource device_;
   runtime::PoolMemoryResource pinned_;
   std::vector<void*> resident_;

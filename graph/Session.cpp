@@ -4,6 +4,9 @@
 #include <utility>
 
 #include "runtime/cpu/CpuContext.hpp"
+#ifdef VDNN_HAVE_CUDA
+#include "runtime/cuda/CudaContext.hpp"
+#endif
 
 namespace vdnn::graph {
 namespace {
@@ -12,22 +15,39 @@ std::unique_ptr<runtime::ExecutionContext> make_context(const SessionOptions& op
   if (options.backend == layers::Backend::Cpu) {
     return std::make_unique<runtime::cpu::CpuContext>(options.stress);
   }
-  throw runtime::InvalidArgument(std::string("no execution context for the ") +
-                                 layers::backend_name(options.backend) +
-                                 " backend in this build");
+#ifdef VDNN_HAVE_CUDA
+  return std::make_unique<runtime::cuda::CudaContext>(options.device);
+#else
+  throw runtime::InvalidArgument("this build has no CUDA backend");
+#endif
 }
 
-layers::LayerOptions layer_options(const SessionOptions& options) {
+layers::LayerOptions layer_options(const SessionOptions& options,
+                                   runtime::ExecutionContext& context) {
   layers::LayerOptions o;
   o.seed = options.executor.seed;
+  o.deterministic = options.deterministic;
+  o.allow_tf32 = options.allow_tf32;
+#ifdef VDNN_HAVE_CUDA
+  if (auto* cuda = dynamic_cast<runtime::cuda::CudaContext*>(&context)) o.cuda = &cuda->device();
+#else
+  static_cast<void>(context);
+#endif
   return o;
 }
 
-PlanRequest request_for(const SessionOptions& options, const LayerSet& layers) {
+PlanRequest request_for(const SessionOptions& options, const LayerSet& layers,
+                        runtime::ExecutionContext& context) {
   PlanRequest r;
   r.policy = options.policy;
   r.budget_bytes = options.budget_bytes;
   r.workspace_bytes = layers.workspace_bytes();
+#ifdef VDNN_HAVE_CUDA
+  auto* cuda = dynamic_cast<runtime::cuda::CudaContext*>(&context);
+  if (cuda != nullptr && r.budget_bytes == 0) r.budget_bytes = cuda->free_device_bytes(kCudaReserve);
+#else
+  static_cast<void>(context);
+#endif
   return r;
 }
 
@@ -35,9 +55,10 @@ PlanRequest request_for(const SessionOptions& options, const LayerSet& layers) {
 
 Session::Session(Graph graph, const SessionOptions& options)
     : graph_(std::move(graph)),
-      layers_(graph_, options.backend, layer_options(options)),
-      plan_(make_plan(graph_, request_for(options, layers_))),
       context_(make_context(options)),
+      layer_options_(layer_options(options, *context_)),
+      layers_(graph_, options.backend, layer_options_),
+      plan_(make_plan(graph_, request_for(options, layers_, *context_))),
       executor_(std::make_unique<Executor>(graph_, layers_, plan_, *context_, options.executor)) {}
 
 Session::~Session() = default;

@@ -17,11 +17,18 @@ namespace vdnn::graph {
 
 struct SessionOptions {
   layers::Backend backend = layers::Backend::Cpu;
+  int device = 0;  // CUDA device ordinal
   Policy policy = Policy::Baseline;
-  std::uint64_t budget_bytes = 0;  // 0: no budget
+  /// 0: on the CPU no budget; on CUDA all the device can give (free memory less kCudaReserve).
+  std::uint64_t budget_bytes = 0;
+  bool deterministic = false;  // CUDA: deterministic algorithms only
+  bool allow_tf32 = true;      // CUDA: TF32 tensor-core math in convolutions
   ExecutorOptions executor;
   runtime::cpu::StressOptions stress;  // CPU backend: random delays on every stream operation
 };
+
+/// Device memory left outside the default CUDA budget, for the CUDA context, cuDNN and cuBLAS.
+inline constexpr std::uint64_t kCudaReserve = std::uint64_t{2} << 30;
 
 /// Owns a run. Construction throws DoesNotFit (exit code 3 in the CLI) when the policy cannot fit
 /// the budget, InvalidArgument when the backend is not available in this build.
@@ -41,9 +48,10 @@ class Session {
 
  private:
   Graph graph_;
+  std::unique_ptr<runtime::ExecutionContext> context_;
+  layers::LayerOptions layer_options_;
   LayerSet layers_;
   Plan plan_;
-  std::unique_ptr<runtime::ExecutionContext> context_;
   std::unique_ptr<Executor> executor_;  // last: destroyed first
 };
 

@@ -26,8 +26,9 @@ class ExecutionContext {
   virtual Stream& compute() = 0;
   virtual Stream& offload() = 0;   // device -> pinned host copies
   virtual Stream& prefetch() = 0;  // pinned host -> device copies
-  /// A new event for this backend's streams (made at setup, never inside a step).
-  virtual std::unique_ptr<Event> make_event() = 0;
+  /// A new event for this backend's streams (made at setup, never inside a step). `timing`:
+  /// usable with Event::seconds_since (CUDA events without it synchronize faster).
+  virtual std::unique_ptr<Event> make_event(bool timing = false) = 0;
   /// Where the device pool takes its one block (the budget).
   virtual MemoryResource& device_upstream() = 0;
   /// Where the pinned-host pool takes its one block (sized by the plan).

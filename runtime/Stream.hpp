@@ -61,6 +61,20 @@ class Event {
   virtual bool query() const = 0;
   /// Blocks the caller until query() would return true.
   virtual void synchronize() const = 0;
+  /// Seconds from the completion of `earlier`'s most recent record to this event's; both must
+  /// have completed, and both must have been made with timing on (CUDA: the device clock).
+  /// Throws InvalidArgument otherwise.
+  virtual double seconds_since(const Event& earlier) const = 0;
+};
+
+/// An event that is complete from the start and ignores records: for dry runs of the allocator,
+/// where no work is queued. seconds_since() is 0.
+class CompletedEvent final : public Event {
+ public:
+  void record(Stream& /*stream*/) override {}
+  bool query() const override { return true; }
+  void synchronize() const override {}
+  double seconds_since(const Event& /*earlier*/) const override { return 0.0; }
 };
 
 }  // namespace vdnn::runtime

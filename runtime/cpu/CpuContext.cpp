@@ -11,7 +11,9 @@ namespace vdnn::runtime::cpu {
 CpuContext::CpuContext(StressOptions stress)
     : compute_("compute", stress), offload_("offload", stress), prefetch_("prefetch", stress) {}
 
-std::unique_ptr<Event> CpuContext::make_event() { return std::make_unique<CpuEvent>(); }
+std::unique_ptr<Event> CpuContext::make_event(bool /*timing*/) {
+  return std::make_unique<CpuEvent>();  // CPU events always keep their completion time
+}
 
 void CpuContext::fill_nan_async(Stream& stream, void* ptr, std::size_t bytes) {
   stream.enqueue([ptr, bytes] {

@@ -17,7 +17,7 @@ class CpuContext final : public ExecutionContext {
   Stream& compute() override { return compute_; }
   Stream& offload() override { return offload_; }
   Stream& prefetch() override { return prefetch_; }
-  std::unique_ptr<Event> make_event() override;
+  std::unique_ptr<Event> make_event(bool timing) override;
   MemoryResource& device_upstream() override { return host_; }
   MemoryResource& pinned_upstream() override { return host_; }
   void fill_nan_async(Stream& stream, void* ptr, std::size_t bytes) override;

@@ -13,6 +13,7 @@ void detail::EventRecord::complete(std::string failed_stream) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     completed_ = true;
+    completed_at_ = std::chrono::steady_clock::now();
     failed_stream_ = std::move(failed_stream);
   }
   completed_cv_.notify_all();
@@ -21,6 +22,11 @@ void detail::EventRecord::complete(std::string failed_stream) {
 bool detail::EventRecord::completed() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return completed_;
+}
+
+std::chrono::steady_clock::time_point detail::EventRecord::completed_at() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return completed_at_;
 }
 
 std::string detail::EventRecord::wait() const {
@@ -48,6 +54,16 @@ bool CpuEvent::query() const {
 void CpuEvent::synchronize() const {
   const std::shared_ptr<detail::EventRecord> record = latest();
   if (record != nullptr) record->wait();
+}
+
+double CpuEvent::seconds_since(const Event& earlier) const {
+  const auto* other = dynamic_cast<const CpuEvent*>(&earlier);
+  VDNN_EXPECTS(other != nullptr, "seconds_since needs two CpuEvents");
+  const std::shared_ptr<detail::EventRecord> end = latest();
+  const std::shared_ptr<detail::EventRecord> start = other->latest();
+  VDNN_EXPECTS(end != nullptr && start != nullptr && end->completed() && start->completed(),
+               "seconds_since needs two completed records");
+  return std::chrono::duration<double>(end->completed_at() - start->completed_at()).count();
 }
 
 std::shared_ptr<detail::EventRecord> CpuEvent::latest() const {

@@ -3,6 +3,7 @@
 // emulation] in runtime/cpu/CpuStream.hpp.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -25,6 +26,8 @@ class EventRecord {
   /// when work enqueued there before the record failed or was skipped; empty otherwise.
   void complete(std::string failed_stream);
   bool completed() const;
+  /// When complete() ran (steady clock); meaningful once completed().
+  std::chrono::steady_clock::time_point completed_at() const;
   /// Blocks until complete() and returns its `failed_stream`.
   std::string wait() const;
 
@@ -32,6 +35,7 @@ class EventRecord {
   mutable std::mutex mutex_;
   mutable std::condition_variable completed_cv_;
   bool completed_ = false;
+  std::chrono::steady_clock::time_point completed_at_;
   std::string failed_stream_;
 };
 
@@ -54,6 +58,8 @@ class CpuEvent final : public Event {
   /// Blocks until the most recent record (at the time of the call) has completed. Does not report
   /// failures: the streams' synchronize() does.
   void synchronize() const override;
+  /// From the steady clock at the completion of both records.
+  double seconds_since(const Event& earlier) const override;
 
  private:
   friend class CpuStream;

@@ -41,6 +41,7 @@ class ManualEvent final : public Event {
     ++synchronize_calls_;
     complete_ = true;
   }
+  double seconds_since(const Event& /*earlier*/) const override { return 0.0; }
   void complete() { complete_ = true; }
   int synchronize_calls() const { return synchronize_calls_; }
 

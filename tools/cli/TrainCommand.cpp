@@ -77,6 +77,11 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
                   "CPU backend: random delays on every stream operation, from this seed");
   cmd->add_flag("--debug-poison", o.debug_poison,
                 "Fill freed and offloaded device memory with NaN");
+  cmd->add_flag("--deterministic", o.deterministic,
+                "CUDA: deterministic algorithms only (bitwise reproducible runs)");
+  cmd->add_option("--math", o.math, "CUDA convolutions: tf32 (tensor cores) or fp32")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"tf32", "fp32"}));
   return cmd;
 }
 
@@ -98,6 +103,8 @@ int run_train(const TrainOptions& o) {
   options.policy = graph::parse_policy(o.policy);
   options.budget_bytes = o.mem_budget.empty() ? 0 : runtime::parse_bytes(o.mem_budget);
   options.executor = {o.seed, o.momentum, o.weight_decay, o.debug_poison};
+  options.deterministic = o.deterministic;
+  options.allow_tf32 = o.math == "tf32";
   options.stress.enabled = o.debug_stream_delays >= 0;
   options.stress.seed = static_cast<std::uint64_t>(o.debug_stream_delays);
   graph::Session session(std::move(graph), options);
@@ -148,6 +155,8 @@ int run_train(const TrainOptions& o) {
                   {"policy", graph::policy_name(plan.policy)},
                   {"requested_policy", graph::policy_name(plan.requested)},
                   {"budget_bytes", plan.budget_bytes},
+                  {"deterministic", o.deterministic},
+                  {"math", o.math},
                   {"offloaded_bytes", plan.offloaded_bytes},
                   {"prefetched_bytes", plan.prefetched_bytes},
                   {"pinned_bytes", executor.memory().pinned_capacity},

@@ -27,6 +27,8 @@ struct TrainOptions {
   std::string mem_budget;           // e.g. 6GiB; empty: all the device can give
   std::int64_t debug_stream_delays = -1;  // >= 0: random stream delays from this seed (CPU)
   bool debug_poison = false;              // NaN-fill freed and offloaded device memory
+  bool deterministic = false;             // CUDA: deterministic algorithms only
+  std::string math = "tf32";              // CUDA convolutions: tf32 | fp32
 };
 
 /// Registers the `train` subcommand; `options` receives the parsed values.

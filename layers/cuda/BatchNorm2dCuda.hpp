@@ -1,0 +1,38 @@
+// BatchNorm2dCuda: batch normalization over N, H, W per channel on the CUDA backend (cuDNN), F32.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "layers/Layer.hpp"
+
+namespace vdnn::layers::cuda {
+
+/// Params: weight, bias, running_mean, running_var (all [C], device memory). Same semantics as
+/// cpu::BatchNorm2dCpu: training forward normalizes with the batch statistics and updates the
+/// running buffers in place (momentum as in PyTorch, unbiased variance); inference forward uses
+/// the running buffers; backward reads the input (backward_needs: inputs), differentiates the
+/// normalization the last forward used, writes grad_params (weight, bias) where non-empty and the
+/// input gradient honouring GradTarget::accumulate. All work is enqueued on options.cuda's compute
+/// stream (cuDNN through its handle) and nothing waits for it. The constructor allocates the saved
+/// statistics once and throws runtime::InvalidArgument for a dtype other than F32, a missing
+/// options.cuda or eps below cuDNN's minimum (1e-5); training forward throws it when a channel has
+/// a single value. Not thread-safe; see layers/Layer.hpp for the argument contract.
+class BatchNorm2dCuda final : public Layer {
+ public:
+  BatchNorm2dCuda(const BatchNorm2dSpec& spec, std::vector<Shape> input_shapes,
+                  const LayerOptions& options);
+  ~BatchNorm2dCuda() override;
+  void forward(const ForwardArgs& args) override;
+  void backward(const BackwardArgs& args) override;
+
+ private:
+  struct State;  // cuDNN descriptors and device buffers
+
+  BatchNorm2dSpec spec_;
+  runtime::cuda::DeviceContext* context_;
+  std::unique_ptr<State> state_;
+  bool batch_stats_ = true;  // whether the last forward normalized with batch statistics
+};
+
+}  // namespace vdnn::layers::cuda

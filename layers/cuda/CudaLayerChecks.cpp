@@ -1,0 +1,50 @@
+// Argument checks shared by the CUDA layers.
+#include "layers/cuda/CudaLayerChecks.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "runtime/Error.hpp"
+
+namespace vdnn::layers::cuda {
+
+runtime::cuda::DeviceContext& checked_context(const LayerOptions& options, std::string_view layer) {
+  if (options.dtype != DType::F32) {
+    throw runtime::InvalidArgument(std::string(layer) + ": the CUDA backend runs F32 only, not " +
+                                   runtime::dtype_name(options.dtype));
+  }
+  if (options.cuda == nullptr) {
+    throw runtime::InvalidArgument(std::string(layer) +
+                                   ": LayerOptions::cuda must name the device context to run on");
+  }
+  return *options.cuda;
+}
+
+std::vector<Shape> param_shapes(const LayerSpec& spec, const std::vector<Shape>& inputs) {
+  std::vector<Shape> shapes;
+  for (const ParamSpec& param : param_specs(spec, inputs)) shapes.push_back(param.shape);
+  return shapes;
+}
+
+bool view_matches(const TensorView& view, const Shape& shape) noexcept {
+  return !view.empty() && view.dtype == DType::F32 && view.shape == shape;
+}
+
+bool views_match(const std::vector<TensorView>& views, const std::vector<Shape>& shapes) noexcept {
+  return std::equal(views.begin(), views.end(), shapes.begin(), shapes.end(), view_matches);
+}
+
+bool workspace_fits(const TensorView& workspace, std::size_t bytes) noexcept {
+  return bytes == 0 || (!workspace.empty() && workspace.bytes() >= bytes);
+}
+
+int checked_int(std::int64_t value, std::string_view what) {
+  if (value < 0 || value > std::numeric_limits<int>::max()) {
+    throw runtime::ShapeError(std::string(what) + " = " + std::to_string(value) +
+                              " does not fit the 32-bit extents of the CUDA backend");
+  }
+  return static_cast<int>(value);
+}
+
+}  // namespace vdnn::layers::cuda

@@ -1,0 +1,83 @@
+// Creation and destruction of the cuDNN descriptors of the CUDA layers. Each is owned before it is
+// configured, so a failing cudnnSet* call leaks nothing.
+#include "layers/cuda/CudnnDescriptors.hpp"
+
+#include "layers/cuda/CudaLayerChecks.hpp"
+#include "runtime/Error.hpp"
+#include "runtime/cuda/CudaCheck.hpp"
+
+namespace vdnn::layers::cuda {
+
+void detail::TensorDescriptorDeleter::destroy(cudnnTensorDescriptor_t descriptor) noexcept {
+  VDNN_CHECK_CUDNN_NOTHROW(cudnnDestroyTensorDescriptor(descriptor));
+}
+void detail::FilterDescriptorDeleter::destroy(cudnnFilterDescriptor_t descriptor) noexcept {
+  VDNN_CHECK_CUDNN_NOTHROW(cudnnDestroyFilterDescriptor(descriptor));
+}
+void detail::ConvolutionDescriptorDeleter::destroy(
+    cudnnConvolutionDescriptor_t descriptor) noexcept {
+  VDNN_CHECK_CUDNN_NOTHROW(cudnnDestroyConvolutionDescriptor(descriptor));
+}
+void detail::PoolingDescriptorDeleter::destroy(cudnnPoolingDescriptor_t descriptor) noexcept {
+  VDNN_CHECK_CUDNN_NOTHROW(cudnnDestroyPoolingDescriptor(descriptor));
+}
+
+TensorDescriptor::TensorDescriptor(std::int64_t n, std::int64_t c, std::int64_t h,
+                                   std::int64_t w) {
+  cudnnTensorDescriptor_t descriptor = nullptr;
+  VDNN_CHECK_CUDNN(cudnnCreateTensorDescriptor(&descriptor));
+  handle_.reset(descriptor);
+  VDNN_CHECK_CUDNN(cudnnSetTensor4dDescriptor(
+      descriptor, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, checked_int(n, "tensor N"),
+      checked_int(c, "tensor C"), checked_int(h, "tensor H"), checked_int(w, "tensor W")));
+}
+
+TensorDescriptor::TensorDescriptor(const Shape& shape)
+    : TensorDescriptor(shape.n(), shape.c(), shape.rank() == 4 ? shape.h() : 1,
+                       shape.rank() == 4 ? shape.w() : 1) {
+  VDNN_EXPECTS(shape.rank() == 2 || shape.rank() == 4,
+               "TensorDescriptor: expected an NCHW or an [N, F] shape, got " + shape.to_string());
+}
+
+FilterDescriptor::FilterDescriptor(const Shape& kcrs) {
+  VDNN_EXPECTS(kcrs.rank() == 4, "FilterDescriptor: expected a [K, C, R, S] weight shape, got " +
+                                     kcrs.to_string());
+  cudnnFilterDescriptor_t descriptor = nullptr;
+  VDNN_CHECK_CUDNN(cudnnCreateFilterDescriptor(&descriptor));
+  handle_.reset(descriptor);
+  VDNN_CHECK_CUDNN(cudnnSetFilter4dDescriptor(
+      descriptor, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, checked_int(kcrs[0], "filter K"),
+      checked_int(kcrs[1], "filter C"), checked_int(kcrs[2], "filter R"),
+      checked_int(kcrs[3], "filter S")));
+}
+
+ConvolutionDescriptor::ConvolutionDescriptor(const Conv2dSpec& spec, cudnnMathType_t math) {
+  cudnnConvolutionDescriptor_t descriptor = nullptr;
+  VDNN_CHECK_CUDNN(cudnnCreateConvolutionDescriptor(&descriptor));
+  handle_.reset(descriptor);
+  VDNN_CHECK_CUDNN(cudnnSetConvolution2dDescriptor(
+      descriptor, checked_int(spec.padding[0], "padding"), checked_int(spec.padding[1], "padding"),
+      checked_int(spec.stride[0], "stride"), checked_int(spec.stride[1], "stride"),
+      checked_int(spec.dilation[0], "dilation"), checked_int(spec.dilation[1], "dilation"),
+      CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  VDNN_CHECK_CUDNN(cudnnSetConvolutionGroupCount(descriptor, checked_int(spec.groups, "groups")));
+  set_math(math);
+}
+
+void ConvolutionDescriptor::set_math(cudnnMathType_t math) {
+  VDNN_CHECK_CUDNN(cudnnSetConvolutionMathType(handle_.get(), math));
+}
+
+PoolingDescriptor::PoolingDescriptor(cudnnPoolingMode_t mode, const Pair& kernel,
+                                     const Pair& stride, const Pair& padding) {
+  cudnnPoolingDescriptor_t descriptor = nullptr;
+  VDNN_CHECK_CUDNN(cudnnCreatePoolingDescriptor(&descriptor));
+  handle_.reset(descriptor);
+  VDNN_CHECK_CUDNN(cudnnSetPooling2dDescriptor(
+      descriptor, mode, CUDNN_PROPAGATE_NAN, checked_int(kernel[0], "pooling kernel"),
+      checked_int(kernel[1], "pooling kernel"), checked_int(padding[0], "pooling padding"),
+      checked_int(padding[1], "pooling padding"), checked_int(stride[0], "pooling stride"),
+      checked_int(stride[1], "pooling stride")));
+}
+
+}  // namespace vdnn::layers::cuda

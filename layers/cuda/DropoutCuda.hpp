@@ -1,0 +1,32 @@
+// DropoutCuda: inverted dropout whose mask is a pure function of (seed, step, element) on the CUDA
+// backend, F32; bitwise the mask of DropoutCpu.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "layers/Layer.hpp"
+
+namespace vdnn::layers::cuda {
+
+/// Training: y_i = x_i * mask_i with mask_i = 1 / (1 - p) or 0 exactly as DropoutCpu defines it
+/// from (LayerOptions::seed, ForwardArgs::step, i). Inference (training = false): y = x. Backward
+/// regenerates the mask from BackwardArgs::step (it assumes a training forward), reads no
+/// activations and honours GradTarget::accumulate. Views are device memory; all work is enqueued
+/// on options.cuda's compute stream and nothing waits for it. The constructor throws
+/// runtime::InvalidArgument for a dtype other than F32 or a missing options.cuda. Not
+/// thread-safe; see layers/Layer.hpp for the argument contract.
+class DropoutCuda final : public Layer {
+ public:
+  DropoutCuda(const DropoutSpec& spec, std::vector<Shape> input_shapes,
+              const LayerOptions& options);
+  void forward(const ForwardArgs& args) override;
+  void backward(const BackwardArgs& args) override;
+
+ private:
+  DropoutSpec spec_;
+  std::uint64_t seed_;
+  runtime::cuda::DeviceContext* context_;
+};
+
+}  // namespace vdnn::layers::cuda

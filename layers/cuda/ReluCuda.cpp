@@ -1,0 +1,30 @@
+// ReLU on the CUDA backend. Backward works from the output alone (y > 0 exactly where x > 0), so
+// the scheduler may drop the input right after forward.
+#include "layers/cuda/ReluCuda.hpp"
+
+#include <utility>
+
+#include "layers/cuda/CudaSupport.hpp"
+#include "layers/cuda/ElementwiseKernels.hpp"
+#include "runtime/cuda/DeviceContext.hpp"
+
+namespace vdnn::layers::cuda {
+
+ReluCuda::ReluCuda(const ReluSpec& spec, std::vector<Shape> input_shapes,
+                   const LayerOptions& options)
+    : Layer(spec, std::move(input_shapes), options.dtype),
+      context_(&checked_context("relu", options)) {}
+
+void ReluCuda::forward(const ForwardArgs& args) {
+  relu_forward(context_->compute_stream(), args.inputs[0].as<float>(), args.output.as<float>(),
+               args.output.numel());
+}
+
+void ReluCuda::backward(const BackwardArgs& args) {
+  const GradTarget& target = args.grad_inputs[0];
+  if (target.tensor.empty()) return;
+  relu_backward(context_->compute_stream(), args.output.as<float>(), args.grad_output.as<float>(),
+                target.tensor.as<float>(), args.grad_output.numel(), target.accumulate);
+}
+
+}  // namespace vdnn::layers::cuda
