@@ -34,7 +34,9 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
       params_(std::make_unique<ParameterStore>(graph, device_, options.seed, context.compute())),
       workspace_(device_, layers.workspace_bytes()),
       loss_seed_(device_, sizeof(float)),
-      sgd_(layers::make_sgd_update(layers.backend(), layers.options())) {
+      sgd_(layers::make_sgd_update(layers.backend(), layers.options())),
+      step_started_(context.make_event(/*timing=*/true)),
+      step_done_(context.make_event(/*timing=*/true)) {
   const float one = 1.0f;
   context.compute().copy_async(loss_seed_.data(), &one, sizeof(one));
   context.compute().synchronize();
@@ -83,8 +85,10 @@ TensorView Executor::workspace_view() const {
 StepResult Executor::train_step(const float* images, const std::int32_t* labels, double lr) {
   labels_ = labels;
   try {
+    step_started_->record(context_.compute());
     for (const Action& action : plan_.actions) run(action, images);
     update(lr);
+    step_done_->record(context_.compute());
     finish_step();
   } catch (...) {
     abandon_step();
@@ -196,6 +200,16 @@ void Executor::finish_step() {
   context_.prefetch().synchronize();
   device_pool_.retire_completed();
   pinned_pool_.retire_completed();
+  transfers_ = {step_done_->seconds_since(*step_started_), 0.0, 0.0, 0, 0};
+  for (const Action& a : plan_.actions) {
+    if (a.op == Op::Offload) {
+      transfers_.offload_seconds += tensor(a.tensor).offload_seconds();
+      transfers_.offloaded_bytes += tensor(a.tensor).bytes();
+    } else if (a.op == Op::Prefetch) {
+      transfers_.prefetch_seconds += tensor(a.tensor).prefetch_seconds();
+      transfers_.prefetched_bytes += tensor(a.tensor).bytes();
+    }
+  }
 }
 
 void Executor::abandon_step() noexcept {

@@ -45,6 +45,15 @@ struct MemoryReport {
   std::uint64_t pinned_upstream_allocations = 0;
 };
 
+/// Copy traffic of the last step, timed with events on the copy streams.
+struct TransferReport {
+  double step_seconds = 0.0;      // compute stream, from the batch upload to the SGD update
+  double offload_seconds = 0.0;   // sum of the offload copies' durations (the stream's busy time)
+  double prefetch_seconds = 0.0;  // likewise for the prefetch copies
+  std::uint64_t offloaded_bytes = 0;
+  std::uint64_t prefetched_bytes = 0;
+};
+
 /// Owns the memory pools, parameters and feature maps of one graph run under one plan. The graph,
 /// the layers, the plan and the context must outlive it. Not thread-safe; one host thread drives
 /// it and the context's streams.
@@ -72,6 +81,8 @@ class Executor {
   const Plan& plan() const noexcept { return plan_; }
   const ParameterStore& parameters() const noexcept { return *params_; }
   MemoryReport memory() const;
+  /// The last step's copies (valid after a step).
+  const TransferReport& transfers() const noexcept { return transfers_; }
   /// Steps taken so far.
   std::int64_t steps() const noexcept { return step_; }
 
@@ -109,6 +120,9 @@ class Executor {
   std::vector<NodeArgs> args_;
   const std::int32_t* labels_ = nullptr;
   layers::LossStats loss_stats_;
+  std::unique_ptr<runtime::Event> step_started_;  // compute stream, timing
+  std::unique_ptr<runtime::Event> step_done_;     // compute stream, timing
+  TransferReport transfers_;
   std::int64_t step_ = 0;
 };
 

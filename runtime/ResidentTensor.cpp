@@ -28,9 +28,12 @@ ResidentTensor::ResidentTensor(std::string name, Shape shape, ExecutionContext& 
       shape_(shape),
       context_(context),
       produced_(context.make_event()),
+      offload_started_(context.make_event(/*timing=*/true)),
+      offloaded_(context.make_event(/*timing=*/true)),
       released_(context.make_event()),
       gate_(context.make_event()),
-      prefetched_(context.make_event()) {}
+      prefetch_started_(context.make_event(/*timing=*/true)),
+      prefetched_(context.make_event(/*timing=*/true)) {}
 
 void ResidentTensor::expect(Residency state, const char* transition) const {
   if (residency_ != state) {
@@ -61,7 +64,9 @@ void ResidentTensor::offload(MemoryResource& pinned) {
   pinned_ = take(pinned, "pinned host memory");
   produced_->record(context_.compute());
   context_.offload().wait(*produced_);
+  offload_started_->record(context_.offload());
   context_.offload().copy_async(pinned_.data(), device_.data(), bytes());
+  offloaded_->record(context_.offload());
   residency_ = Residency::Offloading;
 }
 
@@ -80,6 +85,7 @@ void ResidentTensor::prefetch(MemoryResource& device) {
   device_ = take(device, "device memory");
   gate_->record(context_.compute());
   context_.prefetch().wait(*gate_);
+  prefetch_started_->record(context_.prefetch());
   context_.prefetch().copy_async(device_.data(), pinned_.data(), bytes());
   prefetched_->record(context_.prefetch());
   residency_ = Residency::Prefetching;

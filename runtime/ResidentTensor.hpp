@@ -60,6 +60,10 @@ class ResidentTensor {
   /// The device data, for work enqueued on the compute stream. Throws InvalidArgument unless the
   /// tensor is Device or Offloading: reading never moves data.
   TensorView view() const;
+  /// Device seconds of the latest offload and prefetch copies (after the streams synchronized).
+  double offload_seconds() const { return offloaded_->seconds_since(*offload_started_); }
+  double prefetch_seconds() const { return prefetched_->seconds_since(*prefetch_started_); }
+
   Residency residency() const noexcept { return residency_; }
   const std::string& name() const noexcept { return name_; }
   std::size_t bytes() const noexcept { return shape_.bytes(DType::F32); }
@@ -74,10 +78,13 @@ class ResidentTensor {
   Residency residency_ = Residency::Absent;
   Buffer device_;
   Buffer pinned_;
-  std::unique_ptr<Event> produced_;    // compute, before the offload copy
-  std::unique_ptr<Event> released_;    // offload stream, after the copy and the last read
-  std::unique_ptr<Event> gate_;        // compute, before the prefetch copy
-  std::unique_ptr<Event> prefetched_;  // prefetch stream, after the copy
+  std::unique_ptr<Event> produced_;          // compute, before the offload copy
+  std::unique_ptr<Event> offload_started_;   // offload stream, timing: the copy starts
+  std::unique_ptr<Event> offloaded_;         // offload stream, timing: the copy is done
+  std::unique_ptr<Event> released_;          // offload stream, after the copy and the last read
+  std::unique_ptr<Event> gate_;              // compute, before the prefetch copy
+  std::unique_ptr<Event> prefetch_started_;  // prefetch stream, timing: the copy starts
+  std::unique_ptr<Event> prefetched_;        // prefetch stream, timing: the copy is done
 };
 
 }  // namespace vdnn::runtime

@@ -1,29 +1,41 @@
-// The NaN-fill kernel behind --debug-poison.
+// The NaN-fill kernel behind fill_nan_async.
 #include "runtime/cuda/FillNan.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
+#include "runtime/Error.hpp"
 #include "runtime/cuda/CudaCheck.hpp"
 
 namespace vdnn::runtime::cuda {
 namespace {
 
-__global__ void fill_nan_kernel(float* data, std::size_t count) {
-  const std::size_t stride = static_cast<std::size_t>(blockDim.x) * gridDim.x;
+// Exponent all ones and every mantissa bit set: a quiet NaN as a float, and, two of them side by
+// side, as a double, so the poison works whatever the element type.
+constexpr std::uint32_t kQuietNan = 0x7FFFFFFFu;
+
+__global__ void fill_nan_kernel(std::uint32_t* words, std::size_t count) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
        i += stride) {
-    data[i] = __int_as_float(0x7fc00000);
+    words[i] = kQuietNan;
   }
 }
 
 }  // namespace
 
 void fill_nan_async(cudaStream_t stream, void* ptr, std::size_t bytes) {
-  const std::size_t count = bytes / sizeof(float);
-  if (count == 0) return;
-  constexpr unsigned kThreads = 256;
-  const auto blocks = static_cast<unsigned>(std::min<std::size_t>((count + kThreads - 1) / kThreads, 4096));
-  fill_nan_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<float*>(ptr), count);
+  constexpr std::size_t kWord = sizeof(std::uint32_t);
+  VDNN_EXPECTS(stream != nullptr, "vdnn never enqueues work on the NULL stream");
+  if (bytes == 0) return;
+  VDNN_EXPECTS(ptr != nullptr, "fill_nan_async: null pointer");
+  VDNN_EXPECTS(bytes % kWord == 0 && reinterpret_cast<std::uintptr_t>(ptr) % kWord == 0,
+               "fill_nan_async: pointer and size must be multiples of 4 bytes");
+  constexpr unsigned kBlock = 256;
+  constexpr std::size_t kMaxBlocks = 65536;
+  const std::size_t count = bytes / kWord;
+  const auto blocks = static_cast<unsigned>(std::min((count + kBlock - 1) / kBlock, kMaxBlocks));
+  fill_nan_kernel<<<blocks, kBlock, 0, stream>>>(static_cast<std::uint32_t*>(ptr), count);
   VDNN_CHECK_LAUNCH();
 }
 

@@ -1,4 +1,5 @@
-// fill_nan_async: poisons device memory with quiet NaNs (the --debug-poison switch).
+// fill_nan_async: poisons device memory with NaN, so that a read of memory nobody wrote since
+// (a freed or not-yet-produced tensor) shows up as NaN in the loss instead of as plausible data.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -7,9 +8,10 @@
 
 namespace vdnn::runtime::cuda {
 
-/// Enqueues on `stream` a kernel that writes quiet NaN floats over `bytes` bytes at `ptr`
-/// (device memory; trailing bytes beyond a whole float are left). Throws CudaError on a failed
-/// launch.
+/// Enqueues on `stream` a kernel that fills the `bytes` bytes at device address `ptr` with a quiet
+/// NaN bit pattern (0x7FFFFFFF per 4 bytes: a NaN read as F32, and read as F64 too). Returns
+/// without waiting; nothing for zero bytes. Throws InvalidArgument for the NULL stream, a null
+/// `ptr` with bytes > 0, or `ptr` or `bytes` not a multiple of 4; CudaError when the launch fails.
 void fill_nan_async(cudaStream_t stream, void* ptr, std::size_t bytes);
 
 }  // namespace vdnn::runtime::cuda

@@ -60,6 +60,12 @@ TEST(Executor, NoUpstreamAllocationAfterSetup) {
   EXPECT_EQ(exec.memory().device_upstream_allocations, first.device_upstream_allocations);
   EXPECT_EQ(exec.memory().pinned_upstream_allocations, first.pinned_upstream_allocations);
   EXPECT_GT(exec.memory().pinned_peak, 0u);
+  const TransferReport& copies = exec.transfers();
+  EXPECT_EQ(copies.offloaded_bytes, session.plan().offloaded_bytes);
+  EXPECT_EQ(copies.prefetched_bytes, session.plan().prefetched_bytes);
+  EXPECT_GT(copies.offload_seconds, 0.0);
+  EXPECT_GT(copies.prefetch_seconds, 0.0);
+  EXPECT_GT(copies.step_seconds, 0.0);
 }
 
 TEST(Executor, ResNet20LossFallsOver50Steps) {

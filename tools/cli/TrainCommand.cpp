@@ -38,6 +38,16 @@ void write_json(const std::filesystem::path& path, const Json& value) {
   if (!out) throw runtime::Error("cannot write " + path.string());
 }
 
+// Achieved copy bandwidth in GB/s (1e9 bytes), 0 without copies.
+double gbps(std::uint64_t bytes, double seconds) {
+  return seconds > 0.0 ? static_cast<double>(bytes) / seconds / 1e9 : 0.0;
+}
+
+// Fraction of the step a copy stream was busy.
+double busy(double copy_seconds, double step_seconds) {
+  return step_seconds > 0.0 ? copy_seconds / step_seconds : 0.0;
+}
+
 double median(std::vector<double> values) {
   if (values.empty()) return 0.0;
   const auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
@@ -121,17 +131,25 @@ int run_train(const TrainOptions& o) {
   std::vector<std::int32_t> labels(static_cast<std::size_t>(batch));
   std::vector<double> losses;
   std::vector<double> iter_ms;
+  struct {
+    std::vector<double> offload_gbps, prefetch_gbps, offload_busy, prefetch_busy;
+  } copy_rates;
   Progress progress(o.iters);
   for (std::int64_t it = 0; it < o.iters; ++it) {
     dataset->next_batch(batch, images.data(), labels.data());
     const double lr = schedule.at(it);
     const auto start = std::chrono::steady_clock::now();
     const graph::StepResult r = executor.train_step(images.data(), labels.data(), lr);
+    const graph::TransferReport& copies = executor.transfers();
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count();
     losses.push_back(r.loss);
     iter_ms.push_back(ms);
+    copy_rates.offload_gbps.push_back(gbps(copies.offloaded_bytes, copies.offload_seconds));
+    copy_rates.prefetch_gbps.push_back(gbps(copies.prefetched_bytes, copies.prefetch_seconds));
+    copy_rates.offload_busy.push_back(busy(copies.offload_seconds, copies.step_seconds));
+    copy_rates.prefetch_busy.push_back(busy(copies.prefetch_seconds, copies.step_seconds));
     const double images_per_s = static_cast<double>(batch) * 1000.0 / ms;
     metrics << Json{{"iter", it},
                     {"loss", r.loss},
@@ -140,8 +158,12 @@ int run_train(const TrainOptions& o) {
                     {"ms", ms},
                     {"images_per_s", images_per_s},
                     {"peak_device_bytes", executor.memory().device_peak},
-                    {"offloaded_bytes", plan.offloaded_bytes},
-                    {"prefetched_bytes", plan.prefetched_bytes}}
+                    {"offloaded_bytes", copies.offloaded_bytes},
+                    {"prefetched_bytes", copies.prefetched_bytes},
+                    {"offload_gbps", gbps(copies.offloaded_bytes, copies.offload_seconds)},
+                    {"prefetch_gbps", gbps(copies.prefetched_bytes, copies.prefetch_seconds)},
+                    {"offload_busy", busy(copies.offload_seconds, copies.step_seconds)},
+                    {"prefetch_busy", busy(copies.prefetch_seconds, copies.step_seconds)}}
                    .dump()
             << "\n";
     progress.update(it + 1, r.loss, r.accuracy, images_per_s);
@@ -172,6 +194,10 @@ int run_train(const TrainOptions& o) {
                   {"peak_device_bytes", executor.memory().device_peak},
                   {"upstream_allocations", executor.memory().device_upstream_allocations},
                   {"iter_ms_median", median_ms},
+                  {"offload_gbps_median", median(copy_rates.offload_gbps)},
+                  {"prefetch_gbps_median", median(copy_rates.prefetch_gbps)},
+                  {"offload_busy_median", median(copy_rates.offload_busy)},
+                  {"prefetch_busy_median", median(copy_rates.prefetch_busy)},
                   {"images_per_s", static_cast<double>(batch) * 1000.0 / median_ms}});
   std::cout << "vdnn: trained " << def.name << " for " << o.iters << " iterations on "
             << layers::backend_name(backend) << " with " << graph::policy_name(plan.policy)
