@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The GPU benchmark, in one run on the GPU machine: the pinned copy ceiling measured now; for each
+# network and policy, vdnn's img/s, ms/iter, measured peak, bytes offloaded and prefetched, copy
+# bandwidth and copy-stream busy fraction; PyTorch eager with and without save_on_cpu on the same
+# network, batch and input. Writes OUT/bench.json and prints the table (tools/bench_report.py).
+# Usage: tools/bench-gpu.sh [OUT] [NETWORK:BATCH ...]   (default resnet50:128)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-bench-out}
+shift || true
+cases=("$@")
+[ ${#cases[@]} -gt 0 ] || cases=(resnet50:128)
+iters=${VDNN_BENCH_ITERS:-12}
+build=${VDNN_BUILD_DIR:-build-gpu}
+mkdir -p "$out"
+
+cmake -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVDNN_BUILD_TESTS=OFF \
+  ${VDNN_PREFIX_PATH:+-DCMAKE_PREFIX_PATH=$VDNN_PREFIX_PATH} >/dev/null
+cmake --build "$build" --target vdnn bench_copy_ceiling >/dev/null
+"$build/bin/bench_copy_ceiling" >"$out/ceiling.json"
+
+for c in "${cases[@]}"; do
+  net=${c%%:*}
+  batch=${c##*:}
+  for policy in baseline vdnn-all vdnn-conv; do
+    "$build/bin/vdnn" train --device cuda --config "configs/$net.json" --batch "$batch" \
+      --iters "$iters" --policy "$policy" --out "$out/$net-$batch-$policy" 2>"$out/$net-$batch-$policy.log" ||
+      echo "vdnn $net $policy failed (exit $?)" >&2
+  done
+  # vdnn-dyn with a budget at baseline's measured peak (plus the pool's rounding) picks no offload.
+  budget=$(python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(s['peak_device_bytes'] + (1 << 20))" \
+    "$out/$net-$batch-baseline/summary.json")
+  "$build/bin/vdnn" train --device cuda --config "configs/$net.json" --batch "$batch" --iters "$iters" \
+    --policy vdnn-dyn --mem-budget "$budget" --out "$out/$net-$batch-vdnn-dyn" 2>"$out/$net-$batch-vdnn-dyn.log" ||
+    echo "vdnn $net vdnn-dyn failed" >&2
+  python3 tools/torch_reference.py --network "$net" --batch "$batch" --iters "$iters" \
+    >"$out/torch-$net-$batch.jsonl" 2>"$out/torch-$net-$batch.log" || echo "torch $net failed" >&2
+done
+python3 tools/bench_report.py "$out"

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Collects a tools/bench-gpu.sh output folder into OUT/bench.json and prints the table, with the
+ratios the acceptance of the CUDA backend asks for (vs the copy ceiling and vs PyTorch)."""
+import glob
+import json
+import os
+import sys
+
+
+def load_runs(out):
+    runs = []
+    for path in sorted(glob.glob(os.path.join(out, "*", "summary.json"))):
+        s = json.load(open(path))
+        runs.append({
+            "framework": "vdnn", "network": s["network"], "batch": s["batch"],
+            "mode": s["requested_policy"] + ("->" + s["policy"] if s["policy"] != s["requested_policy"] else ""),
+            "images_per_s": s["images_per_s"], "ms_per_iter": s["iter_ms_median"],
+            "peak_device_bytes": s["peak_device_bytes"],
+            "offloaded_bytes": s["offloaded_bytes"], "prefetched_bytes": s["prefetched_bytes"],
+            "offload_gbps": s["offload_gbps_median"], "prefetch_gbps": s["prefetch_gbps_median"],
+            "offload_busy": s["offload_busy_median"], "prefetch_busy": s["prefetch_busy_median"],
+        })
+    for path in sorted(glob.glob(os.path.join(out, "torch-*.jsonl"))):
+        runs += [json.loads(line) for line in open(path) if line.strip()]
+    return runs
+
+
+def main():
+    out = sys.argv[1]
+    ceiling = json.load(open(os.path.join(out, "ceiling.json")))
+    runs = load_runs(out)
+    json.dump({"ceiling": ceiling, "runs": runs}, open(os.path.join(out, "bench.json"), "w"), indent=1)
+    print(f"pinned copy ceiling: D2H {ceiling['d2h_gbps']:.1f} GB/s, H2D {ceiling['h2d_gbps']:.1f} GB/s, "
+          f"both {ceiling['both_gbps']:.1f} GB/s")
+    head = f"{'network':10} {'batch':>5} {'framework':9} {'mode':22} {'img/s':>8} {'ms/iter':>8} {'peak GiB':>9} " \
+           f"{'off GB':>7} {'pre GB':>7} {'off GB/s':>8} {'pre GB/s':>8} {'off busy':>8} {'pre busy':>8}"
+    print(head)
+    for r in runs:
+        extra = ""
+        if r["framework"] == "vdnn":
+            extra = (f" {r['offloaded_bytes'] / 1e9:7.2f} {r['prefetched_bytes'] / 1e9:7.2f} {r['offload_gbps']:8.1f}"
+                     f" {r['prefetch_gbps']:8.1f} {r['offload_busy']:8.2f} {r['prefetch_busy']:8.2f}")
+        print(f"{r['network']:10} {r['batch']:5} {r['framework']:9} {r['mode']:22} {r['images_per_s']:8.1f} "
+              f"{r['ms_per_iter']:8.1f} {r['peak_device_bytes'] / 2**30:9.2f}{extra}")
+    by = {(r["network"], r["batch"], r["framework"], r["mode"].split("->")[0]): r for r in runs}
+    for (net, batch, fw, mode), r in by.items():
+        if fw != "vdnn" or mode != "baseline":
+            continue
+        eager = by.get((net, batch, "pytorch", "eager"))
+        soc = by.get((net, batch, "pytorch", "save_on_cpu"))
+        allr = by.get((net, batch, "vdnn", "vdnn-all"))
+        dyn = by.get((net, batch, "vdnn", "vdnn-dyn"))
+        print(f"\n{net} batch {batch}:")
+        if eager:
+            print(f"  baseline / PyTorch eager img/s: {r['images_per_s'] / eager['images_per_s']:.3f} (want >= 0.9)")
+        if allr:
+            print(f"  vdnn-all peak / baseline peak: {allr['peak_device_bytes'] / r['peak_device_bytes']:.3f} (want <= 0.40)")
+            print(f"  vdnn-all offload / D2H ceiling: {allr['offload_gbps'] / ceiling['d2h_gbps']:.3f}, "
+                  f"prefetch / H2D ceiling: {allr['prefetch_gbps'] / ceiling['h2d_gbps']:.3f} (want >= 0.90)")
+            if soc:
+                print(f"  vdnn-all / PyTorch save_on_cpu img/s: {allr['images_per_s'] / soc['images_per_s']:.2f} (want >= 2)")
+        if dyn:
+            print(f"  vdnn-dyn chose {dyn['mode']}; img/s vs baseline: {dyn['images_per_s'] / r['images_per_s']:.3f} (want >= 0.97)")
+
+
+if __name__ == "__main__":
+    main()

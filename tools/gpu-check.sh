@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# GPU test entry point (run it on the GPU machine): builds in Release, runs the whole gpu-labelled
+# suite, then compute-sanitizer (memcheck, racecheck, synccheck) on a small network's training
+# steps under vdnn-all, and prints a summary. Needs only what the GPU machine has plus the source
+# tree (CLI11 can come in .deps/: set VDNN_PREFIX_PATH=$PWD/.deps/usr).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${VDNN_BUILD_DIR:-build-gpu}
+log=${VDNN_CHECK_LOG:-gpu-check-logs}
+mkdir -p "$log"
+results=()
+
+cmake -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  ${VDNN_PREFIX_PATH:+-DCMAKE_PREFIX_PATH=$VDNN_PREFIX_PATH} >"$log/configure.log" 2>&1 &&
+  cmake --build "$build" -j "$(nproc)" >"$log/build.log" 2>&1
+if [ $? -ne 0 ]; then
+  tail -30 "$log/build.log" "$log/configure.log"
+  echo "gpu-check: build FAILED"
+  exit 1
+fi
+
+ctest --test-dir "$build" -L gpu --output-on-failure -j 4 >"$log/ctest-gpu.log" 2>&1
+gpu_status=$?
+results+=("gpu tests: $(grep -E 'tests passed|tests failed' "$log/ctest-gpu.log" | tail -1)")
+
+sanitizer=${COMPUTE_SANITIZER:-compute-sanitizer}
+train=("$build/bin/vdnn" train --device cuda --config configs/resnet20-cifar.json --batch 8 --iters 2
+  --policy vdnn-all --debug-poison --out "$log/sanitized-run")
+san_status=0
+for tool in memcheck racecheck synccheck; do
+  "$sanitizer" --tool "$tool" --error-exitcode 99 "${train[@]}" >"$log/$tool.log" 2>&1
+  status=$?
+  summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log/$tool.log" | tail -1)
+  results+=("compute-sanitizer $tool: exit $status; ${summary:-no summary line}")
+  [ $status -eq 0 ] || san_status=1
+done
+
+echo "== gpu-check summary =="
+for r in "${results[@]}"; do echo "  $r"; done
+if [ $gpu_status -ne 0 ] || [ $san_status -ne 0 ]; then
+  grep -E "Failed|FAILED|\*\*\*" "$log/ctest-gpu.log" | head -20
+  echo "gpu-check: FAILED (logs in $log/)"
+  exit 1
+fi
+echo "gpu-check: OK (logs in $log/)"
