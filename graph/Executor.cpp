@@ -32,6 +32,7 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
       pinned_pool_(pinned_upstream_, plan.pinned_bytes),
       pinned_(pinned_pool_),
       params_(std::make_unique<ParameterStore>(graph, device_, options.seed, context.compute())),
+      staging_(pinned_upstream_, graph.input_shape().bytes(DType::F32)),
       workspace_(device_, layers.workspace_bytes()),
       loss_seed_(device_, sizeof(float)),
       sgd_(layers::make_sgd_update(layers.backend(), layers.options())),
@@ -108,7 +109,8 @@ void Executor::run(const Action& action, const float* images) {
     case Op::Forward:
       if (t == kNetworkInput) {
         const TensorView input = tensor(t).view();
-        context_.compute().copy_async(input.data, images, input.bytes());
+        if (images != input_staging()) std::copy_n(images, input.numel(), input_staging());
+        context_.compute().copy_async(input.data, input_staging(), input.bytes());
       } else {
         forward(t);
       }

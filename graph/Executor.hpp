@@ -71,8 +71,12 @@ class Executor {
   /// Waits for queued work; never throws.
   ~Executor();
 
-  /// One step on a batch: `images` holds graph.input_shape() floats (NCHW) and `labels`
-  /// graph.batch() class indices, in host memory, valid until the call returns. Throws what a
+  /// Pinned host memory for one batch of images (graph.input_shape() floats, NCHW): a data
+  /// loader that writes here saves a copy, and the upload runs at the copy engines' full speed.
+  float* input_staging() noexcept { return static_cast<float*>(staging_.data()); }
+
+  /// One step on a batch: `images` holds graph.input_shape() floats (NCHW; input_staging() or
+  /// any host memory) and `labels` graph.batch() class indices, valid until the call returns. Throws what a
   /// layer throws (e.g. InvalidArgument for labels out of range), OutOfMemory; the executor stays
   /// usable afterwards.
   StepResult train_step(const float* images, const std::int32_t* labels, double lr);
@@ -111,6 +115,7 @@ class Executor {
   runtime::PoolMemoryResource pinned_pool_;
   runtime::StatisticsAdaptor pinned_;
   std::unique_ptr<ParameterStore> params_;
+  runtime::Buffer staging_;  // pinned input batch
   runtime::Buffer workspace_;
   runtime::Buffer loss_seed_;
   std::unique_ptr<layers::SgdUpdate> sgd_;

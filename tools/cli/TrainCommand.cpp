@@ -127,7 +127,6 @@ int run_train(const TrainOptions& o) {
   std::ofstream metrics(out / "metrics.jsonl");
   if (!metrics) throw runtime::Error("cannot write " + (out / "metrics.jsonl").string());
 
-  std::vector<float> images(static_cast<std::size_t>(session.graph().input_shape().numel()));
   std::vector<std::int32_t> labels(static_cast<std::size_t>(batch));
   std::vector<double> losses;
   std::vector<double> iter_ms;
@@ -136,10 +135,11 @@ int run_train(const TrainOptions& o) {
   } copy_rates;
   Progress progress(o.iters);
   for (std::int64_t it = 0; it < o.iters; ++it) {
-    dataset->next_batch(batch, images.data(), labels.data());
+    float* images = executor.input_staging();  // the loader writes straight to pinned memory
+    dataset->next_batch(batch, images, labels.data());
     const double lr = schedule.at(it);
     const auto start = std::chrono::steady_clock::now();
-    const graph::StepResult r = executor.train_step(images.data(), labels.data(), lr);
+    const graph::StepResult r = executor.train_step(images, labels.data(), lr);
     const graph::TransferReport& copies = executor.transfers();
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
