@@ -1,10 +1,11 @@
-// The explicit layer registry: every (layer, backend) implementation is listed here.
+// The explicit layer registry: every (layer, backend) implementation is listed here, as the
+// declarations that map a spec type to its implementation on each backend.
 #include "layers/Registry.hpp"
 
-#include "layers/SgdUpdate.hpp"
-
 #include <string>
+#include <type_traits>
 
+#include "layers/SgdUpdate.hpp"
 #include "layers/cpu/AddCpu.hpp"
 #include "layers/cpu/AvgPool2dCpu.hpp"
 #include "layers/cpu/BatchNorm2dCpu.hpp"
@@ -19,81 +20,95 @@
 #include "layers/cpu/SgdUpdateCpu.hpp"
 #include "layers/cpu/SoftmaxCrossEntropyCpu.hpp"
 #include "runtime/Error.hpp"
+#ifdef VDNN_HAVE_CUDA
+#include "layers/cuda/AddCuda.hpp"
+#include "layers/cuda/AvgPool2dCuda.hpp"
+#include "layers/cuda/BatchNorm2dCuda.hpp"
+#include "layers/cuda/ConcatCuda.hpp"
+#include "layers/cuda/Conv2dCuda.hpp"
+#include "layers/cuda/DropoutCuda.hpp"
+#include "layers/cuda/FlattenCuda.hpp"
+#include "layers/cuda/GlobalAvgPoolCuda.hpp"
+#include "layers/cuda/LinearCuda.hpp"
+#include "layers/cuda/MaxPool2dCuda.hpp"
+#include "layers/cuda/ReluCuda.hpp"
+#include "layers/cuda/SgdUpdateCuda.hpp"
+#include "layers/cuda/SoftmaxCrossEntropyCuda.hpp"
+#endif
 
 namespace vdnn::layers {
 namespace {
 
-template <typename... Fs>
-struct Overloaded : Fs... {
-  using Fs::operator()...;
-};
-template <typename... Fs>
-Overloaded(Fs...) -> Overloaded<Fs...>;
+// The registry proper: which class implements each spec on each backend.
+template <typename Spec>
+struct Implementation;
 
-std::unique_ptr<Layer> make_cpu_layer(const LayerSpec& spec, const std::vector<Shape>& in,
-                                      const LayerOptions& o) {
-  return std::visit(
-      Overloaded{
-          [&](const Conv2dSpec& s) -> std::unique_ptr<Layer> {
-            return std::make_unique<cpu::Conv2dCpu>(s, in, o);
-          },
-          [&](const BatchNorm2dSpec& s) -> std::unique_ptr<Layer> {
-            return std::make_unique<cpu::BatchNorm2dCpu>(s, in, o);
-          },
-          [&](const ReluSpec& s) -> std::unique_ptr<Layer> {
-            return std::make_unique<cpu::ReluCpu>(s, in, o);
-          },
-          [&](const MaxPool2dSpec& s) -> std::unique_ptr<Layer> {
-            return std::make_unique<cpu::MaxPool2dCpu>(s, in, o);
-          },
-          [&](const AvgPool2dSpec& s) -> std::unique_ptr<Layer> {
-            return std::make_unique<cpu::AvgPool2dCpu>(s, in, o);
-          },
-          [&](const GlobalAvgPoolSpec& s) -> std::unique_ptr<Layer> {
-            return std::make_unique<cpu::GlobalAvgPoolCpu>(s, in, o);
-          },
-          [&](const LinearSpec& s) -> std::unique_ptr<Layer> {
-            return std::make_unique<cpu::LinearCpu>(s, in, o);
-          },
-          [&](const AddSpec& s) -> std::unique_ptr<Layer> {
-            return std::make_unique<cpu::AddCpu>(s, in, o);
-          },
-          [&](const ConcatSpec& s) -> std::unique_ptr<Layer> {
-            return std::make_unique<cpu::ConcatCpu>(s, in, o);
-          },
-          [&](const DropoutSpec& s) -> std::unique_ptr<Layer> {
-            return std::make_unique<cpu::DropoutCpu>(s, in, o);
-          },
-          [&](const FlattenSpec& s) -> std::unique_ptr<Layer> {
-            return std::make_unique<cpu::FlattenCpu>(s, in, o);
-          },
-          [&](const SoftmaxCrossEntropySpec& s) -> std::unique_ptr<Layer> {
-            return std::make_unique<cpu::SoftmaxCrossEntropyCpu>(s, in, o);
-          },
-      },
-      spec);
-}
+#ifdef VDNN_HAVE_CUDA
+#define VDNN_LAYER(Name)              \
+  template <>                         \
+  struct Implementation<Name##Spec> { \
+    using Cpu = cpu::Name##Cpu;       \
+    using Cuda = cuda::Name##Cuda;    \
+  }
+#else
+#define VDNN_LAYER(Name)              \
+  template <>                         \
+  struct Implementation<Name##Spec> { \
+    using Cpu = cpu::Name##Cpu;       \
+  }
+#endif
+VDNN_LAYER(Conv2d);
+VDNN_LAYER(BatchNorm2d);
+VDNN_LAYER(Relu);
+VDNN_LAYER(MaxPool2d);
+VDNN_LAYER(AvgPool2d);
+VDNN_LAYER(GlobalAvgPool);
+VDNN_LAYER(Linear);
+VDNN_LAYER(Add);
+VDNN_LAYER(Concat);
+VDNN_LAYER(Dropout);
+VDNN_LAYER(Flatten);
+VDNN_LAYER(SoftmaxCrossEntropy);
+#undef VDNN_LAYER
 
 }  // namespace
 
-bool has_backend(Backend backend) noexcept { return backend == Backend::Cpu; }
+bool has_backend(Backend backend) noexcept {
+#ifdef VDNN_HAVE_CUDA
+  return backend == Backend::Cpu || backend == Backend::Cuda;
+#else
+  return backend == Backend::Cpu;
+#endif
+}
 
 std::unique_ptr<Layer> make_layer(Backend backend, const LayerSpec& spec,
                                   const std::vector<Shape>& input_shapes,
                                   const LayerOptions& options) {
-  switch (backend) {
-    case Backend::Cpu:
-      return make_cpu_layer(spec, input_shapes, options);
-    case Backend::Cuda:
-      break;
-  }
-  throw runtime::InvalidArgument(std::string("layer '") + std::string(type_name(spec)) +
-                                 "' has no implementation on the " + backend_name(backend) +
-                                 " backend in this build");
+  return std::visit(
+      [&](const auto& s) -> std::unique_ptr<Layer> {
+        using Spec = std::decay_t<decltype(s)>;
+        if (backend == Backend::Cpu) {
+          return std::make_unique<typename Implementation<Spec>::Cpu>(s, input_shapes, options);
+        }
+#ifdef VDNN_HAVE_CUDA
+        if (backend == Backend::Cuda) {
+          return std::make_unique<typename Implementation<Spec>::Cuda>(s, input_shapes, options);
+        }
+#endif
+        throw runtime::InvalidArgument(std::string("layer '") + std::string(type_name(spec)) +
+                                       "' has no implementation on the " + backend_name(backend) +
+                                       " backend in this build");
+      },
+      spec);
 }
 
-std::unique_ptr<SgdUpdate> make_sgd_update(Backend backend, const LayerOptions& /*options*/) {
+std::unique_ptr<SgdUpdate> make_sgd_update(Backend backend, const LayerOptions& options) {
   if (backend == Backend::Cpu) return std::make_unique<cpu::SgdUpdateCpu>();
+#ifdef VDNN_HAVE_CUDA
+  if (backend == Backend::Cuda) return std::make_unique<cuda::SgdUpdateCuda>(options);
+#else
+  static_cast<void>(options);
+#endif
   throw runtime::InvalidArgument(std::string("no SGD update on the ") + backend_name(backend) +
                                  " backend in this build");
 }

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "layers/cuda/CudaSupport.hpp"
+#include "layers/cuda/CudaLayerChecks.hpp"
 #include "layers/cuda/ElementwiseKernels.hpp"
 #include "runtime/cuda/DeviceContext.hpp"
 
@@ -13,7 +13,7 @@ namespace vdnn::layers::cuda {
 
 AddCuda::AddCuda(const AddSpec& spec, std::vector<Shape> input_shapes, const LayerOptions& options)
     : Layer(spec, std::move(input_shapes), options.dtype),
-      context_(&checked_context("add", options)) {}
+      context_(&checked_context(options, "AddCuda")) {}
 
 void AddCuda::forward(const ForwardArgs& args) {
   cudaStream_t stream = context_->compute_stream();

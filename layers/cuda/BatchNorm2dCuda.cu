@@ -5,35 +5,18 @@
 
 #include <cudnn.h>
 
-#include <limits>
 #include <utility>
 
 #include "layers/cuda/BlockReduce.cuh"
-#include "layers/cuda/CudaSupport.hpp"
-#include "runtime/UniqueHandle.hpp"
+#include "layers/cuda/CudaLayerChecks.hpp"
+#include "layers/cuda/CudnnDescriptors.hpp"
+#include "layers/cuda/KernelGrid.hpp"
+#include "layers/cuda/RawBuffer.hpp"
 #include "runtime/cuda/CudaCheck.hpp"
 #include "runtime/cuda/DeviceContext.hpp"
 
 namespace vdnn::layers::cuda {
 namespace {
-
-struct DescriptorDeleter {
-  static void destroy(cudnnTensorDescriptor_t descriptor) noexcept {
-    VDNN_CHECK_CUDNN_NOTHROW(cudnnDestroyTensorDescriptor(descriptor));
-  }
-};
-using TensorDescriptor = runtime::UniqueHandle<cudnnTensorDescriptor_t, DescriptorDeleter>;
-
-TensorDescriptor make_descriptor() {
-  cudnnTensorDescriptor_t descriptor = nullptr;
-  VDNN_CHECK_CUDNN(cudnnCreateTensorDescriptor(&descriptor));
-  return TensorDescriptor(descriptor);
-}
-
-int cudnn_extent(std::int64_t extent) {
-  VDNN_EXPECTS(extent <= std::numeric_limits<int>::max(), "batchnorm2d: extent too large for cuDNN");
-  return static_cast<int>(extent);
-}
 
 // What backward reads of the last forward's normalization, computed from the running buffers
 // after an inference forward (cuDNN's inference saves nothing).
@@ -52,8 +35,8 @@ __global__ void stats_from_running_kernel(const float* running_mean, const float
 __global__ void backward_reduce_kernel(const float* x, const float* dy, const float* mean,
                                        const float* inv_std, const float* weight,
                                        float* grad_weight, float* grad_bias, float* dx,
-                                       bool accumulate, std::int64_t samples,
-                                       std::int64_t channels, std::int64_t pixels) {
+                                       bool accumulate, std::int64_t samples, std::int64_t channels,
+                                       std::int64_t pixels) {
   const std::int64_t c = blockIdx.x;
   const float centre = mean[c];
   const float a = weight[c] * inv_std[c];
@@ -74,29 +57,24 @@ __global__ void backward_reduce_kernel(const float* x, const float* dy, const fl
   if (grad_bias != nullptr) grad_bias[c] = static_cast<float>(sum_dy);
 }
 
-float* data_or_null(const TensorView& view) {
-  return view.empty() ? nullptr : view.as<float>();
-}
+float* data_or_null(const TensorView& view) { return view.empty() ? nullptr : view.as<float>(); }
 
 }  // namespace
 
 struct BatchNorm2dCuda::State {
   explicit State(const Shape& x_shape)
       : channels(x_shape.c()),
+        x(x_shape),
+        stats(Shape::nchw(1, channels, 1, 1)),
         saved(2 * sizeof(float) * static_cast<std::size_t>(channels)),
-        unwanted_param_grads(2 * sizeof(float) * static_cast<std::size_t>(channels)) {
-    VDNN_CHECK_CUDNN(cudnnSetTensor4dDescriptor(
-        x.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, cudnn_extent(x_shape.n()),
-        cudnn_extent(x_shape.c()), cudnn_extent(x_shape.h()), cudnn_extent(x_shape.w())));
-    VDNN_CHECK_CUDNN(cudnnDeriveBNTensorDescriptor(stats.get(), x.get(), CUDNN_BATCHNORM_SPATIAL));
-  }
+        unwanted_param_grads(2 * sizeof(float) * static_cast<std::size_t>(channels)) {}
 
   float* saved_mean() const { return saved.as<float>(); }
   float* saved_inv_std() const { return saved.as<float>() + channels; }
 
   std::int64_t channels;
-  TensorDescriptor x = make_descriptor();      // N, C, H, W: x, y, dy and dx alike
-  TensorDescriptor stats = make_descriptor();  // 1, C, 1, 1: parameters and statistics
+  TensorDescriptor x;                 // N, C, H, W: x, y, dy and dx alike
+  TensorDescriptor stats;             // 1, C, 1, 1: what cuDNN derives for spatial batch norm
   DeviceBuffer saved;                 // [2C]: mean, then 1 / sqrt(var + eps) of the last forward
   DeviceBuffer unwanted_param_grads;  // [2C]: cuDNN's backward always writes both param grads
 };
@@ -105,11 +83,9 @@ BatchNorm2dCuda::BatchNorm2dCuda(const BatchNorm2dSpec& spec, std::vector<Shape>
                                  const LayerOptions& options)
     : Layer(spec, std::move(input_shapes), options.dtype),
       spec_(spec),
-      context_(&checked_context("batchnorm2d", options)),
+      context_(&checked_context(options, "BatchNorm2dCuda")),
       // this->: the moved-from parameter input_shapes hides the accessor here.
-      state_(std::make_unique<State>(this->input_shapes()[0])) {
-  VDNN_EXPECTS(spec.eps >= CUDNN_BN_MIN_EPSILON, "batchnorm2d: cuDNN needs eps >= 1e-5");
-}
+      state_(std::make_unique<State>(this->input_shapes()[0])) {}
 
 BatchNorm2dCuda::~BatchNorm2dCuda() = default;
 
@@ -137,9 +113,8 @@ void BatchNorm2dCuda::forward(const ForwardArgs& args) {
         context_->cudnn(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, state_->x.get(), x,
         state_->x.get(), y, state_->stats.get(), weight, bias, running_mean, running_var,
         spec_.eps));
-    constexpr unsigned kBlock = 256;
-    const auto blocks = static_cast<unsigned>((state_->channels + kBlock - 1) / kBlock);
-    stats_from_running_kernel<<<blocks, kBlock, 0, context_->compute_stream()>>>(
+    stats_from_running_kernel<<<blocks_for(state_->channels), kBlockThreads, 0,
+                                context_->compute_stream()>>>(
         running_mean, running_var, spec_.eps, state_->saved_mean(), state_->saved_inv_std(),
         state_->channels);
     VDNN_CHECK_LAUNCH();

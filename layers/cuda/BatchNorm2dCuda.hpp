@@ -15,9 +15,8 @@ namespace vdnn::layers::cuda {
 /// normalization the last forward used, writes grad_params (weight, bias) where non-empty and the
 /// input gradient honouring GradTarget::accumulate. All work is enqueued on options.cuda's compute
 /// stream (cuDNN through its handle) and nothing waits for it. The constructor allocates the saved
-/// statistics once and throws runtime::InvalidArgument for a dtype other than F32, a missing
-/// options.cuda or eps below cuDNN's minimum (1e-5); training forward throws it when a channel has
-/// a single value. Not thread-safe; see layers/Layer.hpp for the argument contract.
+/// statistics once and throws runtime::InvalidArgument for a dtype other than F32 or a missing
+/// options.cuda; training forward throws it when a channel has a single value. Not thread-safe; see layers/Layer.hpp for the argument contract.
 class BatchNorm2dCuda final : public Layer {
  public:
   BatchNorm2dCuda(const BatchNorm2dSpec& spec, std::vector<Shape> input_shapes,

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "layers/cuda/CudaSupport.hpp"
+#include "layers/cuda/CudaLayerChecks.hpp"
 #include "layers/cuda/ElementwiseKernels.hpp"
 #include "runtime/cuda/DeviceContext.hpp"
 
@@ -29,7 +29,7 @@ void for_each_input(const std::vector<Shape>& inputs, Fn&& fn) {
 ConcatCuda::ConcatCuda(const ConcatSpec& spec, std::vector<Shape> input_shapes,
                        const LayerOptions& options)
     : Layer(spec, std::move(input_shapes), options.dtype),
-      context_(&checked_context("concat", options)) {}
+      context_(&checked_context(options, "ConcatCuda")) {}
 
 void ConcatCuda::forward(const ForwardArgs& args) {
   float* y = args.output.as<float>();

@@ -22,26 +22,22 @@ void detail::PoolingDescriptorDeleter::destroy(cudnnPoolingDescriptor_t descript
   VDNN_CHECK_CUDNN_NOTHROW(cudnnDestroyPoolingDescriptor(descriptor));
 }
 
-TensorDescriptor::TensorDescriptor(std::int64_t n, std::int64_t c, std::int64_t h,
-                                   std::int64_t w) {
+TensorDescriptor::TensorDescriptor(const Shape& shape) {
+  VDNN_EXPECTS(shape.rank() == 2 || shape.rank() == 4,
+               "TensorDescriptor: expected an NCHW or an [N, F] shape, got " + shape.to_string());
+  const bool nchw = shape.rank() == 4;
   cudnnTensorDescriptor_t descriptor = nullptr;
   VDNN_CHECK_CUDNN(cudnnCreateTensorDescriptor(&descriptor));
   handle_.reset(descriptor);
   VDNN_CHECK_CUDNN(cudnnSetTensor4dDescriptor(
-      descriptor, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, checked_int(n, "tensor N"),
-      checked_int(c, "tensor C"), checked_int(h, "tensor H"), checked_int(w, "tensor W")));
-}
-
-TensorDescriptor::TensorDescriptor(const Shape& shape)
-    : TensorDescriptor(shape.n(), shape.c(), shape.rank() == 4 ? shape.h() : 1,
-                       shape.rank() == 4 ? shape.w() : 1) {
-  VDNN_EXPECTS(shape.rank() == 2 || shape.rank() == 4,
-               "TensorDescriptor: expected an NCHW or an [N, F] shape, got " + shape.to_string());
+      descriptor, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, checked_int(shape.n(), "tensor N"),
+      checked_int(shape.c(), "tensor C"), nchw ? checked_int(shape.h(), "tensor H") : 1,
+      nchw ? checked_int(shape.w(), "tensor W") : 1));
 }
 
 FilterDescriptor::FilterDescriptor(const Shape& kcrs) {
-  VDNN_EXPECTS(kcrs.rank() == 4, "FilterDescriptor: expected a [K, C, R, S] weight shape, got " +
-                                     kcrs.to_string());
+  VDNN_EXPECTS(kcrs.rank() == 4,
+               "FilterDescriptor: expected a [K, C, R, S] weight shape, got " + kcrs.to_string());
   cudnnFilterDescriptor_t descriptor = nullptr;
   VDNN_CHECK_CUDNN(cudnnCreateFilterDescriptor(&descriptor));
   handle_.reset(descriptor);

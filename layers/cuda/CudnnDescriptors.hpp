@@ -28,8 +28,8 @@ struct PoolingDescriptorDeleter {
 /// runtime::ShapeError when an extent does not fit an int.
 class TensorDescriptor {
  public:
-  TensorDescriptor(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w);
-  /// A rank-4 shape as it is; a rank-2 [N, F] shape as [N, F, 1, 1].
+  /// A rank-4 shape as it is; a rank-2 [N, F] shape as [N, F, 1, 1]. Other ranks throw
+  /// runtime::InvalidArgument.
   explicit TensorDescriptor(const Shape& shape);
   cudnnTensorDescriptor_t get() const noexcept { return handle_.get(); }
 
@@ -57,8 +57,7 @@ class ConvolutionDescriptor {
   void set_math(cudnnMathType_t math);
 
  private:
-  runtime::UniqueHandle<cudnnConvolutionDescriptor_t, detail::ConvolutionDescriptorDeleter>
-      handle_;
+  runtime::UniqueHandle<cudnnConvolutionDescriptor_t, detail::ConvolutionDescriptorDeleter> handle_;
 };
 
 /// A 2-D pooling descriptor that propagates NaN. Move-only. Throws like TensorDescriptor.

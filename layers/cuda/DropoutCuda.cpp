@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "layers/cuda/CudaSupport.hpp"
+#include "layers/cuda/CudaLayerChecks.hpp"
 #include "layers/cuda/ElementwiseKernels.hpp"
 #include "runtime/cuda/DeviceContext.hpp"
 
@@ -15,7 +15,7 @@ DropoutCuda::DropoutCuda(const DropoutSpec& spec, std::vector<Shape> input_shape
     : Layer(spec, std::move(input_shapes), options.dtype),
       spec_(spec),
       seed_(options.seed),
-      context_(&checked_context("dropout", options)) {}
+      context_(&checked_context(options, "DropoutCuda")) {}
 
 void DropoutCuda::forward(const ForwardArgs& args) {
   const float* x = args.inputs[0].as<float>();
@@ -32,9 +32,8 @@ void DropoutCuda::forward(const ForwardArgs& args) {
 void DropoutCuda::backward(const BackwardArgs& args) {
   const GradTarget& target = args.grad_inputs[0];
   if (target.tensor.empty()) return;
-  dropout_apply(context_->compute_stream(), spec_.p, seed_, args.step,
-                args.grad_output.as<float>(), target.tensor.as<float>(),
-                args.grad_output.numel(), target.accumulate);
+  dropout_apply(context_->compute_stream(), spec_.p, seed_, args.step, args.grad_output.as<float>(),
+                target.tensor.as<float>(), args.grad_output.numel(), target.accumulate);
 }
 
 }  // namespace vdnn::layers::cuda

@@ -1,27 +1,14 @@
-// The element-wise kernels behind ElementwiseKernels.hpp: grid-stride loops over 64-bit indices,
-// so one launch covers any tensor size.
+// The element-wise kernels behind ElementwiseKernels.hpp: one thread per element (KernelGrid.hpp).
 #include "layers/cuda/ElementwiseKernels.hpp"
 
-#include <algorithm>
-
+#include "layers/cuda/KernelGrid.hpp"
 #include "runtime/cuda/CudaCheck.hpp"
 
 namespace vdnn::layers::cuda {
 namespace {
 
-constexpr int kBlock = 256;
-// Past this many blocks each thread loops; more only adds scheduling overhead.
-constexpr std::int64_t kMaxBlocks = 65536;
-
-unsigned grid_for(std::int64_t n) {
-  return static_cast<unsigned>(std::clamp<std::int64_t>((n + kBlock - 1) / kBlock, 1, kMaxBlocks));
-}
-
-__device__ std::int64_t first_index() {
+__device__ std::int64_t element_index() {
   return static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ std::int64_t grid_stride() {
-  return static_cast<std::int64_t>(gridDim.x) * blockDim.x;
 }
 
 __device__ void store(float* out, float value, bool accumulate) {
@@ -30,27 +17,28 @@ __device__ void store(float* out, float value, bool accumulate) {
 
 __global__ void add_rows_kernel(float* dst, std::int64_t dst_stride, const float* src,
                                 std::int64_t src_stride, std::int64_t rows, std::int64_t cols) {
-  for (std::int64_t i = first_index(); i < rows * cols; i += grid_stride()) {
-    const std::int64_t r = i / cols;
-    const std::int64_t c = i - r * cols;
-    dst[r * dst_stride + c] += src[r * src_stride + c];
-  }
+  const std::int64_t i = element_index();
+  if (i >= rows * cols) return;
+  const std::int64_t r = i / cols;
+  const std::int64_t c = i - r * cols;
+  dst[r * dst_stride + c] += src[r * src_stride + c];
 }
 
 __global__ void add_pair_kernel(const float* a, const float* b, float* y, std::int64_t n) {
-  for (std::int64_t i = first_index(); i < n; i += grid_stride()) y[i] = a[i] + b[i];
+  const std::int64_t i = element_index();
+  if (i < n) y[i] = a[i] + b[i];
 }
 
 __global__ void relu_forward_kernel(const float* x, float* y, std::int64_t n) {
+  const std::int64_t i = element_index();
   // A select rather than fmaxf, which would turn a NaN input into 0 and hide it from the loss.
-  for (std::int64_t i = first_index(); i < n; i += grid_stride()) y[i] = x[i] < 0.0f ? 0.0f : x[i];
+  if (i < n) y[i] = x[i] < 0.0f ? 0.0f : x[i];
 }
 
 __global__ void relu_backward_kernel(const float* y, const float* dy, float* dx, std::int64_t n,
                                      bool accumulate) {
-  for (std::int64_t i = first_index(); i < n; i += grid_stride()) {
-    store(dx + i, y[i] > 0.0f ? dy[i] : 0.0f, accumulate);
-  }
+  const std::int64_t i = element_index();
+  if (i < n) store(dx + i, y[i] > 0.0f ? dy[i] : 0.0f, accumulate);
 }
 
 // DropoutCpu's mask, spelled out again for the device: splitmix64's finaliser (without the
@@ -65,44 +53,59 @@ __host__ __device__ constexpr std::uint64_t dropout_mix64(std::uint64_t z) {
 
 __global__ void dropout_kernel(double p, float scale, std::uint64_t state, const float* in,
                                float* out, std::int64_t n, bool accumulate) {
-  for (std::int64_t i = first_index(); i < n; i += grid_stride()) {
-    const std::uint64_t bits = dropout_mix64(state + (static_cast<std::uint64_t>(i) + 1) * kGolden);
-    const double u = static_cast<double>(bits >> 11) * 0x1.0p-53;
-    store(out + i, in[i] * (u >= p ? scale : 0.0f), accumulate);
-  }
+  const std::int64_t i = element_index();
+  if (i >= n) return;
+  const std::uint64_t bits = dropout_mix64(state + (static_cast<std::uint64_t>(i) + 1) * kGolden);
+  const double u = static_cast<double>(bits >> 11) * 0x1.0p-53;
+  store(out + i, in[i] * (u >= p ? scale : 0.0f), accumulate);
+}
+
+__global__ void sgd_kernel(float* param, const float* grad, float* velocity, std::int64_t n,
+                           float lr, float momentum, float weight_decay, bool first_step) {
+  const std::int64_t i = element_index();
+  if (i >= n) return;
+  const float d = grad[i] + weight_decay * param[i];
+  const float v = first_step ? d : momentum * velocity[i] + d;
+  velocity[i] = v;
+  param[i] -= lr * v;
 }
 
 }  // namespace
 
 void copy_rows(cudaStream_t stream, float* dst, std::int64_t dst_stride, const float* src,
                std::int64_t src_stride, std::int64_t rows, std::int64_t cols, bool accumulate) {
-  if (!accumulate) {
-    constexpr auto kFloat = static_cast<std::int64_t>(sizeof(float));
-    VDNN_CHECK_CUDA(cudaMemcpy2DAsync(dst, static_cast<std::size_t>(dst_stride * kFloat), src,
-                                      static_cast<std::size_t>(src_stride * kFloat),
-                                      static_cast<std::size_t>(cols * kFloat),
-                                      static_cast<std::size_t>(rows), cudaMemcpyDeviceToDevice,
-                                      stream));
+  constexpr auto kFloat = static_cast<std::int64_t>(sizeof(float));
+  if (!accumulate && dst_stride == cols && src_stride == cols) {
+    // Contiguous: one plain copy, which also avoids the 2-D copy's limit on the pitch.
+    VDNN_CHECK_CUDA(cudaMemcpyAsync(dst, src, static_cast<std::size_t>(rows * cols * kFloat),
+                                    cudaMemcpyDeviceToDevice, stream));
     return;
   }
-  add_rows_kernel<<<grid_for(rows * cols), kBlock, 0, stream>>>(dst, dst_stride, src, src_stride,
-                                                                rows, cols);
+  if (!accumulate) {
+    VDNN_CHECK_CUDA(cudaMemcpy2DAsync(
+        dst, static_cast<std::size_t>(dst_stride * kFloat), src,
+        static_cast<std::size_t>(src_stride * kFloat), static_cast<std::size_t>(cols * kFloat),
+        static_cast<std::size_t>(rows), cudaMemcpyDeviceToDevice, stream));
+    return;
+  }
+  add_rows_kernel<<<blocks_for(rows * cols), kBlockThreads, 0, stream>>>(dst, dst_stride, src,
+                                                                         src_stride, rows, cols);
   VDNN_CHECK_LAUNCH();
 }
 
 void add_pair(cudaStream_t stream, const float* a, const float* b, float* y, std::int64_t n) {
-  add_pair_kernel<<<grid_for(n), kBlock, 0, stream>>>(a, b, y, n);
+  add_pair_kernel<<<blocks_for(n), kBlockThreads, 0, stream>>>(a, b, y, n);
   VDNN_CHECK_LAUNCH();
 }
 
 void relu_forward(cudaStream_t stream, const float* x, float* y, std::int64_t n) {
-  relu_forward_kernel<<<grid_for(n), kBlock, 0, stream>>>(x, y, n);
+  relu_forward_kernel<<<blocks_for(n), kBlockThreads, 0, stream>>>(x, y, n);
   VDNN_CHECK_LAUNCH();
 }
 
 void relu_backward(cudaStream_t stream, const float* y, const float* dy, float* dx, std::int64_t n,
                    bool accumulate) {
-  relu_backward_kernel<<<grid_for(n), kBlock, 0, stream>>>(y, dy, dx, n, accumulate);
+  relu_backward_kernel<<<blocks_for(n), kBlockThreads, 0, stream>>>(y, dy, dx, n, accumulate);
   VDNN_CHECK_LAUNCH();
 }
 
@@ -110,7 +113,16 @@ void dropout_apply(cudaStream_t stream, double p, std::uint64_t seed, std::uint6
                    const float* in, float* out, std::int64_t n, bool accumulate) {
   const auto scale = static_cast<float>(1.0 / (1.0 - p));
   const std::uint64_t state = dropout_mix64(dropout_mix64(seed) ^ step);
-  dropout_kernel<<<grid_for(n), kBlock, 0, stream>>>(p, scale, state, in, out, n, accumulate);
+  dropout_kernel<<<blocks_for(n), kBlockThreads, 0, stream>>>(p, scale, state, in, out, n,
+                                                              accumulate);
+  VDNN_CHECK_LAUNCH();
+}
+
+void sgd_update(cudaStream_t stream, float* param, const float* grad, float* velocity,
+                std::int64_t n, const SgdHyper& hyper) {
+  sgd_kernel<<<blocks_for(n), kBlockThreads, 0, stream>>>(
+      param, grad, velocity, n, static_cast<float>(hyper.lr), static_cast<float>(hyper.momentum),
+      static_cast<float>(hyper.weight_decay), hyper.first_step);
   VDNN_CHECK_LAUNCH();
 }
 

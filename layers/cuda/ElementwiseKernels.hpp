@@ -1,11 +1,14 @@
-// Host-side launchers of the element-wise kernels that the CUDA ReLU, Add, Concat, Flatten and
-// Dropout layers share. Each enqueues on `stream` (never the NULL stream), checks the launch and
-// returns without waiting; pointers are device memory of at least the counts given.
+// Host-side launchers of the element-wise kernels of the CUDA ReLU, Add, Concat, Flatten and
+// Dropout layers and of the SGD update. Each enqueues on `stream` (never the NULL stream), checks
+// the launch and returns without waiting; pointers are device memory of at least the counts given,
+// and counts are positive and at most INT_MAX elements (KernelGrid.hpp).
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+
+#include "layers/SgdUpdate.hpp"
 
 namespace vdnn::layers::cuda {
 
@@ -36,5 +39,10 @@ void relu_backward(cudaStream_t stream, const float* y, const float* dy, float* 
 /// runtime::CudaError.
 void dropout_apply(cudaStream_t stream, double p, std::uint64_t seed, std::uint64_t step,
                    const float* in, float* out, std::int64_t n, bool accumulate);
+
+/// SgdUpdate's rule, in F32, on n elements: g = grad + weight_decay * param; velocity =
+/// first_step ? g : momentum * velocity + g; param -= lr * velocity. Throws runtime::CudaError.
+void sgd_update(cudaStream_t stream, float* param, const float* grad, float* velocity,
+                std::int64_t n, const SgdHyper& hyper);
 
 }  // namespace vdnn::layers::cuda

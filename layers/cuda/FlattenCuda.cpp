@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "layers/cuda/CudaSupport.hpp"
+#include "layers/cuda/CudaLayerChecks.hpp"
 #include "layers/cuda/ElementwiseKernels.hpp"
 #include "runtime/cuda/DeviceContext.hpp"
 
@@ -13,7 +13,7 @@ namespace vdnn::layers::cuda {
 FlattenCuda::FlattenCuda(const FlattenSpec& spec, std::vector<Shape> input_shapes,
                          const LayerOptions& options)
     : Layer(spec, std::move(input_shapes), options.dtype),
-      context_(&checked_context("flatten", options)) {}
+      context_(&checked_context(options, "FlattenCuda")) {}
 
 void FlattenCuda::forward(const ForwardArgs& args) {
   copy_elements(context_->compute_stream(), args.output.as<float>(), args.inputs[0].as<float>(),
@@ -23,8 +23,8 @@ void FlattenCuda::forward(const ForwardArgs& args) {
 void FlattenCuda::backward(const BackwardArgs& args) {
   const GradTarget& target = args.grad_inputs[0];
   if (target.tensor.empty()) return;
-  copy_elements(context_->compute_stream(), target.tensor.as<float>(),
-                args.grad_output.as<float>(), args.grad_output.numel(), target.accumulate);
+  copy_elements(context_->compute_stream(), target.tensor.as<float>(), args.grad_output.as<float>(),
+                args.grad_output.numel(), target.accumulate);
 }
 
 }  // namespace vdnn::layers::cuda

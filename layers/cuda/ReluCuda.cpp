@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "layers/cuda/CudaSupport.hpp"
+#include "layers/cuda/CudaLayerChecks.hpp"
 #include "layers/cuda/ElementwiseKernels.hpp"
 #include "runtime/cuda/DeviceContext.hpp"
 
@@ -13,7 +13,7 @@ namespace vdnn::layers::cuda {
 ReluCuda::ReluCuda(const ReluSpec& spec, std::vector<Shape> input_shapes,
                    const LayerOptions& options)
     : Layer(spec, std::move(input_shapes), options.dtype),
-      context_(&checked_context("relu", options)) {}
+      context_(&checked_context(options, "ReluCuda")) {}
 
 void ReluCuda::forward(const ForwardArgs& args) {
   relu_forward(context_->compute_stream(), args.inputs[0].as<float>(), args.output.as<float>(),

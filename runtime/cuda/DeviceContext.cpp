@@ -19,10 +19,19 @@ int select_device(int ordinal) {
   return ordinal;
 }
 
+// cuBLAS's recommended workspace for Hopper.
+constexpr std::size_t kCublasWorkspaceBytes = std::size_t{32} << 20;
+
 }  // namespace
 
 DeviceContext::DeviceContext(int ordinal)
-    : ordinal_(select_device(ordinal)), cudnn_(compute_.get()), cublas_(compute_.get()) {}
+    : ordinal_(select_device(ordinal)),
+      cublas_workspace_(workspace_memory_, kCublasWorkspaceBytes),
+      cudnn_(compute_.get()),
+      cublas_(compute_.get()) {
+  VDNN_CHECK_CUBLAS(
+      cublasSetWorkspace(cublas_.get(), cublas_workspace_.data(), cublas_workspace_.bytes()));
+}
 
 DeviceContext::~DeviceContext() { VDNN_CHECK_CUDA_NOTHROW(cudaSetDevice(ordinal_)); }
 

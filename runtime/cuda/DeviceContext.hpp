@@ -6,7 +6,9 @@
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 
+#include "runtime/MemoryResource.hpp"
 #include "runtime/cuda/CublasHandle.hpp"
+#include "runtime/cuda/CudaMemoryResource.hpp"
 #include "runtime/cuda/CudaStream.hpp"
 #include "runtime/cuda/CudnnHandle.hpp"
 
@@ -54,6 +56,9 @@ class DeviceContext {
   CudaStream compute_;
   CudaStream offload_;
   CudaStream prefetch_;
+  // cuBLAS's workspace, given at setup so that no GEMM ever allocates on its own.
+  DeviceMemoryResource workspace_memory_;
+  Buffer cublas_workspace_;
   CudnnHandle cudnn_;
   CublasHandle cublas_;
 };

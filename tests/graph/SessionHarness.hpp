@@ -37,9 +37,12 @@ inline RunResult run_steps(graph::Graph graph, const graph::SessionOptions& opti
     result.losses.push_back(session.executor().train_step(images.data(), labels.data(), lr).loss);
   }
   for (const graph::Parameter& p : session.executor().parameters().all()) {
-    const auto* begin = static_cast<const float*>(p.value.data());
-    result.weights.insert(result.weights.end(), begin, begin + p.spec.shape.numel());
+    const std::size_t at = result.weights.size();
+    result.weights.resize(at + static_cast<std::size_t>(p.spec.shape.numel()));
+    session.context().compute().copy_async(result.weights.data() + at, p.value.data(),
+                                           p.value.bytes());
   }
+  session.context().compute().synchronize();
   result.memory = session.executor().memory();
   result.predicted_peak = session.plan().predicted_peak;
   return result;

@@ -1,19 +1,12 @@
-// Internal helpers of the CUDA layers: the options check every constructor makes, and the owners
-// of the small device and pinned buffers a layer allocates once, at construction.
+// RawBuffer: owners of the small device and pinned host buffers a CUDA layer allocates once, at
+// construction (saved statistics, labels, loss scratch). Internal to layers/cuda/.
 #pragma once
 
 #include <cstddef>
-#include <string_view>
 
-#include "layers/Layer.hpp"
 #include "runtime/UniqueHandle.hpp"
 
 namespace vdnn::layers::cuda {
-
-/// The device context a CUDA layer named `layer` runs on, made current on the calling thread.
-/// Throws runtime::InvalidArgument unless options.dtype is F32 and options.cuda is set,
-/// runtime::CudaError when the device cannot be selected.
-runtime::cuda::DeviceContext& checked_context(std::string_view layer, const LayerOptions& options);
 
 namespace detail {
 struct DeviceAllocator {
@@ -21,12 +14,12 @@ struct DeviceAllocator {
   static void destroy(void* ptr) noexcept;
 };
 struct PinnedAllocator {
-  static void* allocate(std::size_t bytes);  // cudaHostAlloc, page-locked
+  static void* allocate(std::size_t bytes);  // cudaHostAlloc: page-locked host memory
   static void destroy(void* ptr) noexcept;
 };
 }  // namespace detail
 
-/// Owns `bytes` of memory from `Allocator`, freed on destruction (errors there are logged, never
+/// Owns `bytes` of memory from `Allocator`, freed on destruction (a failure there is logged, never
 /// thrown). The constructor throws runtime::CudaError when the allocation fails. Move-only.
 template <typename Allocator>
 class RawBuffer {
@@ -43,9 +36,9 @@ class RawBuffer {
   runtime::UniqueHandle<void*, Allocator> ptr_;
 };
 
-/// Device memory: read and written by kernels only.
+/// Device memory, for kernels and cuDNN.
 using DeviceBuffer = RawBuffer<detail::DeviceAllocator>;
-/// Page-locked host memory: the end of device-to-host copies that must not block the host.
+/// Page-locked host memory: the host end of copies that must not block the host.
 using PinnedBuffer = RawBuffer<detail::PinnedAllocator>;
 
 }  // namespace vdnn::layers::cuda

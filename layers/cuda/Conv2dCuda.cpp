@@ -1,0 +1,282 @@
+// cuDNN convolution: descriptors and algorithm choices are made once at construction; each pass
+// is then a few cuDNN calls on the compute stream with the workspace the caller provides.
+#include "layers/cuda/Conv2dCuda.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "layers/cuda/CudaLayerChecks.hpp"
+#include "layers/cuda/CudnnDescriptors.hpp"
+#include "runtime/Error.hpp"
+#include "runtime/cuda/CudaCheck.hpp"
+#include "runtime/cuda/DeviceContext.hpp"
+
+namespace vdnn::layers::cuda {
+namespace {
+
+constexpr float kOne = 1.0f;
+constexpr float kZero = 0.0f;
+
+// The descriptors of one convolution problem.
+struct Descriptors {
+  Descriptors(const Conv2dSpec& spec, const Shape& x_shape, const Shape& w_shape,
+              const Shape& y_shape, cudnnMathType_t math)
+      : x(x_shape), y(y_shape), w(w_shape), conv(spec, math) {
+    if (spec.bias) bias.emplace(Shape::nchw(1, spec.out_channels, 1, 1));
+  }
+  TensorDescriptor x;
+  TensorDescriptor y;  // also the output gradient
+  FilterDescriptor w;
+  ConvolutionDescriptor conv;
+  std::optional<TensorDescriptor> bias;
+};
+
+// One algorithm of one direction with the math type it was ranked under (cuDNN runs with the math
+// type on the descriptor, so that is set again before every call) and its exact workspace.
+template <typename Algo>
+struct AlgoChoice {
+  Algo algo{};
+  cudnnMathType_t math = CUDNN_FMA_MATH;
+  std::size_t workspace = 0;
+};
+
+template <typename Algo>
+struct AlgoChoices {
+  AlgoChoice<Algo> fastest;
+  AlgoChoice<Algo> lean;  // the fastest whose workspace is at most kLeanWorkspaceBytes
+  const AlgoChoice<Algo>& pick(bool prefer_lean) const { return prefer_lean ? lean : fastest; }
+};
+
+// How candidates are ranked and which are eligible.
+struct SearchPolicy {
+  cudnnMathType_t math = CUDNN_FMA_MATH;  // the descriptor's math type while ranking
+  bool measure = false;                   // cudnnFind* timings, else cuDNN's heuristic order
+  bool deterministic = false;             // CUDNN_DETERMINISTIC algorithms only
+  bool allow_tf32 = false;                // else FMA math only
+};
+
+// The cuDNN entry points of each direction, so that one search routine serves all three.
+struct ForwardApi {
+  using Algo = cudnnConvolutionFwdAlgo_t;
+  using Perf = cudnnConvolutionFwdAlgoPerf_t;
+  static constexpr const char* kName = "forward";
+  static int capacity(cudnnHandle_t h) {
+    int count = 0;
+    VDNN_CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &count));
+    return count;
+  }
+  static int rank(cudnnHandle_t h, const Descriptors& d, bool measure, int capacity, Perf* perf) {
+    int count = 0;
+    if (measure) {
+      VDNN_CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithm(h, d.x.get(), d.w.get(), d.conv.get(),
+                                                            d.y.get(), capacity, &count, perf));
+    } else {
+      VDNN_CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.get(), d.w.get(), d.conv.get(),
+                                                              d.y.get(), capacity, &count, perf));
+    }
+    return count;
+  }
+  static cudnnStatus_t workspace(cudnnHandle_t h, const Descriptors& d, Algo algo,
+                                 std::size_t* bytes) {
+    return cudnnGetConvolutionForwardWorkspaceSize(h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(),
+                                                   algo, bytes);
+  }
+};
+
+struct BackwardDataApi {
+  using Algo = cudnnConvolutionBwdDataAlgo_t;
+  using Perf = cudnnConvolutionBwdDataAlgoPerf_t;
+  static constexpr const char* kName = "backward-data";
+  static int capacity(cudnnHandle_t h) {
+    int count = 0;
+    VDNN_CHECK_CUDNN(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &count));
+    return count;
+  }
+  static int rank(cudnnHandle_t h, const Descriptors& d, bool measure, int capacity, Perf* perf) {
+    int count = 0;
+    if (measure) {
+      VDNN_CHECK_CUDNN(cudnnFindConvolutionBackwardDataAlgorithm(
+          h, d.w.get(), d.y.get(), d.conv.get(), d.x.get(), capacity, &count, perf));
+    } else {
+      VDNN_CHECK_CUDNN(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+          h, d.w.get(), d.y.get(), d.conv.get(), d.x.get(), capacity, &count, perf));
+    }
+    return count;
+  }
+  static cudnnStatus_t workspace(cudnnHandle_t h, const Descriptors& d, Algo algo,
+                                 std::size_t* bytes) {
+    return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w.get(), d.y.get(), d.conv.get(),
+                                                        d.x.get(), algo, bytes);
+  }
+};
+
+struct BackwardFilterApi {
+  using Algo = cudnnConvolutionBwdFilterAlgo_t;
+  using Perf = cudnnConvolutionBwdFilterAlgoPerf_t;
+  static constexpr const char* kName = "backward-filter";
+  static int capacity(cudnnHandle_t h) {
+    int count = 0;
+    VDNN_CHECK_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &count));
+    return count;
+  }
+  static int rank(cudnnHandle_t h, const Descriptors& d, bool measure, int capacity, Perf* perf) {
+    int count = 0;
+    if (measure) {
+      VDNN_CHECK_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithm(
+          h, d.x.get(), d.y.get(), d.conv.get(), d.w.get(), capacity, &count, perf));
+    } else {
+      VDNN_CHECK_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+          h, d.x.get(), d.y.get(), d.conv.get(), d.w.get(), capacity, &count, perf));
+    }
+    return count;
+  }
+  static cudnnStatus_t workspace(cudnnHandle_t h, const Descriptors& d, Algo algo,
+                                 std::size_t* bytes) {
+    return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x.get(), d.y.get(), d.conv.get(),
+                                                          d.w.get(), algo, bytes);
+  }
+};
+
+// Ranks the candidates of one direction and keeps the first eligible one overall and the first
+// eligible one within the lean bound. Leaves the descriptor's math type changed.
+template <typename Api>
+AlgoChoices<typename Api::Algo> choose(cudnnHandle_t handle, Descriptors& d,
+                                       const SearchPolicy& policy) {
+  d.conv.set_math(policy.math);
+  const int capacity = Api::capacity(handle);
+  std::vector<typename Api::Perf> perfs(static_cast<std::size_t>(capacity));
+  const int count = Api::rank(handle, d, policy.measure, capacity, perfs.data());
+  std::optional<AlgoChoice<typename Api::Algo>> fastest;
+  std::optional<AlgoChoice<typename Api::Algo>> lean;
+  for (int i = 0; i < count && !lean; ++i) {
+    const typename Api::Perf& perf = perfs[static_cast<std::size_t>(i)];
+    if (perf.status != CUDNN_STATUS_SUCCESS ||
+        (policy.deterministic && perf.determinism != CUDNN_DETERMINISTIC) ||
+        (!policy.allow_tf32 && perf.mathType != CUDNN_FMA_MATH)) {
+      continue;
+    }
+    // The workspace depends on the math type, and the ranking's own figure is not always exact.
+    d.conv.set_math(perf.mathType);
+    AlgoChoice<typename Api::Algo> choice{perf.algo, perf.mathType, 0};
+    const cudnnStatus_t sized = Api::workspace(handle, d, perf.algo, &choice.workspace);
+    if (sized == CUDNN_STATUS_NOT_SUPPORTED) continue;  // ranked, yet refused for this problem
+    VDNN_CHECK_CUDNN(sized);
+    if (!fastest) fastest = choice;
+    if (choice.workspace <= kLeanWorkspaceBytes) lean = choice;
+  }
+  if (!lean) {
+    throw runtime::CudaError(
+        std::string("Conv2dCuda: cuDNN offers no ") + Api::kName + " algorithm that is " +
+        (policy.deterministic ? "deterministic, " : "") + (policy.allow_tf32 ? "" : "FMA-only, ") +
+        "and needs at most " + std::to_string(kLeanWorkspaceBytes) + " workspace bytes");
+  }
+  return {*fastest, *lean};
+}
+
+// FMA math rules TF32 out (cuDNN's default math allows it on Ampere and later).
+cudnnMathType_t search_math(const LayerOptions& options) {
+  return options.allow_tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+}
+
+}  // namespace
+
+struct Conv2dCuda::Impl {
+  Impl(runtime::cuda::DeviceContext& device, const Conv2dSpec& spec, const Shape& x_shape,
+       const Shape& w_shape, const Shape& y_shape, const LayerOptions& options)
+      : context(&device), d(spec, x_shape, w_shape, y_shape, search_math(options)) {
+    // Measuring runs every candidate, so its choice varies with timing noise; deterministic runs
+    // need the same choice on every construction, which the heuristic ranking gives.
+    const SearchPolicy policy{search_math(options), !options.deterministic, options.deterministic,
+                              options.allow_tf32};
+    const cudnnHandle_t handle = device.cudnn();
+    forward = choose<ForwardApi>(handle, d, policy);
+    backward_data = choose<BackwardDataApi>(handle, d, policy);
+    backward_filter = choose<BackwardFilterApi>(handle, d, policy);
+  }
+
+  runtime::cuda::DeviceContext* context;
+  Descriptors d;
+  AlgoChoices<cudnnConvolutionFwdAlgo_t> forward;
+  AlgoChoices<cudnnConvolutionBwdDataAlgo_t> backward_data;
+  AlgoChoices<cudnnConvolutionBwdFilterAlgo_t> backward_filter;
+};
+
+Conv2dCuda::Conv2dCuda(const Conv2dSpec& spec, std::vector<Shape> input_shapes,
+                       const LayerOptions& options)
+    : Layer(spec, std::move(input_shapes), options.dtype),
+      spec_(spec),
+      param_shapes_(param_shapes(spec, this->input_shapes())) {
+  impl_ =
+      std::make_unique<Impl>(checked_context(options, "Conv2dCuda"), spec, this->input_shapes()[0],
+                             param_shapes_[0], output_shape(), options);
+}
+
+Conv2dCuda::~Conv2dCuda() = default;
+
+std::size_t Conv2dCuda::workspace_bytes() const {
+  return std::max({impl_->forward.pick(lean_).workspace, impl_->backward_data.pick(lean_).workspace,
+                   impl_->backward_filter.pick(lean_).workspace});
+}
+
+void Conv2dCuda::prefer_lean_algorithms(bool lean) { lean_ = lean; }
+
+void Conv2dCuda::forward(const ForwardArgs& args) {
+  VDNN_EXPECTS(args.inputs.size() == 1 && views_match(args.params, param_shapes_),
+               "Conv2dCuda::forward: expected one input and the weight (and bias) views of the "
+               "parameter shapes");
+  VDNN_EXPECTS(view_matches(args.inputs[0], input_shapes()[0]) &&
+                   view_matches(args.output, output_shape()) &&
+                   workspace_fits(args.workspace, workspace_bytes()),
+               "Conv2dCuda::forward: input, output or workspace view does not match the layer");
+  Impl& m = *impl_;
+  const cudnnHandle_t handle = m.context->cudnn();
+  const auto& algo = m.forward.pick(lean_);
+  m.d.conv.set_math(algo.math);
+  VDNN_CHECK_CUDNN(cudnnConvolutionForward(handle, &kOne, m.d.x.get(), args.inputs[0].data,
+                                           m.d.w.get(), args.params[0].data, m.d.conv.get(),
+                                           algo.algo, args.workspace.data, algo.workspace, &kZero,
+                                           m.d.y.get(), args.output.data));
+  if (spec_.bias) {
+    VDNN_CHECK_CUDNN(cudnnAddTensor(handle, &kOne, m.d.bias->get(), args.params[1].data, &kOne,
+                                    m.d.y.get(), args.output.data));
+  }
+}
+
+void Conv2dCuda::backward(const BackwardArgs& args) {
+  VDNN_EXPECTS(args.inputs.size() == 1 && args.grad_inputs.size() == 1 &&
+                   views_match(args.params, param_shapes_) &&
+                   views_match(args.grad_params, param_shapes_),
+               "Conv2dCuda::backward: expected one input, one input gradient and the weight (and "
+               "bias) views with their gradients, of the parameter shapes");
+  const GradTarget& dx = args.grad_inputs[0];
+  VDNN_EXPECTS(view_matches(args.inputs[0], input_shapes()[0]) &&
+                   view_matches(args.grad_output, output_shape()) &&
+                   (dx.tensor.empty() || view_matches(dx.tensor, input_shapes()[0])) &&
+                   workspace_fits(args.workspace, workspace_bytes()),
+               "Conv2dCuda::backward: a view does not match the layer");
+  Impl& m = *impl_;
+  const cudnnHandle_t handle = m.context->cudnn();
+  if (spec_.bias) {
+    VDNN_CHECK_CUDNN(cudnnConvolutionBackwardBias(handle, &kOne, m.d.y.get(), args.grad_output.data,
+                                                  &kZero, m.d.bias->get(),
+                                                  args.grad_params[1].data));
+  }
+  const auto& filter_algo = m.backward_filter.pick(lean_);
+  m.d.conv.set_math(filter_algo.math);
+  VDNN_CHECK_CUDNN(cudnnConvolutionBackwardFilter(
+      handle, &kOne, m.d.x.get(), args.inputs[0].data, m.d.y.get(), args.grad_output.data,
+      m.d.conv.get(), filter_algo.algo, args.workspace.data, filter_algo.workspace, &kZero,
+      m.d.w.get(), args.grad_params[0].data));
+  if (dx.tensor.empty()) return;
+  const auto& data_algo = m.backward_data.pick(lean_);
+  m.d.conv.set_math(data_algo.math);
+  VDNN_CHECK_CUDNN(cudnnConvolutionBackwardData(
+      handle, &kOne, m.d.w.get(), args.params[0].data, m.d.y.get(), args.grad_output.data,
+      m.d.conv.get(), data_algo.algo, args.workspace.data, data_algo.workspace,
+      dx.accumulate ? &kOne : &kZero, m.d.x.get(), dx.tensor.data));
+}
+
+}  // namespace vdnn::layers::cuda

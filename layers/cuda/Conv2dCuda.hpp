@@ -1,0 +1,49 @@
+// Conv2dCuda: 2-D convolution with stride, padding, dilation, groups and optional bias on the CUDA
+// backend (cuDNN), F32 only.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "layers/Layer.hpp"
+
+namespace vdnn::layers::cuda {
+
+/// 2-D convolution; weight [Cout, Cin / groups, kh, kw] and bias [Cout] as in PyTorch, every view
+/// in device memory. All work is enqueued on options.cuda->compute_stream() through the context's
+/// cuDNN handle; nothing is allocated or synchronized after construction.
+///
+/// Algorithms are chosen once, at construction, per direction (forward, data gradient, weight
+/// gradient): with options.deterministic, cuDNN's heuristic ranking restricted to deterministic
+/// algorithms (so every construction makes the same choice and runs are bitwise reproducible);
+/// otherwise the fastest measured by cudnnFind* (which allocates and synchronizes, at construction
+/// only). Two choices are kept per direction: the fastest and the fastest whose workspace is at
+/// most kLeanWorkspaceBytes; prefer_lean_algorithms() switches between them. Math: FP32 FMA only
+/// unless options.allow_tf32, then TF32 tensor cores where cuDNN picks them.
+///
+/// Backward reads the input (for the weight gradient), the output gradient and the weight; it
+/// overwrites grad_params (weight, then bias) and writes or accumulates the input gradient unless
+/// its view is empty. Not thread-safe. Throws runtime::InvalidArgument for dtypes other than F32,
+/// a missing context or views that do not match the layer; runtime::CudaError when cuDNN fails.
+class Conv2dCuda final : public Layer {
+ public:
+  Conv2dCuda(const Conv2dSpec& spec, std::vector<Shape> input_shapes, const LayerOptions& options);
+  ~Conv2dCuda() override;
+
+  /// The largest workspace among the three current algorithm choices.
+  std::size_t workspace_bytes() const override;
+  void prefer_lean_algorithms(bool lean) override;
+  void forward(const ForwardArgs& args) override;
+  void backward(const BackwardArgs& args) override;
+
+ private:
+  struct Impl;
+
+  Conv2dSpec spec_;
+  std::vector<Shape> param_shapes_;  // weight, then bias when present
+  std::unique_ptr<Impl> impl_;
+  bool lean_ = false;
+};
+
+}  // namespace vdnn::layers::cuda

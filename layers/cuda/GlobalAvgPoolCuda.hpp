@@ -1,0 +1,32 @@
+// GlobalAvgPoolCuda: the mean over H and W of every channel on the CUDA backend (own kernels), F32
+// only.
+#pragma once
+
+#include <vector>
+
+#include "layers/Layer.hpp"
+
+namespace vdnn::layers::cuda {
+
+/// Mean over H and W per channel: [N, C, H, W] -> [N, C, 1, 1]. Every view is in device memory and
+/// all work is enqueued on options.cuda->compute_stream(); no workspace. Each mean is reduced in a
+/// fixed order, so results are deterministic. Backward reads only the output gradient and writes or
+/// accumulates the input gradient unless its view is empty. Not thread-safe. Throws
+/// runtime::InvalidArgument for dtypes other than F32, a missing context or views that do not
+/// match the layer; runtime::ShapeError when N * C * H * W exceeds an int; runtime::CudaError when
+/// a launch fails.
+class GlobalAvgPoolCuda final : public Layer {
+ public:
+  GlobalAvgPoolCuda(const GlobalAvgPoolSpec& spec, std::vector<Shape> input_shapes,
+                    const LayerOptions& options);
+  void forward(const ForwardArgs& args) override;
+  void backward(const BackwardArgs& args) override;
+
+ private:
+  runtime::cuda::DeviceContext* context_;
+  int planes_;      // N * C
+  int plane_size_;  // H * W
+  int count_;       // N * C * H * W
+};
+
+}  // namespace vdnn::layers::cuda

@@ -1,0 +1,182 @@
+// Softmax cross-entropy on the CUDA backend: one block per sample for the row statistics and one
+// block for the batch mean, both reducing in a fixed order, then a host callback that hands the
+// statistics to the host without blocking it.
+#include "layers/cuda/SoftmaxCrossEntropyCuda.hpp"
+
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <utility>
+
+#include "layers/cuda/BlockReduce.cuh"
+#include "layers/cuda/CudaLayerChecks.hpp"
+#include "layers/cuda/RawBuffer.hpp"
+#include "runtime/cuda/CudaCheck.hpp"
+#include "runtime/cuda/DeviceContext.hpp"
+
+namespace vdnn::layers::cuda {
+namespace {
+
+// What forward hands from the device to the host. The destination travels with the numbers, so
+// each forward's callback writes where that forward was asked to, even when the host has enqueued
+// later forwards meanwhile.
+struct StatsRecord {
+  double loss;
+  double accuracy;
+  LossStats* destination;
+};
+
+void CUDART_CB deliver_stats(void* pinned_record) {
+  const auto& record = *static_cast<const StatsRecord*>(pinned_record);
+  *record.destination = {record.loss, record.accuracy};
+}
+
+// Block-wide maximum of a row; every thread gets it.
+__device__ float block_row_max(const float* row, std::int64_t classes) {
+  float max = -INFINITY;
+  for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) max = Max{}(max, row[j]);
+  return block_reduce(max, Max{});
+}
+
+// Per sample n (one block each): losses[n] = logsumexp(row) - row[label] and correct[n] = whether
+// the first maximal logit is the label's.
+__global__ void loss_rows_kernel(const float* logits, const std::int32_t* labels,
+                                 std::int64_t classes, float* losses, std::int32_t* correct) {
+  const std::int64_t n = blockIdx.x;
+  const float* row = logits + n * classes;
+  const float max = block_row_max(row, classes);
+  float sum = 0.0f;
+  std::int64_t first_max = classes;
+  for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) {
+    sum += expf(row[j] - max);
+    if (row[j] == max && first_max == classes) first_max = j;
+  }
+  sum = block_reduce(sum, Sum{});
+  first_max = block_reduce(first_max, Min{});
+  if (threadIdx.x != 0) return;
+  const std::int32_t label = labels[n];
+  losses[n] = max + logf(sum) - row[label];
+  correct[n] = first_max == label ? 1 : 0;
+}
+
+// One block: the batch mean into `output` and the statistics record for the host.
+__global__ void loss_mean_kernel(const float* losses, const std::int32_t* correct,
+                                 std::int64_t samples, float* output, StatsRecord* record,
+                                 LossStats* destination) {
+  double loss = 0.0;
+  std::int64_t hits = 0;
+  for (std::int64_t i = threadIdx.x; i < samples; i += blockDim.x) {
+    loss += losses[i];
+    hits += correct[i];
+  }
+  loss = block_reduce(loss, Sum{});
+  hits = block_reduce(hits, Sum{});
+  if (threadIdx.x != 0) return;
+  const double mean = loss / static_cast<double>(samples);
+  output[0] = static_cast<float>(mean);
+  *record = {mean, static_cast<double>(hits) / static_cast<double>(samples), destination};
+}
+
+// Per sample n (one block each): dx (+)= grad_loss / N * (softmax(row) - onehot(label)).
+__global__ void loss_backward_kernel(const float* logits, const std::int32_t* labels,
+                                     const float* grad_loss, std::int64_t samples,
+                                     std::int64_t classes, float* dx, bool accumulate) {
+  const std::int64_t n = blockIdx.x;
+  const float* row = logits + n * classes;
+  const float max = block_row_max(row, classes);
+  float sum = 0.0f;
+  for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) sum += expf(row[j] - max);
+  const float log_sum_exp = max + logf(block_reduce(sum, Sum{}));
+  const float scale = grad_loss[0] / static_cast<float>(samples);
+  const std::int32_t label = labels[n];
+  float* out = dx + n * classes;
+  for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) {
+    const float g = scale * expf(row[j] - log_sum_exp) - (j == label ? scale : 0.0f);
+    out[j] = accumulate ? out[j] + g : g;
+  }
+}
+
+template <typename T>
+std::size_t bytes_of(std::int64_t count) {
+  return sizeof(T) * static_cast<std::size_t>(count);
+}
+
+}  // namespace
+
+struct SoftmaxCrossEntropyCuda::State {
+  explicit State(std::int64_t samples)
+      : labels(bytes_of<std::int32_t>(samples)),
+        losses(bytes_of<float>(samples)),
+        correct(bytes_of<std::int32_t>(samples)),
+        record(sizeof(StatsRecord)),
+        pinned_record(sizeof(StatsRecord)) {}
+
+  DeviceBuffer labels;         // [N] int32, copied from the host labels of the current call
+  DeviceBuffer losses;         // [N] float, per-sample losses of the last forward
+  DeviceBuffer correct;        // [N] int32, 1 where the last forward's arg-max was the label
+  DeviceBuffer record;         // StatsRecord of the last forward
+  PinnedBuffer pinned_record;  // its copy on the host, read by deliver_stats
+};
+
+SoftmaxCrossEntropyCuda::SoftmaxCrossEntropyCuda(const SoftmaxCrossEntropySpec& spec,
+                                                 std::vector<Shape> input_shapes,
+                                                 const LayerOptions& options)
+    : Layer(spec, std::move(input_shapes), options.dtype),
+      context_(&checked_context(options, "SoftmaxCrossEntropyCuda")),
+      // this->: the moved-from parameter input_shapes hides the accessor here.
+      state_(std::make_unique<State>(this->input_shapes()[0].n())) {}
+
+SoftmaxCrossEntropyCuda::~SoftmaxCrossEntropyCuda() = default;
+
+const std::int32_t* SoftmaxCrossEntropyCuda::upload_labels(const std::int32_t* labels) {
+  const std::int64_t samples = input_shapes()[0].n();
+  const std::int64_t classes = input_shapes()[0].sample_numel();
+  VDNN_EXPECTS(labels != nullptr, "softmax_cross_entropy needs labels");
+  for (std::int64_t n = 0; n < samples; ++n) {
+    if (labels[n] < 0 || labels[n] >= classes) {
+      throw runtime::InvalidArgument("softmax_cross_entropy: label " + std::to_string(labels[n]) +
+                                     " of sample " + std::to_string(n) + " is outside [0, " +
+                                     std::to_string(classes) + ")");
+    }
+  }
+  // From pageable memory CUDA stages the labels before returning: the caller may reuse them.
+  auto* device_labels = state_->labels.as<std::int32_t>();
+  VDNN_CHECK_CUDA(cudaMemcpyAsync(device_labels, labels, bytes_of<std::int32_t>(samples),
+                                  cudaMemcpyHostToDevice, context_->compute_stream()));
+  return device_labels;
+}
+
+void SoftmaxCrossEntropyCuda::forward(const ForwardArgs& args) {
+  const std::int64_t samples = input_shapes()[0].n();
+  const std::int64_t classes = input_shapes()[0].sample_numel();
+  const std::int32_t* labels = upload_labels(args.labels);
+  cudaStream_t stream = context_->compute_stream();
+  auto* losses = state_->losses.as<float>();
+  auto* correct = state_->correct.as<std::int32_t>();
+  auto* record = state_->record.as<StatsRecord>();
+  loss_rows_kernel<<<static_cast<unsigned>(samples), kReduceBlock, 0, stream>>>(
+      args.inputs[0].as<float>(), labels, classes, losses, correct);
+  VDNN_CHECK_LAUNCH();
+  loss_mean_kernel<<<1, kReduceBlock, 0, stream>>>(
+      losses, correct, samples, args.output.as<float>(), record, args.loss_stats);
+  VDNN_CHECK_LAUNCH();
+  if (args.loss_stats == nullptr) return;
+  auto* pinned_record = state_->pinned_record.as<StatsRecord>();
+  VDNN_CHECK_CUDA(
+      cudaMemcpyAsync(pinned_record, record, sizeof(StatsRecord), cudaMemcpyDeviceToHost, stream));
+  VDNN_CHECK_CUDA(cudaLaunchHostFunc(stream, deliver_stats, pinned_record));
+}
+
+void SoftmaxCrossEntropyCuda::backward(const BackwardArgs& args) {
+  const GradTarget& target = args.grad_inputs[0];
+  if (target.tensor.empty()) return;
+  const std::int64_t samples = input_shapes()[0].n();
+  const std::int32_t* labels = upload_labels(args.labels);
+  loss_backward_kernel<<<static_cast<unsigned>(samples), kReduceBlock, 0,
+                         context_->compute_stream()>>>(
+      args.inputs[0].as<float>(), labels, args.grad_output.as<float>(), samples,
+      input_shapes()[0].sample_numel(), target.tensor.as<float>(), target.accumulate);
+  VDNN_CHECK_LAUNCH();
+}
+
+}  // namespace vdnn::layers::cuda

@@ -1,0 +1,42 @@
+// SoftmaxCrossEntropyCuda: mean softmax cross-entropy over the batch, with accuracy, on the CUDA
+// backend (own kernels), F32.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "layers/Layer.hpp"
+
+namespace vdnn::layers::cuda {
+
+/// Logits (N, ...) in device memory with K = sample_numel() classes; args.labels are N int32 in
+/// HOST memory, checked on the host (runtime::InvalidArgument when missing or outside [0, K),
+/// before anything is enqueued) and then copied to the device. The output [1] (device) is the mean
+/// over samples of logsumexp(row) - row[label]. When args.loss_stats is set, forward delivers
+/// {loss, accuracy} there without blocking the host: *args.loss_stats is written once the compute
+/// stream has passed this forward, so it must stay valid until then and be read only after that
+/// stream is synchronized (accuracy counts the first maximal logit). Backward reads the logits
+/// (backward_needs: inputs) and grad_output[0] (device) and writes grad_output[0] *
+/// (softmax - onehot) / N, honouring GradTarget::accumulate. Reductions run in a fixed order:
+/// results are bitwise reproducible. All work is enqueued on options.cuda's compute stream. The
+/// constructor allocates every buffer once and throws runtime::InvalidArgument for a dtype other
+/// than F32 or a missing options.cuda. Not thread-safe; see layers/Layer.hpp.
+class SoftmaxCrossEntropyCuda final : public Layer {
+ public:
+  SoftmaxCrossEntropyCuda(const SoftmaxCrossEntropySpec& spec, std::vector<Shape> input_shapes,
+                          const LayerOptions& options);
+  ~SoftmaxCrossEntropyCuda() override;
+  void forward(const ForwardArgs& args) override;
+  void backward(const BackwardArgs& args) override;
+
+ private:
+  struct State;  // device and pinned buffers
+
+  // Checks the host labels and enqueues their copy into the device buffer; returns that buffer.
+  const std::int32_t* upload_labels(const std::int32_t* labels);
+
+  runtime::cuda::DeviceContext* context_;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace vdnn::layers::cuda

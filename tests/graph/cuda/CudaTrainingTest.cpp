@@ -1,0 +1,91 @@
+// Training on the CUDA backend: agreement with the CPU backend, bitwise offload invariance with
+// deterministic algorithms, measured peaks, and no device allocation after the first step.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "graph/SessionHarness.hpp"
+#include "runtime/Device.hpp"
+
+namespace vdnn::graph {
+namespace {
+
+using testing::load_config;
+using testing::run_steps;
+
+class CudaTraining : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (runtime::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  }
+};
+
+SessionOptions cuda_options(Policy policy) {
+  SessionOptions o;
+  o.backend = layers::Backend::Cuda;
+  o.policy = policy;
+  o.deterministic = true;
+  o.executor.seed = 5;
+  return o;
+}
+
+TEST_F(CudaTraining, ResNet20AgreesWithTheCpuBackendWithoutTf32) {
+  SessionOptions cpu;
+  cpu.executor.seed = 5;
+  SessionOptions gpu = cuda_options(Policy::Baseline);
+  gpu.allow_tf32 = false;
+  const auto a = run_steps(load_config("resnet20-cifar.json", 8), cpu, 5).losses;
+  const auto b = run_steps(load_config("resnet20-cifar.json", 8), gpu, 5).losses;
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_NEAR(b[i], a[i], 1e-4 * std::abs(a[i])) << "step " << i;
+  }
+}
+
+class CudaInvariance : public CudaTraining,
+                       public ::testing::WithParamInterface<std::pair<const char*, int>> {};
+
+TEST_P(CudaInvariance, EveryPolicyMatchesBaselineBitwiseFor20Steps) {
+  const auto [config, batch] = GetParam();
+  const auto base = run_steps(load_config(config, batch), cuda_options(Policy::Baseline), 20);
+  EXPECT_EQ(base.memory.device_peak, base.predicted_peak);
+  for (Policy p : {Policy::VdnnAll, Policy::VdnnConv}) {
+    SessionOptions o = cuda_options(p);
+    o.executor.poison_freed = true;
+    const auto run = run_steps(load_config(config, batch), o, 20);
+    EXPECT_EQ(run.losses, base.losses) << policy_name(p);
+    EXPECT_EQ(run.weights, base.weights) << policy_name(p);
+    EXPECT_EQ(run.memory.device_peak, run.predicted_peak) << policy_name(p);
+    EXPECT_LT(run.memory.device_peak, base.memory.device_peak) << policy_name(p);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Networks, CudaInvariance,
+                         ::testing::Values(std::make_pair("resnet50.json", 32),
+                                           std::make_pair("densenet40-cifar.json", 32)),
+                         [](const auto& test) {
+                           std::string name = test.param.first;
+                           return name.substr(0, name.find_first_of("-."));
+                         });
+
+TEST_F(CudaTraining, NoDeviceAllocationAfterTheFirstStep) {
+  Session session(load_config("resnet20-cifar.json", 16), cuda_options(Policy::VdnnAll));
+  Executor& exec = session.executor();
+  std::vector<std::int32_t> labels(16, 3);
+  exec.train_step(exec.input_staging(), labels.data(), 0.01);
+  std::size_t free_before = 0;
+  std::size_t total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
+  const MemoryReport first = exec.memory();
+  for (int i = 0; i < 5; ++i) exec.train_step(exec.input_staging(), labels.data(), 0.01);
+  std::size_t free_after = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
+  EXPECT_EQ(free_after, free_before);  // nobody (cuDNN, cuBLAS included) allocated
+  EXPECT_EQ(exec.memory().device_upstream_allocations, first.device_upstream_allocations);
+  EXPECT_EQ(exec.memory().pinned_upstream_allocations, first.pinned_upstream_allocations);
+  EXPECT_EQ(exec.memory().device_upstream_allocations, 1u);
+}
+
+}  // namespace
+}  // namespace vdnn::graph

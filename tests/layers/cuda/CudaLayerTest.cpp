@@ -1,0 +1,358 @@
+// The CUDA layer test harness: random data, one CPU step on host vectors, one (or two) CUDA steps
+// on device buffers, and the element-wise comparison of everything both steps produced.
+#include "layers/cuda/CudaLayerTest.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "layers/Registry.hpp"
+#include "runtime/Device.hpp"
+#include "runtime/MemoryResource.hpp"
+#include "runtime/cuda/CudaCheck.hpp"
+#include "runtime/cuda/CudaMemoryResource.hpp"
+
+namespace vdnn::test {
+namespace {
+
+using layers::BackwardArgs;
+using layers::ForwardArgs;
+using layers::GradTarget;
+using layers::Layer;
+using runtime::DType;
+using runtime::Shape;
+using runtime::TensorView;
+using Floats = std::vector<float>;
+
+// Everything one step reads.
+struct StepInputs {
+  std::vector<Shape> param_shapes;
+  std::size_t trainable = 0;  // param_shapes[0, trainable) get gradients
+  std::vector<Floats> inputs;
+  std::vector<Floats> params;
+  Floats grad_output;
+  std::vector<Floats> grad_inputs_before;  // accumulate only
+  std::vector<std::int32_t> labels;        // loss layers only
+};
+
+// Everything one step writes (params: their values after the step).
+struct StepResults {
+  Floats output;
+  std::vector<Floats> params;
+  layers::LossStats loss;
+  std::vector<Floats> grad_inputs;
+  std::vector<Floats> grad_params;
+};
+
+bool is_loss(const Layer& layer) {
+  return std::holds_alternative<layers::SoftmaxCrossEntropySpec>(layer.spec());
+}
+
+Floats random_floats(std::int64_t count, float low, float high, int levels, std::mt19937_64& rng) {
+  Floats values(static_cast<std::size_t>(count));
+  if (levels > 0) {
+    std::uniform_int_distribution<int> level(0, levels - 1);
+    const float step = levels > 1 ? (high - low) / static_cast<float>(levels - 1) : 0.0f;
+    for (float& v : values) v = low + step * static_cast<float>(level(rng));
+  } else {
+    std::uniform_real_distribution<float> dist(low, high);
+    for (float& v : values) v = dist(rng);
+  }
+  return values;
+}
+
+StepInputs make_inputs(const Layer& layer, const StepSettings& settings) {
+  std::mt19937_64 rng(settings.seed);
+  StepInputs in;
+  for (const Shape& shape : layer.input_shapes()) {
+    in.inputs.push_back(random_floats(shape.numel(), -1.0f, 1.0f, settings.input_levels, rng));
+  }
+  for (const layers::ParamSpec& param : layers::param_specs(layer.spec(), layer.input_shapes())) {
+    const bool trainable = param.kind == layers::ParamKind::Trainable;
+    in.param_shapes.push_back(param.shape);
+    in.trainable += trainable ? 1 : 0;
+    in.params.push_back(trainable ? random_floats(param.shape.numel(), -1.0f, 1.0f, 0, rng)
+                                  : random_floats(param.shape.numel(), 0.5f, 1.5f, 0, rng));
+  }
+  in.grad_output = random_floats(layer.output_shape().numel(), -1.0f, 1.0f, 0, rng);
+  if (settings.accumulate) {
+    for (const Shape& shape : layer.input_shapes()) {
+      in.grad_inputs_before.push_back(random_floats(shape.numel(), -1.0f, 1.0f, 0, rng));
+    }
+  }
+  if (is_loss(layer)) {
+    const Shape& logits = layer.input_shapes()[0];
+    std::uniform_int_distribution<std::int32_t> label(
+        0, static_cast<std::int32_t>(logits.sample_numel() - 1));
+    for (std::int64_t i = 0; i < logits.n(); ++i) in.labels.push_back(label(rng));
+  }
+  return in;
+}
+
+TensorView view(const void* data, const Shape& shape) {
+  return TensorView{const_cast<void*>(data), shape, DType::F32};
+}
+
+// A workspace of `bytes` bytes as an F32 view (empty for 0 bytes).
+TensorView workspace_view(void* data, std::size_t bytes) {
+  return view(bytes == 0 ? nullptr : data,
+              Shape{static_cast<std::int64_t>((bytes + sizeof(float) - 1) / sizeof(float))});
+}
+
+// The reference: every view is passed, whatever backward needs.
+StepResults run_cpu(Layer& layer, StepInputs in, const StepSettings& settings) {
+  StepResults r;
+  Floats workspace((layer.workspace_bytes() + sizeof(float) - 1) / sizeof(float));
+  r.output.resize(static_cast<std::size_t>(layer.output_shape().numel()));
+  ForwardArgs f;
+  for (std::size_t i = 0; i < in.inputs.size(); ++i) {
+    f.inputs.push_back(view(in.inputs[i].data(), layer.input_shapes()[i]));
+  }
+  for (std::size_t i = 0; i < in.params.size(); ++i) {
+    f.params.push_back(view(in.params[i].data(), in.param_shapes[i]));
+  }
+  f.output = view(r.output.data(), layer.output_shape());
+  f.workspace = workspace_view(workspace.data(), layer.workspace_bytes());
+  f.training = settings.training;
+  f.step = settings.step;
+  f.labels = in.labels.empty() ? nullptr : in.labels.data();
+  f.loss_stats = is_loss(layer) ? &r.loss : nullptr;
+  layer.forward(f);
+
+  BackwardArgs b;
+  b.inputs = f.inputs;
+  b.output = f.output;
+  b.grad_output = view(in.grad_output.data(), layer.output_shape());
+  for (std::size_t i = 0; i < in.inputs.size(); ++i) {
+    r.grad_inputs.push_back(settings.accumulate ? in.grad_inputs_before[i]
+                                                : Floats(in.inputs[i].size(), 0.0f));
+    b.grad_inputs.push_back(GradTarget{settings.input_grads
+                                           ? view(r.grad_inputs[i].data(), layer.input_shapes()[i])
+                                           : TensorView{},
+                                       settings.accumulate});
+  }
+  b.params = f.params;
+  for (std::size_t i = 0; i < in.trainable; ++i) {
+    r.grad_params.emplace_back(static_cast<std::size_t>(in.param_shapes[i].numel()));
+    b.grad_params.push_back(view(r.grad_params[i].data(), in.param_shapes[i]));
+  }
+  b.workspace = f.workspace;
+  b.step = settings.step;
+  b.labels = f.labels;
+  layer.backward(b);
+  if (!settings.input_grads) r.grad_inputs.clear();
+  r.params = std::move(in.params);
+  return r;
+}
+
+// Device copies of the step's tensors, made and read back on the compute stream.
+class DeviceTensors {
+ public:
+  explicit DeviceTensors(cudaStream_t stream) : stream_(stream) {}
+
+  // A device copy of `host`.
+  void* upload(const Floats& host) {
+    void* data = allocate(host.size() * sizeof(float));
+    VDNN_CHECK_CUDA(cudaMemcpyAsync(data, host.data(), host.size() * sizeof(float),
+                                    cudaMemcpyHostToDevice, stream_));
+    return data;
+  }
+  // `bytes` of device memory, every float of it a NaN.
+  void* poisoned(std::size_t bytes) {
+    void* data = allocate(bytes);
+    if (data != nullptr) VDNN_CHECK_CUDA(cudaMemsetAsync(data, 0xFF, bytes, stream_));
+    return data;
+  }
+  void download(const void* data, Floats& host) {
+    VDNN_CHECK_CUDA(cudaMemcpyAsync(host.data(), data, host.size() * sizeof(float),
+                                    cudaMemcpyDeviceToHost, stream_));
+  }
+
+ private:
+  void* allocate(std::size_t bytes) {
+    buffers_.emplace_back(resource_, bytes);
+    return buffers_.back().data();
+  }
+
+  cudaStream_t stream_;
+  runtime::cuda::DeviceMemoryResource resource_;
+  std::vector<runtime::Buffer> buffers_;  // declared after resource_: freed before it goes
+};
+
+StepResults run_cuda(runtime::cuda::DeviceContext& context, Layer& layer, const StepInputs& in,
+                     const StepSettings& settings) {
+  const cudaStream_t stream = context.compute_stream();
+  DeviceTensors device(stream);
+  const std::size_t output_bytes = layer.output_shape().bytes(DType::F32);
+  ForwardArgs f;
+  for (std::size_t i = 0; i < in.inputs.size(); ++i) {
+    f.inputs.push_back(view(device.upload(in.inputs[i]), layer.input_shapes()[i]));
+  }
+  for (std::size_t i = 0; i < in.params.size(); ++i) {
+    f.params.push_back(view(device.upload(in.params[i]), in.param_shapes[i]));
+  }
+  f.output = view(device.poisoned(output_bytes), layer.output_shape());
+  f.workspace = workspace_view(device.poisoned(layer.workspace_bytes()), layer.workspace_bytes());
+  f.training = settings.training;
+  f.step = settings.step;
+  f.labels = in.labels.empty() ? nullptr : in.labels.data();
+  StepResults r;
+  f.loss_stats = is_loss(layer) ? &r.loss : nullptr;
+  layer.forward(f);
+
+  const layers::BackwardNeeds needs = layers::backward_needs(layer.spec());
+  BackwardArgs b;
+  for (const TensorView& input : f.inputs) b.inputs.push_back(needs.inputs ? input : TensorView{});
+  b.output = needs.output ? f.output : TensorView{};
+  b.grad_output = view(device.upload(in.grad_output), layer.output_shape());
+  for (std::size_t i = 0; i < in.inputs.size() && settings.input_grads; ++i) {
+    void* data = settings.accumulate ? device.upload(in.grad_inputs_before[i])
+                                     : device.poisoned(layer.input_shapes()[i].bytes(DType::F32));
+    b.grad_inputs.push_back(GradTarget{view(data, layer.input_shapes()[i]), settings.accumulate});
+  }
+  b.grad_inputs.resize(in.inputs.size(), GradTarget{TensorView{}, settings.accumulate});
+  b.params = f.params;
+  for (std::size_t i = 0; i < in.trainable; ++i) {
+    b.grad_params.push_back(
+        view(device.poisoned(in.param_shapes[i].bytes(DType::F32)), in.param_shapes[i]));
+  }
+  b.workspace = f.workspace;
+  b.step = settings.step;
+  b.labels = f.labels;
+  layer.backward(b);
+
+  r.output.resize(static_cast<std::size_t>(layer.output_shape().numel()));
+  device.download(f.output.data, r.output);
+  for (std::size_t i = 0; i < in.params.size(); ++i) {
+    r.params.emplace_back(in.params[i].size());
+    device.download(f.params[i].data, r.params.back());
+  }
+  for (std::size_t i = 0; i < in.inputs.size() && settings.input_grads; ++i) {
+    r.grad_inputs.emplace_back(in.inputs[i].size());
+    device.download(b.grad_inputs[i].tensor.data, r.grad_inputs.back());
+  }
+  for (std::size_t i = 0; i < in.trainable; ++i) {
+    r.grad_params.emplace_back(static_cast<std::size_t>(in.param_shapes[i].numel()));
+    device.download(b.grad_params[i].data, r.grad_params.back());
+  }
+  VDNN_CHECK_CUDA(cudaStreamSynchronize(stream));
+  return r;
+}
+
+// Appends to `failures` when some element of `actual` is further from `expected` than allowed (a
+// NaN always is).
+void compare(const std::string& what, const Floats& actual, const Floats& expected,
+             double tolerance, std::string& failures) {
+  if (actual.size() != expected.size()) {
+    failures += what + ": " + std::to_string(actual.size()) + " elements, expected " +
+                std::to_string(expected.size()) + "\n";
+    return;
+  }
+  double scale = 1e-3;
+  for (float e : expected) scale = std::max(scale, std::abs(static_cast<double>(e)));
+  double worst = 0.0;
+  std::size_t worst_index = 0;
+  for (std::size_t i = 0; i < actual.size(); ++i) {
+    const double error = std::abs(static_cast<double>(actual[i]) - expected[i]);
+    if (std::isnan(error) || error > worst) {
+      worst = std::isnan(error) ? std::numeric_limits<double>::infinity() : error;
+      worst_index = i;
+      if (std::isnan(error)) break;
+    }
+  }
+  if (worst <= tolerance * scale) return;
+  std::ostringstream out;
+  out << what << ": element " << worst_index << " is " << actual[worst_index] << ", expected "
+      << expected[worst_index] << " (|error| " << worst << " > " << tolerance << " * " << scale
+      << ")\n";
+  failures += out.str();
+}
+
+void compare_all(const std::string& run, const StepResults& actual, const StepResults& expected,
+                 double tolerance, std::string& failures) {
+  compare(run + "output", actual.output, expected.output, tolerance, failures);
+  compare(run + "loss", {static_cast<float>(actual.loss.loss)},
+          {static_cast<float>(expected.loss.loss)}, tolerance, failures);
+  compare(run + "accuracy", {static_cast<float>(actual.loss.accuracy)},
+          {static_cast<float>(expected.loss.accuracy)}, tolerance, failures);
+  const auto each = [&](const char* name, const std::vector<Floats>& a,
+                        const std::vector<Floats>& e) {
+    if (a.size() != e.size()) {
+      failures += run + name + ": tensor counts differ\n";
+      return;
+    }
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      compare(run + name + "[" + std::to_string(i) + "]", a[i], e[i], tolerance, failures);
+    }
+  };
+  each("params", actual.params, expected.params);
+  each("grad_inputs", actual.grad_inputs, expected.grad_inputs);
+  each("grad_params", actual.grad_params, expected.grad_params);
+}
+
+bool bitwise_equal(const Floats& a, const Floats& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+bool bitwise_equal(const std::vector<Floats>& a, const std::vector<Floats>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const Floats& x, const Floats& y) { return bitwise_equal(x, y); });
+}
+
+}  // namespace
+
+void CudaLayerTest::SetUp() {
+  if (runtime::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  context_ = std::make_unique<runtime::cuda::DeviceContext>(0);
+}
+
+layers::LayerOptions CudaLayerTest::options(bool allow_tf32) {
+  layers::LayerOptions o;
+  o.dtype = DType::F32;
+  o.cuda = context_.get();
+  o.deterministic = true;
+  o.allow_tf32 = allow_tf32;
+  return o;
+}
+
+::testing::AssertionResult cuda_matches_cpu(runtime::cuda::DeviceContext& context, Layer& layer,
+                                            double tolerance, const StepSettings& settings) {
+  layers::LayerOptions cpu_options;
+  cpu_options.dtype = DType::F32;
+  cpu_options.seed = settings.layer_seed;
+  const auto cpu_layer =
+      layers::make_layer(layers::Backend::Cpu, layer.spec(), layer.input_shapes(), cpu_options);
+  if (cpu_layer->output_shape() != layer.output_shape()) {
+    return ::testing::AssertionFailure()
+           << "output shape " << layer.output_shape().to_string() << ", the CPU layer's is "
+           << cpu_layer->output_shape().to_string();
+  }
+  const StepInputs in = make_inputs(layer, settings);
+  const StepResults expected = run_cpu(*cpu_layer, in, settings);
+  const StepResults actual = run_cuda(context, layer, in, settings);
+  std::string failures;
+  compare_all("", actual, expected, tolerance, failures);
+  if (settings.bitwise_repeatable) {
+    const StepResults again = run_cuda(context, layer, in, settings);
+    if (!bitwise_equal(again.output, actual.output) ||
+        !bitwise_equal(again.params, actual.params) ||
+        !bitwise_equal(again.grad_inputs, actual.grad_inputs) ||
+        !bitwise_equal(again.grad_params, actual.grad_params) ||
+        again.loss.loss != actual.loss.loss || again.loss.accuracy != actual.loss.accuracy) {
+      failures += "a second CUDA step on the same data gave different bits\n";
+    }
+  }
+  if (failures.empty()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << failures;
+}
+
+}  // namespace vdnn::test
