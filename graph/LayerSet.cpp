@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "layers/Registry.hpp"
+#include "runtime/MemoryResource.hpp"
 
 namespace vdnn::graph {
 
@@ -17,6 +18,8 @@ LayerSet::LayerSet(const Graph& graph, layers::Backend backend,
         layers::make_layer(backend, graph.node(id).spec, graph.input_shapes(id), layer));
     workspace_bytes_ = std::max<std::uint64_t>(workspace_bytes_, layers_.back()->workspace_bytes());
   }
+  // Whole allocation units: the workspace is handed to layers as a float view.
+  workspace_bytes_ = runtime::MemoryResource::align_up(workspace_bytes_);
 }
 
 }  // namespace vdnn::graph

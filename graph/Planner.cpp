@@ -237,14 +237,15 @@ constexpr std::uint64_t kForwardPeak = 0;
 
 // The plan of `policy` whose early prefetches keep device bytes (beyond the resident ones) under
 // `prefetch_cap` (kForwardPeak: under the forward pass's peak). Pools are not sized yet.
-Plan plan_for(const Graph& g, const Liveness& live, Policy policy, const PlanRequest& request,
+Plan plan_for(const Graph& g, const Liveness& live, Policy policy,
+              const std::vector<Placement>& placement, const PlanRequest& request,
               std::uint64_t prefetch_cap) {
   Plan plan;
   plan.requested = request.policy;
   plan.policy = policy;
   plan.budget_bytes = request.budget_bytes;
   plan.resident_bytes = resident_bytes(g, request.workspace_bytes);
-  plan.placement = place(g, live, policy);
+  plan.placement = placement;
   StepBuilder step(g, live, plan);
   step.forward();
   step.backward(prefetch_cap == kForwardPeak ? step.forward_peak() : prefetch_cap);
@@ -265,17 +266,45 @@ bool fits(const Graph& g, const Plan& plan, const PlanRequest& request) {
           device_pool_fits(g, plan, request.workspace_bytes, pool_for_budget(plan.budget_bytes)));
 }
 
+// Under a budget, offloading a map costs two copies and buys nothing if the budget could hold it.
+// From the last-produced offloaded map backwards (the ones needed again soonest), keep each one
+// resident while the plan stays within the budget and the allocator still places everything;
+// stop after a few that do not fit. Without a budget the policy's placement stands.
+Plan keep_what_fits(const Graph& g, const Liveness& live, Plan plan, const PlanRequest& request,
+                    std::uint64_t prefetch_cap) {
+  constexpr int kMisses = 4;
+  const std::uint64_t ceiling = request.budget_bytes;
+  int misses = 0;
+  for (auto t = static_cast<NodeId>(g.nodes().size()) - 1; t >= kNetworkInput && misses < kMisses;
+       --t) {
+    if (plan.placement_of(t) != Placement::Offloaded) continue;
+    std::vector<Placement> placement = plan.placement;
+    placement[t == kNetworkInput ? g.nodes().size() : static_cast<std::size_t>(t)] =
+        Placement::Resident;
+    Plan kept = plan_for(g, live, plan.policy, placement, request, prefetch_cap);
+    if (kept.predicted_peak <= ceiling && fits(g, kept, request)) {
+      plan = std::move(kept);
+    } else {
+      ++misses;
+    }
+  }
+  return plan;
+}
+
 // A plan of `policy` that fits the request, if any. With a budget, early prefetches may use it,
-// less a margin that grows until the allocator (fragmentation included) places everything.
+// less a margin that grows until the allocator (fragmentation included) places everything; then
+// offloads the budget does not need are dropped (Note [Offload lifetime]).
 std::optional<Plan> fitting_plan(const Graph& g, const Liveness& live, Policy policy,
                                  const PlanRequest& request) {
-  if (request.budget_bytes == 0) return plan_for(g, live, policy, request, kForwardPeak);
+  const std::vector<Placement> placement = place(g, live, policy);
+  if (request.budget_bytes == 0) return plan_for(g, live, policy, placement, request, kForwardPeak);
   const std::uint64_t resident = resident_bytes(g, request.workspace_bytes);
   if (request.budget_bytes <= resident) return std::nullopt;
   const std::uint64_t room = request.budget_bytes - resident;
   for (std::uint64_t margin = 0; margin <= 8; ++margin) {
-    Plan plan = plan_for(g, live, policy, request, room - room * margin / 16);
-    if (fits(g, plan, request)) return plan;
+    const std::uint64_t cap = room - room * margin / 16;
+    Plan plan = plan_for(g, live, policy, placement, request, cap);
+    if (fits(g, plan, request)) return keep_what_fits(g, live, std::move(plan), request, cap);
   }
   return std::nullopt;
 }
@@ -341,7 +370,8 @@ Plan make_plan(const Graph& graph, const PlanRequest& request) {
     }
   }
   // Nothing fits: say by how much, and which policy would.
-  const Plan best = plan_for(graph, live, candidates.back(), request, kForwardPeak);
+  const Plan best = plan_for(graph, live, candidates.back(), place(graph, live, candidates.back()),
+                             request, kForwardPeak);
   std::string advice = " No policy fits this budget; a smaller batch might.";
   for (Policy p : {Policy::VdnnConv, Policy::VdnnAll}) {
     if (const std::optional<Plan> other = fitting_plan(graph, live, p, request)) {

@@ -16,11 +16,16 @@ namespace vdnn::layers::cuda {
 /// input gradient honouring GradTarget::accumulate. All work is enqueued on options.cuda's compute
 /// stream (cuDNN through its handle) and nothing waits for it. The constructor allocates the saved
 /// statistics once and throws runtime::InvalidArgument for a dtype other than F32 or a missing
-/// options.cuda; training forward throws it when a channel has a single value. Not thread-safe; see layers/Layer.hpp for the argument contract.
+/// options.cuda; training forward throws it when a channel has a single value. Not thread-safe; see
+/// layers/Layer.hpp for the argument contract.
 class BatchNorm2dCuda final : public Layer {
  public:
   BatchNorm2dCuda(const BatchNorm2dSpec& spec, std::vector<Shape> input_shapes,
                   const LayerOptions& options);
+  BatchNorm2dCuda(const BatchNorm2dCuda&) = delete;
+  BatchNorm2dCuda& operator=(const BatchNorm2dCuda&) = delete;
+  BatchNorm2dCuda(BatchNorm2dCuda&&) = delete;
+  BatchNorm2dCuda& operator=(BatchNorm2dCuda&&) = delete;
   ~BatchNorm2dCuda() override;
   void forward(const ForwardArgs& args) override;
   void backward(const BackwardArgs& args) override;

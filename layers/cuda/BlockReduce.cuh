@@ -44,8 +44,9 @@ __device__ T block_reduce(T value, Op op) {
   __syncthreads();
   if (warp == 0) {
     const unsigned warps = blockDim.x / kWarpSize;
-    // Lanes past the last warp repeat partial 0; `op` is only ever applied to real partials.
-    value = partials[lane < warps ? lane : 0];
+    // Lanes past the last warp keep their own value, which the guard below never combines. They
+    // must not read partials[0]: lane 0 overwrites it with no barrier in between.
+    if (lane < warps) value = partials[lane];
     for (unsigned offset = kWarpSize / 2; offset > 0; offset /= 2) {
       const T other = __shfl_down_sync(0xFFFFFFFFu, value, offset);
       if (lane + offset < warps) value = op(value, other);

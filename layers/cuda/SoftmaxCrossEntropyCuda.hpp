@@ -25,6 +25,10 @@ class SoftmaxCrossEntropyCuda final : public Layer {
  public:
   SoftmaxCrossEntropyCuda(const SoftmaxCrossEntropySpec& spec, std::vector<Shape> input_shapes,
                           const LayerOptions& options);
+  SoftmaxCrossEntropyCuda(const SoftmaxCrossEntropyCuda&) = delete;
+  SoftmaxCrossEntropyCuda& operator=(const SoftmaxCrossEntropyCuda&) = delete;
+  SoftmaxCrossEntropyCuda(SoftmaxCrossEntropyCuda&&) = delete;
+  SoftmaxCrossEntropyCuda& operator=(SoftmaxCrossEntropyCuda&&) = delete;
   ~SoftmaxCrossEntropyCuda() override;
   void forward(const ForwardArgs& args) override;
   void backward(const BackwardArgs& args) override;

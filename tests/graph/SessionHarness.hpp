@@ -36,11 +36,16 @@ inline RunResult run_steps(graph::Graph graph, const graph::SessionOptions& opti
     data->next_batch(in.n(), images.data(), labels.data());
     result.losses.push_back(session.executor().train_step(images.data(), labels.data(), lr).loss);
   }
-  for (const graph::Parameter& p : session.executor().parameters().all()) {
-    const std::size_t at = result.weights.size();
-    result.weights.resize(at + static_cast<std::size_t>(p.spec.shape.numel()));
+  // Sized first: the copies are asynchronous, so the vector must not move under them.
+  const auto& params = session.executor().parameters().all();
+  std::size_t total = 0;
+  for (const graph::Parameter& p : params) total += static_cast<std::size_t>(p.spec.shape.numel());
+  result.weights.resize(total);
+  std::size_t at = 0;
+  for (const graph::Parameter& p : params) {
     session.context().compute().copy_async(result.weights.data() + at, p.value.data(),
                                            p.value.bytes());
+    at += static_cast<std::size_t>(p.spec.shape.numel());
   }
   session.context().compute().synchronize();
   result.memory = session.executor().memory();

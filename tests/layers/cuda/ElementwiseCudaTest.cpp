@@ -29,10 +29,10 @@ constexpr double kExact = 0.0;
 constexpr double kBatchNormTolerance = 1e-5;
 
 const std::vector<Shape>& element_shapes() {
-  static const std::vector<Shape> kShapes = {Shape::nchw(1, 1, 1, 7), Shape::nchw(2, 3, 4, 5),
-                                             Shape::nchw(4, 16, 7, 7), Shape::nchw(8, 64, 14, 14),
-                                             Shape{3, 10}};
-  return kShapes;
+  static const std::vector<Shape> table = {Shape::nchw(1, 1, 1, 7), Shape::nchw(2, 3, 4, 5),
+                                           Shape::nchw(4, 16, 7, 7), Shape::nchw(8, 64, 14, 14),
+                                           Shape{3, 10}};
+  return table;
 }
 
 // A run of a one-input layer: input, grad_output and the gradient target's starting contents.
@@ -179,10 +179,10 @@ layers::BatchNorm2dSpec batch_norm(double eps, double momentum) {
 }
 
 const std::vector<Shape>& batch_norm_shapes() {
-  static const std::vector<Shape> kShapes = {Shape::nchw(2, 3, 4, 5), Shape::nchw(5, 2, 1, 1),
-                                             Shape::nchw(1, 4, 3, 3), Shape::nchw(8, 16, 7, 7),
-                                             Shape::nchw(16, 32, 14, 14)};
-  return kShapes;
+  static const std::vector<Shape> table = {Shape::nchw(2, 3, 4, 5), Shape::nchw(5, 2, 1, 1),
+                                           Shape::nchw(1, 4, 3, 3), Shape::nchw(8, 16, 7, 7),
+                                           Shape::nchw(16, 32, 14, 14)};
+  return table;
 }
 
 // Input centred away from 0 (mean 3, so the statistics matter), weight, bias and running buffers.
@@ -203,8 +203,8 @@ TEST_F(ElementwiseCuda, BatchNormTrainingMatchesCpuIncludingRunningStats) {
     for (const layers::BatchNorm2dSpec& spec :
          {batch_norm(1e-5, 0.1), batch_norm(1e-3, 0.7), batch_norm(1e-7, 1.0)}) {
       for (const bool accumulate : {false, true}) {
-        SCOPED_TRACE(shape.to_string() + " momentum=" + std::to_string(spec.momentum) +
-                     (accumulate ? " accumulate" : ""));
+        SCOPED_TRACE(shape.to_string() + " eps=" + std::to_string(spec.eps) + " momentum=" +
+                     std::to_string(spec.momentum) + (accumulate ? " accumulate" : ""));
         expect_cuda_matches_cpu<layers::cuda::BatchNorm2dCuda>(
             spec, {shape}, batch_norm_run(shape, /*training=*/true, accumulate), cuda_options(),
             kBatchNormTolerance);

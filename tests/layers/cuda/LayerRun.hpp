@@ -32,23 +32,17 @@ using runtime::TensorView;
 
 inline constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 
-/// Fixture of the CUDA layer tests: one device context per suite, every test skipped without a
-/// device.
+/// Fixture of the CUDA layer tests: skips without a device, otherwise owns a context on device 0.
 class CudaTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    if (runtime::cuda_device_count() > 0) {
-      context_ = std::make_unique<runtime::cuda::DeviceContext>(0);
-    }
-  }
-  static void TearDownTestSuite() { context_.reset(); }
   void SetUp() override {
-    if (!context_) GTEST_SKIP() << "no CUDA device";
+    if (runtime::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+    context_ = std::make_unique<runtime::cuda::DeviceContext>(0);
   }
 
-  static runtime::cuda::DeviceContext& context() { return *context_; }
-  static cudaStream_t stream() { return context_->compute_stream(); }
-  static layers::LayerOptions cuda_options(std::uint64_t seed = 0) {
+  cudaStream_t stream() { return context_->compute_stream(); }
+  /// Options of the CUDA layers under test: F32 on this context.
+  layers::LayerOptions cuda_options(std::uint64_t seed = 0) {
     layers::LayerOptions options;
     options.seed = seed;
     options.cuda = context_.get();
@@ -56,7 +50,7 @@ class CudaTest : public ::testing::Test {
   }
 
  private:
-  inline static std::unique_ptr<runtime::cuda::DeviceContext> context_;
+  std::unique_ptr<runtime::cuda::DeviceContext> context_;
 };
 
 /// n values uniform in [lo, hi), a pure function of (seed, index).
