@@ -36,19 +36,29 @@ layers::LayerOptions layer_options(const SessionOptions& options,
   return o;
 }
 
-PlanRequest request_for(const SessionOptions& options, const LayerSet& layers,
-                        runtime::ExecutionContext& context) {
+// Without a budget, the plan takes what it needs; on CUDA that must fit what the device can give
+// (free memory less kCudaReserve), else the plan is made again under that budget, which picks
+// the offloads that make it fit or says why nothing does.
+Plan plan_session(const Graph& graph, const SessionOptions& options, const LayerSet& layers,
+                  runtime::ExecutionContext& context) {
   PlanRequest r;
   r.policy = options.policy;
   r.budget_bytes = options.budget_bytes;
   r.workspace_bytes = layers.workspace_bytes();
+  Plan plan = make_plan(graph, r);
 #ifdef VDNN_HAVE_CUDA
   auto* cuda = dynamic_cast<runtime::cuda::CudaContext*>(&context);
-  if (cuda != nullptr && r.budget_bytes == 0) r.budget_bytes = cuda->free_device_bytes(kCudaReserve);
+  if (cuda != nullptr && r.budget_bytes == 0) {
+    const std::uint64_t device = cuda->free_device_bytes(kCudaReserve);
+    if (plan.pool_bytes > device) {
+      r.budget_bytes = device;
+      plan = make_plan(graph, r);
+    }
+  }
 #else
   static_cast<void>(context);
 #endif
-  return r;
+  return plan;
 }
 
 }  // namespace
@@ -58,7 +68,7 @@ Session::Session(Graph graph, const SessionOptions& options)
       context_(make_context(options)),
       layer_options_(layer_options(options, *context_)),
       layers_(graph_, options.backend, layer_options_),
-      plan_(make_plan(graph_, request_for(options, layers_, *context_))),
+      plan_(plan_session(graph_, options, layers_, *context_)),
       executor_(std::make_unique<Executor>(graph_, layers_, plan_, *context_, options.executor)) {}
 
 Session::~Session() = default;

@@ -19,7 +19,7 @@ struct SessionOptions {
   layers::Backend backend = layers::Backend::Cpu;
   int device = 0;  // CUDA device ordinal
   Policy policy = Policy::Baseline;
-  /// 0: on the CPU no budget; on CUDA all the device can give (free memory less kCudaReserve).
+  /// 0: no budget but what the device can give (CUDA: free memory less kCudaReserve).
   std::uint64_t budget_bytes = 0;
   bool deterministic = false;  // CUDA: deterministic algorithms only
   bool allow_tf32 = true;      // CUDA: TF32 tensor-core math in convolutions
