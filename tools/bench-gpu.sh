@@ -27,9 +27,14 @@ for c in "${cases[@]}"; do
       --iters "$iters" --policy "$policy" --out "$out/$net-$batch-$policy" 2>"$out/$net-$batch-$policy.log" ||
       echo "vdnn $net $policy failed (exit $?)" >&2
   done
-  # vdnn-dyn with a budget at baseline's measured peak (plus the pool's rounding) picks no offload.
-  budget=$(python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(s['peak_device_bytes'] + (1 << 20))" \
+  base_peak=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['peak_device_bytes'])" \
     "$out/$net-$batch-baseline/summary.json")
+  # vdnn-all under a budget of 40% of baseline's peak keeps resident what the budget holds.
+  "$build/bin/vdnn" train --device cuda --config "configs/$net.json" --batch "$batch" --iters "$iters" \
+    --policy vdnn-all --mem-budget $((base_peak * 2 / 5)) --out "$out/$net-$batch-vdnn-all-budget40" \
+    2>"$out/$net-$batch-vdnn-all-budget40.log" || echo "vdnn $net vdnn-all (budget) failed" >&2
+  # vdnn-dyn with a budget at baseline's measured peak (plus the pool's rounding) picks no offload.
+  budget=$((base_peak + (1 << 20)))
   "$build/bin/vdnn" train --device cuda --config "configs/$net.json" --batch "$batch" --iters "$iters" \
     --policy vdnn-dyn --mem-budget "$budget" --out "$out/$net-$batch-vdnn-dyn" 2>"$out/$net-$batch-vdnn-dyn.log" ||
     echo "vdnn $net vdnn-dyn failed" >&2
@@ -37,3 +42,13 @@ for c in "${cases[@]}"; do
     >"$out/torch-$net-$batch.jsonl" 2>"$out/torch-$net-$batch.log" || echo "torch $net failed" >&2
 done
 python3 tools/bench_report.py "$out"
+
+# VGG-16 at batch 256 in a 12 GiB budget: baseline must not fit (exit 3), vdnn-all must train.
+if [ -z "${VDNN_BENCH_SKIP_VGG:-}" ]; then
+  for policy in baseline vdnn-all; do
+    "$build/bin/vdnn" train --device cuda --config configs/vgg16.json --batch 256 --iters 3 \
+      --policy "$policy" --mem-budget 12GiB --out "$out/vgg16-256-12GiB-$policy" \
+      >"$out/vgg16-256-12GiB-$policy.log" 2>&1
+    echo "vgg16 batch 256, 12 GiB budget, $policy: exit $? ($(tail -1 "$out/vgg16-256-12GiB-$policy.log"))"
+  done
+fi

@@ -13,7 +13,8 @@ def load_runs(out):
         s = json.load(open(path))
         runs.append({
             "framework": "vdnn", "network": s["network"], "batch": s["batch"],
-            "mode": s["requested_policy"] + ("->" + s["policy"] if s["policy"] != s["requested_policy"] else ""),
+            "mode": s["requested_policy"] + ("->" + s["policy"] if s["policy"] != s["requested_policy"] else "")
+                    + (f" @{s['budget_bytes'] / 2**30:.1f}GiB" if s["budget_bytes"] else ""),
             "images_per_s": s["images_per_s"], "ms_per_iter": s["iter_ms_median"],
             "peak_device_bytes": s["peak_device_bytes"],
             "offloaded_bytes": s["offloaded_bytes"], "prefetched_bytes": s["prefetched_bytes"],
@@ -42,13 +43,15 @@ def main():
                      f" {r['prefetch_gbps']:8.1f} {r['offload_busy']:8.2f} {r['prefetch_busy']:8.2f}")
         print(f"{r['network']:10} {r['batch']:5} {r['framework']:9} {r['mode']:22} {r['images_per_s']:8.1f} "
               f"{r['ms_per_iter']:8.1f} {r['peak_device_bytes'] / 2**30:9.2f}{extra}")
-    by = {(r["network"], r["batch"], r["framework"], r["mode"].split("->")[0]): r for r in runs}
+    by = {(r["network"], r["batch"], r["framework"], r["mode"].split("->")[0].split(" @")[0]
+           + (" budget" if " @" in r["mode"] and not r["mode"].startswith("vdnn-dyn") else "")): r
+          for r in runs}
     for (net, batch, fw, mode), r in by.items():
         if fw != "vdnn" or mode != "baseline":
             continue
         eager = by.get((net, batch, "pytorch", "eager"))
         soc = by.get((net, batch, "pytorch", "save_on_cpu"))
-        allr = by.get((net, batch, "vdnn", "vdnn-all"))
+        allr = by.get((net, batch, "vdnn", "vdnn-all budget")) or by.get((net, batch, "vdnn", "vdnn-all"))
         dyn = by.get((net, batch, "vdnn", "vdnn-dyn"))
         print(f"\n{net} batch {batch}:")
         if eager:
