@@ -151,6 +151,7 @@ AlgoChoices<typename Api::Algo> choose(cudnnHandle_t handle, Descriptors& d,
   const int count = Api::rank(handle, d, policy.measure, capacity, perfs.data());
   std::optional<AlgoChoice<typename Api::Algo>> fastest;
   std::optional<AlgoChoice<typename Api::Algo>> lean;
+  std::optional<AlgoChoice<typename Api::Algo>> smallest;  // when nothing is within the bound
   for (int i = 0; i < count && !lean; ++i) {
     const typename Api::Perf& perf = perfs[static_cast<std::size_t>(i)];
     if (perf.status != CUDNN_STATUS_SUCCESS ||
@@ -165,15 +166,15 @@ AlgoChoices<typename Api::Algo> choose(cudnnHandle_t handle, Descriptors& d,
     if (sized == CUDNN_STATUS_NOT_SUPPORTED) continue;  // ranked, yet refused for this problem
     VDNN_CHECK_CUDNN(sized);
     if (!fastest) fastest = choice;
+    if (!smallest || choice.workspace < smallest->workspace) smallest = choice;
     if (choice.workspace <= kLeanWorkspaceBytes) lean = choice;
   }
-  if (!lean) {
-    throw runtime::CudaError(
-        std::string("Conv2dCuda: cuDNN offers no ") + Api::kName + " algorithm that is " +
-        (policy.deterministic ? "deterministic, " : "") + (policy.allow_tf32 ? "" : "FMA-only, ") +
-        "and needs at most " + std::to_string(kLeanWorkspaceBytes) + " workspace bytes");
+  if (!fastest) {
+    throw runtime::CudaError(std::string("Conv2dCuda: cuDNN offers no ") + Api::kName +
+                             " algorithm" + (policy.deterministic ? " that is deterministic" : "") +
+                             (policy.allow_tf32 ? "" : " with FMA math") + " for this problem");
   }
-  return {*fastest, *lean};
+  return {*fastest, lean ? *lean : *smallest};
 }
 
 // FMA math rules TF32 out (cuDNN's default math allows it on Ampere and later).

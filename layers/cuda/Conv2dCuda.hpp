@@ -19,7 +19,8 @@ namespace vdnn::layers::cuda {
 /// algorithms (so every construction makes the same choice and runs are bitwise reproducible);
 /// otherwise the fastest measured by cudnnFind* (which allocates and synchronizes, at construction
 /// only). Two choices are kept per direction: the fastest and the fastest whose workspace is at
-/// most kLeanWorkspaceBytes; prefer_lean_algorithms() switches between them. Math: FP32 FMA only
+/// most kLeanWorkspaceBytes (or, when none is, the least workspace); prefer_lean_algorithms()
+/// switches between them. Math: FP32 FMA only
 /// unless options.allow_tf32, then TF32 tensor cores where cuDNN picks them.
 ///
 /// Backward reads the input (for the weight gradient), the output gradient and the weight; it
