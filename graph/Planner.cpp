@@ -291,22 +291,24 @@ Plan keep_what_fits(const Graph& g, const Liveness& live, Plan plan, const PlanR
   return plan;
 }
 
-// A plan of `policy` that fits the request, if any. With a budget, early prefetches may use it,
-// less a margin that grows until the allocator (fragmentation included) places everything; then
-// offloads the budget does not need are dropped (Note [Offload lifetime]).
+// A plan of `policy` that fits the request, if any. With a budget, the offloads it does not need
+// are dropped, then early prefetches may use the rest, less a margin that grows until the
+// allocator (fragmentation included) places everything (Note [Offload lifetime]).
 std::optional<Plan> fitting_plan(const Graph& g, const Liveness& live, Policy policy,
                                  const PlanRequest& request) {
   const std::vector<Placement> placement = place(g, live, policy);
-  if (request.budget_bytes == 0) return plan_for(g, live, policy, placement, request, kForwardPeak);
-  const std::uint64_t resident = resident_bytes(g, request.workspace_bytes);
-  if (request.budget_bytes <= resident) return std::nullopt;
-  const std::uint64_t room = request.budget_bytes - resident;
+  Plan plan = plan_for(g, live, policy, placement, request, kForwardPeak);
+  if (request.budget_bytes == 0) return plan;
+  if (!fits(g, plan, request)) return std::nullopt;
+  // Dropping offloads saves copies, prefetching early only hides them: drop first, then let the
+  // prefetches use what the budget still leaves.
+  plan = keep_what_fits(g, live, std::move(plan), request, kForwardPeak);
+  const std::uint64_t room = request.budget_bytes - plan.resident_bytes;
   for (std::uint64_t margin = 0; margin <= 8; ++margin) {
-    const std::uint64_t cap = room - room * margin / 16;
-    Plan plan = plan_for(g, live, policy, placement, request, cap);
-    if (fits(g, plan, request)) return keep_what_fits(g, live, std::move(plan), request, cap);
+    Plan ahead = plan_for(g, live, policy, plan.placement, request, room - room * margin / 16);
+    if (fits(g, ahead, request)) return ahead;
   }
-  return std::nullopt;
+  return plan;
 }
 
 }  // namespace

@@ -27,14 +27,16 @@ for c in "${cases[@]}"; do
       --iters "$iters" --policy "$policy" --out "$out/$net-$batch-$policy" 2>"$out/$net-$batch-$policy.log" ||
       echo "vdnn $net $policy failed (exit $?)" >&2
   done
-  base_peak=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['peak_device_bytes'])" \
-    "$out/$net-$batch-baseline/summary.json")
+  summary="$out/$net-$batch-baseline/summary.json"
+  base_peak=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['peak_device_bytes'])" "$summary")
+  base_pool=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['device_pool_bytes'])" "$summary")
   # vdnn-all under a budget of 40% of baseline's peak keeps resident what the budget holds.
   "$build/bin/vdnn" train --device cuda --config "configs/$net.json" --batch "$batch" --iters "$iters" \
     --policy vdnn-all --mem-budget $((base_peak * 2 / 5)) --out "$out/$net-$batch-vdnn-all-budget40" \
     2>"$out/$net-$batch-vdnn-all-budget40.log" || echo "vdnn $net vdnn-all (budget) failed" >&2
-  # vdnn-dyn with a budget at baseline's measured peak (plus the pool's rounding) picks no offload.
-  budget=$((base_peak + (1 << 20)))
+  # vdnn-dyn with a budget of what baseline took (its pool: the peak plus the allocator's rounding
+  # and fragmentation) picks no offload.
+  budget=$base_pool
   "$build/bin/vdnn" train --device cuda --config "configs/$net.json" --batch "$batch" --iters "$iters" \
     --policy vdnn-dyn --mem-budget "$budget" --out "$out/$net-$batch-vdnn-dyn" 2>"$out/$net-$batch-vdnn-dyn.log" ||
     echo "vdnn $net vdnn-dyn failed" >&2
