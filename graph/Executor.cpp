@@ -33,6 +33,7 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
       pinned_(pinned_pool_),
       params_(std::make_unique<ParameterStore>(graph, device_, options.seed, context.compute())),
       staging_(pinned_upstream_, graph.input_shape().bytes(DType::F32)),
+      label_staging_(pinned_upstream_, static_cast<std::size_t>(graph.batch()) * sizeof(std::int32_t)),
       workspace_(device_, layers.workspace_bytes()),
       loss_seed_(device_, sizeof(float)),
       sgd_(layers::make_sgd_update(layers.backend(), layers.options())),
@@ -84,7 +85,9 @@ TensorView Executor::workspace_view() const {
 }
 
 StepResult Executor::train_step(const float* images, const std::int32_t* labels, double lr) {
-  labels_ = labels;
+  // Pinned, because a copy from pageable memory would wait for everything queued before it.
+  labels_ = static_cast<const std::int32_t*>(label_staging_.data());
+  std::copy_n(labels, graph_.batch(), static_cast<std::int32_t*>(label_staging_.data()));
   try {
     step_started_->record(context_.compute());
     for (const Action& action : plan_.actions) run(action, images);

@@ -115,7 +115,8 @@ class Executor {
   runtime::PoolMemoryResource pinned_pool_;
   runtime::StatisticsAdaptor pinned_;
   std::unique_ptr<ParameterStore> params_;
-  runtime::Buffer staging_;  // pinned input batch
+  runtime::Buffer staging_;         // pinned input batch
+  runtime::Buffer label_staging_;   // pinned labels: their upload never waits for the stream
   runtime::Buffer workspace_;
   runtime::Buffer loss_seed_;
   std::unique_ptr<layers::SgdUpdate> sgd_;
