@@ -52,6 +52,10 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
       std::make_unique<runtime::ResidentTensor>(kInputName, graph.input_shape(), context));
   grads_.resize(n);
   grad_written_.assign(n, false);
+  if (options.profile_layers) {
+    for (std::size_t i = 0; i < 4 * n; ++i) layer_events_.push_back(context.make_event(true));
+    layer_times_.resize(n);
+  }
   args_.resize(n);
   for (NodeId id = 0; id < static_cast<NodeId>(n); ++id) {
     const Node& node = graph.node(id);
@@ -161,7 +165,7 @@ void Executor::forward(NodeId id) {
   a.labels = loss ? labels_ : nullptr;
   a.loss_stats = loss ? &loss_stats_ : nullptr;
   layers::Layer* layer = &layers_.at(id);
-  context_.compute().enqueue([layer, &a] { layer->forward(a); });
+  timed(id, 0, [&] { context_.compute().enqueue([layer, &a] { layer->forward(a); }); });
 }
 
 void Executor::backward(NodeId id) {
@@ -185,7 +189,19 @@ void Executor::backward(NodeId id) {
   a.step = static_cast<std::uint64_t>(step_);
   a.labels = id == graph_.loss_node() ? labels_ : nullptr;
   layers::Layer* layer = &layers_.at(id);
-  context_.compute().enqueue([layer, &a] { layer->backward(a); });
+  timed(id, 2, [&] { context_.compute().enqueue([layer, &a] { layer->backward(a); }); });
+}
+
+template <typename Enqueue>
+void Executor::timed(NodeId id, std::size_t phase, Enqueue enqueue) {
+  if (layer_events_.empty()) {
+    enqueue();
+    return;
+  }
+  const std::size_t at = 4 * static_cast<std::size_t>(id) + phase;
+  layer_events_[at]->record(context_.compute());
+  enqueue();
+  layer_events_[at + 1]->record(context_.compute());
 }
 
 void Executor::update(double lr) {
@@ -206,6 +222,10 @@ void Executor::finish_step() {
   device_pool_.retire_completed();
   pinned_pool_.retire_completed();
   transfers_ = {step_done_->seconds_since(*step_started_), 0.0, 0.0, 0, 0};
+  for (std::size_t i = 0; i < layer_times_.size(); ++i) {
+    layer_times_[i] = {layer_events_[4 * i + 1]->seconds_since(*layer_events_[4 * i]),
+                       layer_events_[4 * i + 3]->seconds_since(*layer_events_[4 * i + 2])};
+  }
   for (const Action& a : plan_.actions) {
     if (a.op == Op::Offload) {
       transfers_.offload_seconds += tensor(a.tensor).offload_seconds();

@@ -26,6 +26,13 @@ struct ExecutorOptions {
   double momentum = 0.9;
   double weight_decay = 5e-4;
   bool poison_freed = false;  // fill freed and offloaded device memory with NaN (debugging)
+  bool profile_layers = false;  // time every forward and backward with events (a little slower)
+};
+
+/// Device seconds of one node's forward and backward in the last step (profile_layers only).
+struct LayerTime {
+  double forward = 0.0;
+  double backward = 0.0;
 };
 
 /// What one training step reports.
@@ -87,6 +94,8 @@ class Executor {
   MemoryReport memory() const;
   /// The last step's copies (valid after a step).
   const TransferReport& transfers() const noexcept { return transfers_; }
+  /// Per node, the last step's layer times; empty unless options.profile_layers.
+  const std::vector<LayerTime>& layer_times() const noexcept { return layer_times_; }
   /// Steps taken so far.
   std::int64_t steps() const noexcept { return step_; }
 
@@ -96,6 +105,9 @@ class Executor {
   void run(const Action& action, const float* images);
   void forward(NodeId node);
   void backward(NodeId node);
+  /// Runs `enqueue`, between timing events of (node, phase) when profiling.
+  template <typename Enqueue>
+  void timed(NodeId node, std::size_t phase, Enqueue enqueue);
   void update(double lr);
   void finish_step();
   void abandon_step() noexcept;
@@ -129,6 +141,9 @@ class Executor {
   std::unique_ptr<runtime::Event> step_started_;  // compute stream, timing
   std::unique_ptr<runtime::Event> step_done_;     // compute stream, timing
   TransferReport transfers_;
+  // profile_layers: per node, events around forward and backward (start, end, start, end).
+  std::vector<std::unique_ptr<runtime::Event>> layer_events_;
+  std::vector<LayerTime> layer_times_;
   std::int64_t step_ = 0;
 };
 

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -46,6 +47,24 @@ double gbps(std::uint64_t bytes, double seconds) {
 // Fraction of the step a copy stream was busy.
 double busy(double copy_seconds, double step_seconds) {
   return step_seconds > 0.0 ? copy_seconds / step_seconds : 0.0;
+}
+
+// Per layer and per layer type, the last step's forward and backward device milliseconds.
+void write_layer_times(const std::filesystem::path& path, const graph::Graph& g,
+                       const graph::Executor& executor) {
+  Json layers = Json::array();
+  std::map<std::string, std::pair<double, double>> by_type;
+  for (graph::NodeId id = 0; id < static_cast<graph::NodeId>(g.nodes().size()); ++id) {
+    const graph::LayerTime& t = executor.layer_times()[static_cast<std::size_t>(id)];
+    const std::string type(layers::type_name(g.node(id).spec));
+    layers.push_back({{"name", g.node(id).name}, {"type", type},
+                      {"forward_ms", 1e3 * t.forward}, {"backward_ms", 1e3 * t.backward}});
+    by_type[type].first += 1e3 * t.forward;
+    by_type[type].second += 1e3 * t.backward;
+  }
+  Json types = Json::object();
+  for (const auto& [type, ms] : by_type) types[type] = {{"forward_ms", ms.first}, {"backward_ms", ms.second}};
+  write_json(path, Json{{"layers", layers}, {"by_type", types}});
 }
 
 double median(std::vector<double> values) {
@@ -89,6 +108,8 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
                 "Fill freed and offloaded device memory with NaN");
   cmd->add_flag("--deterministic", o.deterministic,
                 "CUDA: deterministic algorithms only (bitwise reproducible runs)");
+  cmd->add_flag("--profile-layers", o.profile_layers,
+                "Time every layer with events; writes layers.json (the last step)");
   cmd->add_option("--math", o.math, "CUDA convolutions: tf32 (tensor cores) or fp32")
       ->capture_default_str()
       ->check(CLI::IsMember({"tf32", "fp32"}));
@@ -112,7 +133,7 @@ int run_train(const TrainOptions& o) {
   options.backend = backend;
   options.policy = graph::parse_policy(o.policy);
   options.budget_bytes = o.mem_budget.empty() ? 0 : runtime::parse_bytes(o.mem_budget);
-  options.executor = {o.seed, o.momentum, o.weight_decay, o.debug_poison};
+  options.executor = {o.seed, o.momentum, o.weight_decay, o.debug_poison, o.profile_layers};
   options.deterministic = o.deterministic;
   options.allow_tf32 = o.math == "tf32";
   options.stress.enabled = o.debug_stream_delays >= 0;
@@ -169,6 +190,7 @@ int run_train(const TrainOptions& o) {
     progress.update(it + 1, r.loss, r.accuracy, images_per_s);
   }
 
+  if (o.profile_layers) write_layer_times(out / "layers.json", session.graph(), executor);
   const double median_ms = median(iter_ms);
   write_json(out / "summary.json",
              Json{{"config", o.config},

@@ -29,6 +29,7 @@ struct TrainOptions {
   bool debug_poison = false;              // NaN-fill freed and offloaded device memory
   bool deterministic = false;             // CUDA: deterministic algorithms only
   std::string math = "tf32";              // CUDA convolutions: tf32 | fp32
+  bool profile_layers = false;            // layers.json: device time per layer, last step
 };
 
 /// Registers the `train` subcommand; `options` receives the parsed values.
