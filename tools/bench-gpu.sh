@@ -48,9 +48,10 @@ python3 tools/bench_report.py "$out"
 # VGG-16 at batch 256 in a 12 GiB budget: baseline must not fit (exit 3), vdnn-all must train.
 if [ -z "${VDNN_BENCH_SKIP_VGG:-}" ]; then
   for policy in baseline vdnn-all; do
+    status=0
     "$build/bin/vdnn" train --device cuda --config configs/vgg16.json --batch 256 --iters 3 \
       --policy "$policy" --mem-budget 12GiB --out "$out/vgg16-256-12GiB-$policy" \
-      >"$out/vgg16-256-12GiB-$policy.log" 2>&1
-    echo "vgg16 batch 256, 12 GiB budget, $policy: exit $? ($(tail -1 "$out/vgg16-256-12GiB-$policy.log"))"
+      >"$out/vgg16-256-12GiB-$policy.log" 2>&1 || status=$?
+    echo "vgg16 batch 256, 12 GiB budget, $policy: exit $status ($(tail -1 "$out/vgg16-256-12GiB-$policy.log"))"
   done
 fi
