@@ -21,14 +21,23 @@ class LayerSet {
   layers::Layer& at(NodeId node) { return *layers_.at(static_cast<std::size_t>(node)); }
   layers::Backend backend() const noexcept { return backend_; }
   const layers::LayerOptions& options() const noexcept { return options_; }
-  /// The largest workspace_bytes() of any layer.
+  /// The largest workspace_bytes() of any layer, in whole allocation units.
   std::uint64_t workspace_bytes() const noexcept { return workspace_bytes_; }
+  /// vDNN's per-layer downgrade: switches the layer with the largest workspace (among those not
+  /// yet switched) to its memory-lean algorithms. Returns false when that shrinks nothing.
+  bool downgrade_largest_workspace();
+  /// Layers switched to memory-lean algorithms so far.
+  int lean_layers() const noexcept { return lean_layers_; }
 
  private:
   layers::Backend backend_;
   layers::LayerOptions options_;
   std::vector<std::unique_ptr<layers::Layer>> layers_;
   std::uint64_t workspace_bytes_ = 0;
+  std::vector<bool> lean_;
+  int lean_layers_ = 0;
+
+  void update_workspace_bytes();
 };
 
 }  // namespace vdnn::graph

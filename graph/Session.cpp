@@ -36,24 +36,38 @@ layers::LayerOptions layer_options(const SessionOptions& options,
   return o;
 }
 
-// Without a budget, the plan takes what it needs; on CUDA that must fit what the device can give
-// (free memory less kCudaReserve), else the plan is made again under that budget, which picks
-// the offloads that make it fit or says why nothing does.
-Plan plan_session(const Graph& graph, const SessionOptions& options, const LayerSet& layers,
-                  runtime::ExecutionContext& context) {
+PlanRequest request_for(const SessionOptions& options, const LayerSet& layers,
+                        std::uint64_t budget) {
   PlanRequest r;
   r.policy = options.policy;
-  r.budget_bytes = options.budget_bytes;
+  r.budget_bytes = budget;
   r.workspace_bytes = layers.workspace_bytes();
-  Plan plan = make_plan(graph, r);
+  return r;
+}
+
+// The plan under `budget`; when it does not fit, layers switch to memory-lean algorithms one at a
+// time, largest workspace first (vDNN's per-layer downgrades), until it fits or nothing shrinks.
+Plan plan_with_downgrades(const Graph& graph, const SessionOptions& options, LayerSet& layers,
+                          std::uint64_t budget) {
+  for (;;) {
+    try {
+      return make_plan(graph, request_for(options, layers, budget));
+    } catch (const DoesNotFit&) {
+      if (budget == 0 || !layers.downgrade_largest_workspace()) throw;
+    }
+  }
+}
+
+// Without a budget, the plan takes what it needs; on CUDA that must fit what the device can give
+// (free memory less kCudaReserve), else the plan is made again under that budget.
+Plan plan_session(const Graph& graph, const SessionOptions& options, LayerSet& layers,
+                  runtime::ExecutionContext& context) {
+  Plan plan = plan_with_downgrades(graph, options, layers, options.budget_bytes);
 #ifdef VDNN_HAVE_CUDA
   auto* cuda = dynamic_cast<runtime::cuda::CudaContext*>(&context);
-  if (cuda != nullptr && r.budget_bytes == 0) {
+  if (cuda != nullptr && options.budget_bytes == 0) {
     const std::uint64_t device = cuda->free_device_bytes(kCudaReserve);
-    if (plan.pool_bytes > device) {
-      r.budget_bytes = device;
-      plan = make_plan(graph, r);
-    }
+    if (plan.pool_bytes > device) plan = plan_with_downgrades(graph, options, layers, device);
   }
 #else
   static_cast<void>(context);

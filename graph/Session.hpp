@@ -43,6 +43,7 @@ class Session {
 
   const Graph& graph() const noexcept { return graph_; }
   const Plan& plan() const noexcept { return plan_; }
+  const LayerSet& layers() const noexcept { return layers_; }
   Executor& executor() noexcept { return *executor_; }
   runtime::ExecutionContext& context() noexcept { return *context_; }
 

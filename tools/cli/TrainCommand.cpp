@@ -216,6 +216,8 @@ int run_train(const TrainOptions& o) {
                   {"peak_device_bytes", executor.memory().device_peak},
                   {"upstream_allocations", executor.memory().device_upstream_allocations},
                   {"device_pool_bytes", executor.memory().device_capacity},
+                  {"workspace_bytes", session.layers().workspace_bytes()},
+                  {"lean_algorithm_layers", session.layers().lean_layers()},
                   {"iter_ms_median", median_ms},
                   {"offload_gbps_median", median(copy_rates.offload_gbps)},
                   {"prefetch_gbps_median", median(copy_rates.prefetch_gbps)},
