@@ -1,4 +1,5 @@
-// BatchNorm2dCuda: batch normalization over N, H, W per channel on the CUDA backend (cuDNN), F32.
+// BatchNorm2dCuda: batch normalization over N, H, W per channel on the CUDA backend (own kernels),
+// F32.
 #pragma once
 
 #include <memory>
@@ -14,9 +15,10 @@ namespace vdnn::layers::cuda {
 /// the running buffers; backward reads the input (backward_needs: inputs), differentiates the
 /// normalization the last forward used, writes grad_params (weight, bias) where non-empty and the
 /// input gradient honouring GradTarget::accumulate. All work is enqueued on options.cuda's compute
-/// stream (cuDNN through its handle) and nothing waits for it. The constructor allocates the saved
-/// statistics once and throws runtime::InvalidArgument for a dtype other than F32 or a missing
-/// options.cuda; training forward throws it when a channel has a single value. Not thread-safe; see
+/// stream and nothing waits for it; results are bitwise reproducible (fixed-order reductions, no
+/// atomics). The constructor allocates the saved statistics and the reduction scratch once and
+/// throws runtime::InvalidArgument for a dtype other than F32 or a missing options.cuda; training
+/// forward throws it when a channel has a single value. Not thread-safe; see
 /// layers/Layer.hpp for the argument contract.
 class BatchNorm2dCuda final : public Layer {
  public:
@@ -31,7 +33,7 @@ class BatchNorm2dCuda final : public Layer {
   void backward(const BackwardArgs& args) override;
 
  private:
-  struct State;  // cuDNN descriptors and device buffers
+  struct State;  // saved statistics and reduction scratch (device buffers)
 
   BatchNorm2dSpec spec_;
   runtime::cuda::DeviceContext* context_;
