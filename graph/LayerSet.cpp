@@ -11,8 +11,9 @@ namespace vdnn::graph {
 LayerSet::LayerSet(const Graph& graph, layers::Backend backend,
                    const layers::LayerOptions& options)
     : backend_(backend), options_(options) {
+  options_.cache = &cache_;
   for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes().size()); ++id) {
-    layers::LayerOptions layer = options;
+    layers::LayerOptions layer = options_;
     layer.seed = options.seed + 1 + static_cast<std::uint64_t>(id);
     layers_.push_back(
         layers::make_layer(backend, graph.node(id).spec, graph.input_shapes(id), layer));

@@ -26,11 +26,14 @@ class LayerSet {
   /// vDNN's per-layer downgrade: switches the layer with the largest workspace (among those not
   /// yet switched) to its memory-lean algorithms. Returns false when that shrinks nothing.
   bool downgrade_largest_workspace();
+  /// Setup results the layers shared (e.g. one convolution measurement per distinct problem).
+  const layers::LayerCache& cache() const noexcept { return cache_; }
   /// Layers switched to memory-lean algorithms so far.
   int lean_layers() const noexcept { return lean_layers_; }
 
  private:
   layers::Backend backend_;
+  layers::LayerCache cache_;  // setup results shared by this set's layers
   layers::LayerOptions options_;
   std::vector<std::unique_ptr<layers::Layer>> layers_;
   std::uint64_t workspace_bytes_ = 0;

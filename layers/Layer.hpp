@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "layers/LayerCache.hpp"
 #include "layers/LayerSpec.hpp"
 #include "runtime/TensorView.hpp"
 
@@ -108,6 +109,9 @@ struct LayerOptions {
   runtime::cuda::DeviceContext* cuda = nullptr;
   bool deterministic = false;  // only deterministic algorithms: bitwise reproducible runs
   bool allow_tf32 = true;      // TF32 tensor-core math in convolutions (as PyTorch's default)
+  /// Setup results shared between layers (convolution algorithms measured once per problem);
+  /// null: every layer does its own setup. Must outlive the construction of the layers.
+  LayerCache* cache = nullptr;
 };
 
 }  // namespace vdnn::layers

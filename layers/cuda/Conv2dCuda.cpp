@@ -192,17 +192,38 @@ struct Conv2dCuda::Impl {
     // need the same choice on every construction, which the heuristic ranking gives.
     const SearchPolicy policy{search_math(options), !options.deterministic, options.deterministic,
                               options.allow_tf32};
+    const std::string key = cache_key(spec, x_shape, policy);
+    if (const Choices* cached = options.cache ? options.cache->find<Choices>(key) : nullptr) {
+      choices = *cached;
+      return;
+    }
     const cudnnHandle_t handle = device.cudnn();
-    forward = choose<ForwardApi>(handle, d, policy);
-    backward_data = choose<BackwardDataApi>(handle, d, policy);
-    backward_filter = choose<BackwardFilterApi>(handle, d, policy);
+    choices.forward = choose<ForwardApi>(handle, d, policy);
+    choices.backward_data = choose<BackwardDataApi>(handle, d, policy);
+    choices.backward_filter = choose<BackwardFilterApi>(handle, d, policy);
+    if (options.cache != nullptr) options.cache->put(key, choices);
+  }
+
+  // The algorithms of the three directions, measured once per problem (LayerCache).
+  struct Choices {
+    AlgoChoices<cudnnConvolutionFwdAlgo_t> forward;
+    AlgoChoices<cudnnConvolutionBwdDataAlgo_t> backward_data;
+    AlgoChoices<cudnnConvolutionBwdFilterAlgo_t> backward_filter;
+  };
+
+  static std::string cache_key(const Conv2dSpec& s, const Shape& x, const SearchPolicy& p) {
+    std::string key = "conv2d " + x.to_string();
+    for (std::int64_t v : {s.out_channels, s.kernel[0], s.kernel[1], s.stride[0], s.stride[1],
+                           s.padding[0], s.padding[1], s.dilation[0], s.dilation[1], s.groups}) {
+      key += " " + std::to_string(v);
+    }
+    return key + (s.bias ? " bias" : "") + " math" + std::to_string(static_cast<int>(p.math)) +
+           (p.measure ? " measured" : "") + (p.deterministic ? " deterministic" : "");
   }
 
   runtime::cuda::DeviceContext* context;
   Descriptors d;
-  AlgoChoices<cudnnConvolutionFwdAlgo_t> forward;
-  AlgoChoices<cudnnConvolutionBwdDataAlgo_t> backward_data;
-  AlgoChoices<cudnnConvolutionBwdFilterAlgo_t> backward_filter;
+  Choices choices;
 };
 
 Conv2dCuda::Conv2dCuda(const Conv2dSpec& spec, std::vector<Shape> input_shapes,
@@ -218,8 +239,9 @@ Conv2dCuda::Conv2dCuda(const Conv2dSpec& spec, std::vector<Shape> input_shapes,
 Conv2dCuda::~Conv2dCuda() = default;
 
 std::size_t Conv2dCuda::workspace_bytes() const {
-  return std::max({impl_->forward.pick(lean_).workspace, impl_->backward_data.pick(lean_).workspace,
-                   impl_->backward_filter.pick(lean_).workspace});
+  return std::max({impl_->choices.forward.pick(lean_).workspace,
+                   impl_->choices.backward_data.pick(lean_).workspace,
+                   impl_->choices.backward_filter.pick(lean_).workspace});
 }
 
 void Conv2dCuda::prefer_lean_algorithms(bool lean) { lean_ = lean; }
@@ -234,7 +256,7 @@ void Conv2dCuda::forward(const ForwardArgs& args) {
                "Conv2dCuda::forward: input, output or workspace view does not match the layer");
   Impl& m = *impl_;
   const cudnnHandle_t handle = m.context->cudnn();
-  const auto& algo = m.forward.pick(lean_);
+  const auto& algo = m.choices.forward.pick(lean_);
   m.d.conv.set_math(algo.math);
   VDNN_CHECK_CUDNN(cudnnConvolutionForward(handle, &kOne, m.d.x.get(), args.inputs[0].data,
                                            m.d.w.get(), args.params[0].data, m.d.conv.get(),
@@ -265,14 +287,14 @@ void Conv2dCuda::backward(const BackwardArgs& args) {
                                                   &kZero, m.d.bias->get(),
                                                   args.grad_params[1].data));
   }
-  const auto& filter_algo = m.backward_filter.pick(lean_);
+  const auto& filter_algo = m.choices.backward_filter.pick(lean_);
   m.d.conv.set_math(filter_algo.math);
   VDNN_CHECK_CUDNN(cudnnConvolutionBackwardFilter(
       handle, &kOne, m.d.x.get(), args.inputs[0].data, m.d.y.get(), args.grad_output.data,
       m.d.conv.get(), filter_algo.algo, args.workspace.data, filter_algo.workspace, &kZero,
       m.d.w.get(), args.grad_params[0].data));
   if (dx.tensor.empty()) return;
-  const auto& data_algo = m.backward_data.pick(lean_);
+  const auto& data_algo = m.choices.backward_data.pick(lean_);
   m.d.conv.set_math(data_algo.math);
   VDNN_CHECK_CUDNN(cudnnConvolutionBackwardData(
       handle, &kOne, m.d.w.get(), args.params[0].data, m.d.y.get(), args.grad_output.data,

@@ -69,6 +69,19 @@ INSTANTIATE_TEST_SUITE_P(Networks, CudaInvariance,
                            return name.substr(0, name.find_first_of("-."));
                          });
 
+TEST_F(CudaTraining, IdenticalConvolutionsChooseAlgorithmsOnce) {
+  SessionOptions o = cuda_options(Policy::Baseline);
+  o.deterministic = false;  // measured with cudnnFind: the expensive case the cache is for
+  Session session(load_config("resnet50.json", 8), o);
+  std::size_t convs = 0;
+  for (const Node& n : session.graph().nodes()) {
+    convs += std::holds_alternative<layers::Conv2dSpec>(n.spec) ? 1 : 0;
+  }
+  EXPECT_EQ(convs, 53u);
+  EXPECT_GT(session.layers().cache().size(), 0u);
+  EXPECT_LT(session.layers().cache().size(), convs / 2);  // ResNet-50 repeats its blocks
+}
+
 TEST_F(CudaTraining, NoDeviceAllocationAfterTheFirstStep) {
   Session session(load_config("resnet20-cifar.json", 16), cuda_options(Policy::VdnnAll));
   Executor& exec = session.executor();
