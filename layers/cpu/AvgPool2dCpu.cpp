@@ -5,22 +5,17 @@
 #include <algorithm>
 #include <utility>
 
-#include "runtime/Error.hpp"
-
 namespace vdnn::layers::cpu {
 
 AvgPool2dCpu::AvgPool2dCpu(const AvgPool2dSpec& spec, std::vector<Shape> input_shapes,
                            const LayerOptions& options)
     : Layer(spec, std::move(input_shapes), options.dtype),
       spec_(spec),
-      window_(Window2d::for_pool(spec.kernel, spec.stride, spec.padding, this->input_shapes()[0],
-                                 output_shape())),
+      window_(Window2d::for_pool(spec, this->input_shapes()[0], output_shape())),
       planes_(output_shape().n() * output_shape().c()) {}
 
 void AvgPool2dCpu::forward(const ForwardArgs& args) {
-  VDNN_EXPECTS(args.inputs.size() == 1 && args.inputs[0].shape == input_shapes()[0] &&
-                   args.output.shape == output_shape(),
-               "AvgPool2dCpu::forward: views do not match the layer's shapes");
+  expect_pool_forward("AvgPool2dCpu", args, input_shapes()[0], output_shape());
   if (dtype() == DType::F64) {
     forward_as<double>(args);
   } else {
@@ -29,11 +24,7 @@ void AvgPool2dCpu::forward(const ForwardArgs& args) {
 }
 
 void AvgPool2dCpu::backward(const BackwardArgs& args) {
-  VDNN_EXPECTS(args.grad_inputs.size() == 1 && args.grad_output.shape == output_shape(),
-               "AvgPool2dCpu::backward: views do not match the layer's shapes");
-  if (args.grad_inputs[0].tensor.empty()) return;
-  VDNN_EXPECTS(args.grad_inputs[0].tensor.shape == input_shapes()[0],
-               "AvgPool2dCpu::backward: input gradient view does not match the input shape");
+  if (!expect_pool_backward("AvgPool2dCpu", args, input_shapes()[0], output_shape(), false)) return;
   if (dtype() == DType::F64) {
     backward_as<double>(args);
   } else {

@@ -5,48 +5,11 @@
 #include <algorithm>
 #include <utility>
 
-#include <Eigen/Core>
-
+#include "layers/cpu/EigenMaps.hpp"
+#include "layers/cpu/ParamLayerArgs.hpp"
 #include "runtime/Error.hpp"
 
 namespace vdnn::layers::cpu {
-namespace {
-
-template <typename T>
-using RowMajor = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <typename T>
-using MatrixMap = Eigen::Map<RowMajor<T>>;
-template <typename T>
-using ConstMatrixMap = Eigen::Map<const RowMajor<T>>;
-template <typename T>
-using VectorMap = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>>;
-template <typename T>
-using ConstVectorMap = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>;
-
-std::vector<Shape> param_shape_list(const LayerSpec& spec, const std::vector<Shape>& inputs) {
-  std::vector<Shape> shapes;
-  for (const ParamSpec& param : param_specs(spec, inputs)) shapes.push_back(param.shape);
-  return shapes;
-}
-
-// True when `views` are exactly the parameters, with the shapes param_specs() gives.
-bool params_match(const std::vector<TensorView>& views, const std::vector<Shape>& shapes) {
-  return std::equal(views.begin(), views.end(), shapes.begin(), shapes.end(),
-                    [](const TensorView& view, const Shape& shape) { return view.shape == shape; });
-}
-
-// dst = src, or dst += src when `add`; both without a temporary for the product.
-template <typename Dst, typename Src>
-void store(Dst&& dst, const Src& src, bool add) {
-  if (add) {
-    dst.noalias() += src;
-  } else {
-    dst.noalias() = src;
-  }
-}
-
-}  // namespace
-
 Conv2dCpu::Conv2dCpu(const Conv2dSpec& spec, std::vector<Shape> input_shapes,
                      const LayerOptions& options)
     : Layer(spec, std::move(input_shapes), options.dtype),
@@ -65,11 +28,7 @@ std::size_t Conv2dCpu::workspace_bytes() const {
 }
 
 void Conv2dCpu::forward(const ForwardArgs& args) {
-  VDNN_EXPECTS(args.inputs.size() == 1 && params_match(args.params, param_shapes_),
-               "Conv2dCpu::forward: expected one input and the weight (and bias) views of the "
-               "parameter shapes");
-  VDNN_EXPECTS(args.inputs[0].shape == input_shapes()[0] && args.output.shape == output_shape(),
-               "Conv2dCpu::forward: input or output view does not match the layer's shapes");
+  expect_param_forward("Conv2dCpu", args, input_shapes()[0], output_shape(), param_shapes_);
   if (dtype() == DType::F64) {
     forward_as<double>(args);
   } else {
@@ -78,16 +37,7 @@ void Conv2dCpu::forward(const ForwardArgs& args) {
 }
 
 void Conv2dCpu::backward(const BackwardArgs& args) {
-  VDNN_EXPECTS(args.inputs.size() == 1 && args.grad_inputs.size() == 1 &&
-                   params_match(args.params, param_shapes_) &&
-                   params_match(args.grad_params, param_shapes_),
-               "Conv2dCpu::backward: expected one input, one input gradient and the weight (and "
-               "bias) views with their gradients, of the parameter shapes");
-  VDNN_EXPECTS(args.inputs[0].shape == input_shapes()[0] &&
-                   args.grad_output.shape == output_shape() &&
-                   (args.grad_inputs[0].tensor.empty() ||
-                    args.grad_inputs[0].tensor.shape == input_shapes()[0]),
-               "Conv2dCpu::backward: a view does not match the layer's shapes");
+  expect_param_backward("Conv2dCpu", args, input_shapes()[0], output_shape(), param_shapes_);
   if (dtype() == DType::F64) {
     backward_as<double>(args);
   } else {

@@ -2,41 +2,12 @@
 // batch seen as an [N, in] row-major matrix.
 #include "layers/cpu/LinearCpu.hpp"
 
-#include <algorithm>
 #include <utility>
 
-#include <Eigen/Core>
-
-#include "runtime/Error.hpp"
+#include "layers/cpu/EigenMaps.hpp"
+#include "layers/cpu/ParamLayerArgs.hpp"
 
 namespace vdnn::layers::cpu {
-namespace {
-
-template <typename T>
-using RowMajor = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <typename T>
-using MatrixMap = Eigen::Map<RowMajor<T>>;
-template <typename T>
-using ConstMatrixMap = Eigen::Map<const RowMajor<T>>;
-template <typename T>
-using RowVectorMap = Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>;
-template <typename T>
-using ConstRowVectorMap = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>;
-
-std::vector<Shape> param_shape_list(const LayerSpec& spec, const std::vector<Shape>& inputs) {
-  std::vector<Shape> shapes;
-  for (const ParamSpec& param : param_specs(spec, inputs)) shapes.push_back(param.shape);
-  return shapes;
-}
-
-// True when `views` are exactly the parameters, with the shapes param_specs() gives.
-bool params_match(const std::vector<TensorView>& views, const std::vector<Shape>& shapes) {
-  return std::equal(views.begin(), views.end(), shapes.begin(), shapes.end(),
-                    [](const TensorView& view, const Shape& shape) { return view.shape == shape; });
-}
-
-}  // namespace
-
 LinearCpu::LinearCpu(const LinearSpec& spec, std::vector<Shape> input_shapes,
                      const LayerOptions& options)
     : Layer(spec, std::move(input_shapes), options.dtype),
@@ -44,11 +15,7 @@ LinearCpu::LinearCpu(const LinearSpec& spec, std::vector<Shape> input_shapes,
       param_shapes_(param_shape_list(spec, this->input_shapes())) {}
 
 void LinearCpu::forward(const ForwardArgs& args) {
-  VDNN_EXPECTS(args.inputs.size() == 1 && params_match(args.params, param_shapes_),
-               "LinearCpu::forward: expected one input and the weight (and bias) views of the "
-               "parameter shapes");
-  VDNN_EXPECTS(args.inputs[0].shape == input_shapes()[0] && args.output.shape == output_shape(),
-               "LinearCpu::forward: input or output view does not match the layer's shapes");
+  expect_param_forward("LinearCpu", args, input_shapes()[0], output_shape(), param_shapes_);
   if (dtype() == DType::F64) {
     forward_as<double>(args);
   } else {
@@ -57,16 +24,7 @@ void LinearCpu::forward(const ForwardArgs& args) {
 }
 
 void LinearCpu::backward(const BackwardArgs& args) {
-  VDNN_EXPECTS(args.inputs.size() == 1 && args.grad_inputs.size() == 1 &&
-                   params_match(args.params, param_shapes_) &&
-                   params_match(args.grad_params, param_shapes_),
-               "LinearCpu::backward: expected one input, one input gradient and the weight (and "
-               "bias) views with their gradients, of the parameter shapes");
-  VDNN_EXPECTS(args.inputs[0].shape == input_shapes()[0] &&
-                   args.grad_output.shape == output_shape() &&
-                   (args.grad_inputs[0].tensor.empty() ||
-                    args.grad_inputs[0].tensor.shape == input_shapes()[0]),
-               "LinearCpu::backward: a view does not match the layer's shapes");
+  expect_param_backward("LinearCpu", args, input_shapes()[0], output_shape(), param_shapes_);
   if (dtype() == DType::F64) {
     backward_as<double>(args);
   } else {
@@ -97,13 +55,8 @@ void LinearCpu::backward_as(const BackwardArgs& args) const {
 
   const GradTarget& target = args.grad_inputs[0];
   if (target.tensor.empty()) return;
-  MatrixMap<T> dx(target.tensor.as<T>(), batch, in);
   ConstMatrixMap<T> weight(args.params[0].as<T>(), out, in);
-  if (target.accumulate) {
-    dx.noalias() += dy * weight;
-  } else {
-    dx.noalias() = dy * weight;
-  }
+  store(MatrixMap<T>(target.tensor.as<T>(), batch, in), dy * weight, target.accumulate);
 }
 
 }  // namespace vdnn::layers::cpu

@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "runtime/Error.hpp"
-
 namespace vdnn::layers::cpu {
 namespace {
 
@@ -30,14 +28,11 @@ MaxPool2dCpu::MaxPool2dCpu(const MaxPool2dSpec& spec, std::vector<Shape> input_s
                            const LayerOptions& options)
     : Layer(spec, std::move(input_shapes), options.dtype),
       spec_(spec),
-      window_(Window2d::for_pool(spec.kernel, spec.stride, spec.padding, this->input_shapes()[0],
-                                 output_shape())),
+      window_(Window2d::for_pool(spec, this->input_shapes()[0], output_shape())),
       planes_(output_shape().n() * output_shape().c()) {}
 
 void MaxPool2dCpu::forward(const ForwardArgs& args) {
-  VDNN_EXPECTS(args.inputs.size() == 1 && args.inputs[0].shape == input_shapes()[0] &&
-                   args.output.shape == output_shape(),
-               "MaxPool2dCpu::forward: views do not match the layer's shapes");
+  expect_pool_forward("MaxPool2dCpu", args, input_shapes()[0], output_shape());
   if (dtype() == DType::F64) {
     forward_as<double>(args);
   } else {
@@ -46,13 +41,7 @@ void MaxPool2dCpu::forward(const ForwardArgs& args) {
 }
 
 void MaxPool2dCpu::backward(const BackwardArgs& args) {
-  VDNN_EXPECTS(args.inputs.size() == 1 && args.grad_inputs.size() == 1 &&
-                   args.inputs[0].shape == input_shapes()[0] &&
-                   args.grad_output.shape == output_shape(),
-               "MaxPool2dCpu::backward: views do not match the layer's shapes");
-  if (args.grad_inputs[0].tensor.empty()) return;
-  VDNN_EXPECTS(args.grad_inputs[0].tensor.shape == input_shapes()[0],
-               "MaxPool2dCpu::backward: input gradient view does not match the input shape");
+  if (!expect_pool_backward("MaxPool2dCpu", args, input_shapes()[0], output_shape(), true)) return;
   if (dtype() == DType::F64) {
     backward_as<double>(args);
   } else {

@@ -7,10 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <string>
 #include <utility>
 
-#include "runtime/Error.hpp"
+#include "layers/LossLabels.hpp"
 
 namespace vdnn::layers::cpu {
 namespace {
@@ -19,18 +18,6 @@ template <typename T>
 using ConstRow = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 template <typename T>
 using Row = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
-
-// Checked up front so that a bad label leaves output and gradients untouched.
-void check_labels(const std::int32_t* labels, std::int64_t samples, std::int64_t classes) {
-  VDNN_EXPECTS(labels != nullptr, "softmax_cross_entropy needs labels");
-  for (std::int64_t n = 0; n < samples; ++n) {
-    if (labels[n] < 0 || labels[n] >= classes) {
-      throw runtime::InvalidArgument("softmax_cross_entropy: label " + std::to_string(labels[n]) +
-                                     " of sample " + std::to_string(n) + " is outside [0, " +
-                                     std::to_string(classes) + ")");
-    }
-  }
-}
 
 template <typename T>
 T log_sum_exp(const ConstRow<T>& row, T max) {

@@ -1,8 +1,11 @@
-// Sliding-window geometry and the im2col / col2im transforms of the CPU convolution.
+// Sliding-window geometry, the im2col / col2im transforms of the CPU convolution and the argument
+// checks of the CPU pooling layers.
 #include "layers/cpu/Window2d.hpp"
 
 #include <algorithm>
 #include <cstddef>
+
+#include "runtime/Error.hpp"
 
 namespace vdnn::layers::cpu {
 namespace {
@@ -58,6 +61,24 @@ Range Window2d::inputs_under(int axis, std::int64_t o) const noexcept {
   const auto a = static_cast<std::size_t>(axis);
   const std::int64_t start = o * stride[a] - padding[a];
   return {std::max<std::int64_t>(start, 0), std::min(in[a], start + kernel[a])};
+}
+
+void expect_pool_forward(const std::string& layer, const ForwardArgs& args, const Shape& input,
+                         const Shape& output) {
+  VDNN_EXPECTS(
+      args.inputs.size() == 1 && args.inputs[0].shape == input && args.output.shape == output,
+      layer + "::forward: views do not match the layer's shapes");
+}
+
+bool expect_pool_backward(const std::string& layer, const BackwardArgs& args, const Shape& input,
+                          const Shape& output, bool reads_input) {
+  VDNN_EXPECTS((!reads_input || (args.inputs.size() == 1 && args.inputs[0].shape == input)) &&
+                   args.grad_inputs.size() == 1 && args.grad_output.shape == output,
+               layer + "::backward: views do not match the layer's shapes");
+  if (args.grad_inputs[0].tensor.empty()) return false;
+  VDNN_EXPECTS(args.grad_inputs[0].tensor.shape == input,
+               layer + "::backward: input gradient view does not match the input shape");
+  return true;
 }
 
 template <typename T>

@@ -1,9 +1,11 @@
 // Window2d: the geometry of a 2-D sliding window over NCHW planes, shared by the CPU convolution
-// (im2col / col2im) and the CPU pooling layers.
+// (im2col / col2im) and the CPU pooling layers, and the argument checks of those pooling layers.
 #pragma once
 
 #include <cstdint>
+#include <string>
 
+#include "layers/Layer.hpp"
 #include "layers/LayerSpec.hpp"
 
 namespace vdnn::layers::cpu {
@@ -29,6 +31,11 @@ struct Window2d {
   /// A stride of 0 means "same as kernel", as in MaxPool2dSpec and AvgPool2dSpec.
   static Window2d for_pool(const Pair& kernel, const Pair& stride, const Pair& padding,
                            const Shape& input, const Shape& output);
+  /// The window of a MaxPool2dSpec or AvgPool2dSpec between `input` and `output`.
+  template <typename PoolSpec>
+  static Window2d for_pool(const PoolSpec& spec, const Shape& input, const Shape& output) {
+    return for_pool(spec.kernel, spec.stride, spec.padding, input, output);
+  }
 
   std::int64_t in_plane() const noexcept { return in[0] * in[1]; }
   std::int64_t out_plane() const noexcept { return out[0] * out[1]; }
@@ -67,6 +74,18 @@ void for_each_window(const Window2d& window, std::int64_t planes, Visit&& visit)
     }
   }
 }
+
+/// Throws runtime::InvalidArgument, with a message naming `layer`, unless `args` holds one input
+/// of shape `input` and an output of shape `output`.
+void expect_pool_forward(const std::string& layer, const ForwardArgs& args, const Shape& input,
+                         const Shape& output);
+
+/// Throws runtime::InvalidArgument, with a message naming `layer`, unless `args` holds one input
+/// gradient of shape `input` or empty and an output gradient of shape `output`; when
+/// `reads_input`, also one input of shape `input`. Returns false when the input gradient view is
+/// empty, i.e. there is nothing to compute.
+bool expect_pool_backward(const std::string& layer, const BackwardArgs& args, const Shape& input,
+                          const Shape& output, bool reads_input);
 
 /// Unfolds `channels` input planes of one image (channels x in[0] x in[1]) into a row-major column
 /// matrix of (channels * taps()) rows and out_plane() columns; row (c, ki, kj) holds the input

@@ -5,9 +5,9 @@
 
 #include <cmath>
 #include <cstddef>
-#include <string>
 #include <utility>
 
+#include "layers/LossLabels.hpp"
 #include "layers/cuda/BlockReduce.cuh"
 #include "layers/cuda/CudaLayerChecks.hpp"
 #include "layers/cuda/RawBuffer.hpp"
@@ -131,14 +131,7 @@ SoftmaxCrossEntropyCuda::~SoftmaxCrossEntropyCuda() = default;
 const std::int32_t* SoftmaxCrossEntropyCuda::upload_labels(const std::int32_t* labels) {
   const std::int64_t samples = input_shapes()[0].n();
   const std::int64_t classes = input_shapes()[0].sample_numel();
-  VDNN_EXPECTS(labels != nullptr, "softmax_cross_entropy needs labels");
-  for (std::int64_t n = 0; n < samples; ++n) {
-    if (labels[n] < 0 || labels[n] >= classes) {
-      throw runtime::InvalidArgument("softmax_cross_entropy: label " + std::to_string(labels[n]) +
-                                     " of sample " + std::to_string(n) + " is outside [0, " +
-                                     std::to_string(classes) + ")");
-    }
-  }
+  check_labels(labels, samples, classes);
   // From pageable memory CUDA stages the labels before returning: the caller may reuse them.
   auto* device_labels = state_->labels.as<std::int32_t>();
   VDNN_CHECK_CUDA(cudaMemcpyAsync(device_labels, labels, bytes_of<std::int32_t>(samples),

@@ -342,49 +342,47 @@ TEST(CpuEvent, WaitOrdersAnOffloadPipelineUnderStress) {
   }
 }
 
-TEST(CpuEvent, WaitCapturesTheRecordAtCallTime) {
+// An event recorded on `first` and awaited by `consumer` (which then sets consumer_ran), then
+// recorded again on `second`: that moves the event, not the wait already enqueued. Both records
+// stay pending until the test opens their gate.
+struct RerecordedEvent {
+  RerecordedEvent() {
+    first.enqueue(first_gate.blocker());
+    event.record(first);
+    consumer.wait(event);
+    consumer.enqueue(consumer_ran.setter());
+    second.enqueue(second_gate.blocker());
+    event.record(second);
+  }
+
   Flag consumer_ran;
-  CpuStream first("offload");
-  CpuStream second("prefetch");
-  CpuStream consumer("compute");
+  CpuStream first{"offload"};
+  CpuStream second{"prefetch"};
+  CpuStream consumer{"compute"};
   CpuEvent event;
   Gate first_gate;
   Gate second_gate;
-  first.enqueue(first_gate.blocker());
-  event.record(first);
-  consumer.wait(event);
-  consumer.enqueue(consumer_ran.setter());
-  second.enqueue(second_gate.blocker());
-  event.record(second);  // moves the event, not the wait already enqueued
-  first_gate.open();
-  EXPECT_TRUE(consumer_ran.ready_within(kHangGuard));
-  EXPECT_FALSE(event.query());
-  second_gate.open();
-  event.synchronize();
-  EXPECT_TRUE(event.query());
+};
+
+TEST(CpuEvent, WaitCapturesTheRecordAtCallTime) {
+  RerecordedEvent s;
+  s.first_gate.open();
+  EXPECT_TRUE(s.consumer_ran.ready_within(kHangGuard));
+  EXPECT_FALSE(s.event.query());
+  s.second_gate.open();
+  s.event.synchronize();
+  EXPECT_TRUE(s.event.query());
 }
 
 TEST(CpuEvent, WaitIgnoresALaterRecordThatCompletesFirst) {
-  Flag consumer_ran;
-  CpuStream first("offload");
-  CpuStream second("prefetch");
-  CpuStream consumer("compute");
-  CpuEvent event;
-  Gate first_gate;
-  Gate second_gate;
-  first.enqueue(first_gate.blocker());
-  event.record(first);
-  consumer.wait(event);
-  consumer.enqueue(consumer_ran.setter());
-  second.enqueue(second_gate.blocker());
-  event.record(second);
-  second_gate.open();
-  event.synchronize();  // the latest record is complete, the awaited one is not
-  EXPECT_TRUE(event.query());
-  EXPECT_FALSE(consumer_ran.ready_within(kNotYet));
-  first_gate.open();
-  consumer.synchronize();
-  EXPECT_TRUE(consumer_ran.is_set());
+  RerecordedEvent s;
+  s.second_gate.open();
+  s.event.synchronize();  // the latest record is complete, the awaited one is not
+  EXPECT_TRUE(s.event.query());
+  EXPECT_FALSE(s.consumer_ran.ready_within(kNotYet));
+  s.first_gate.open();
+  s.consumer.synchronize();
+  EXPECT_TRUE(s.consumer_ran.is_set());
 }
 
 TEST(CpuEvent, MayBeDestroyedWhileItsRecordIsPendingAndAwaited) {

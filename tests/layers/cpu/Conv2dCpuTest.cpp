@@ -5,10 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <random>
-#include <string>
 #include <vector>
 
+#include "layers/LayerTestSupport.hpp"
 #include "layers/Registry.hpp"
 #include "layers/cpu/Conv2dCpu.hpp"
 
@@ -16,26 +15,12 @@ namespace vdnn::layers::cpu {
 namespace {
 
 using runtime::Shape;
-
-struct ConvCase {
-  std::string name;
-  Shape input;
-  Conv2dSpec spec;
-  bool accumulate = false;  // add the input gradient to what the tensor already holds
-};
-
-Conv2dSpec conv(std::int64_t out, Pair kernel, Pair stride = {1, 1}, Pair padding = {0, 0},
-                Pair dilation = {1, 1}, std::int64_t groups = 1, bool bias = false) {
-  Conv2dSpec spec;
-  spec.out_channels = out;
-  spec.kernel = kernel;
-  spec.stride = stride;
-  spec.padding = padding;
-  spec.dilation = dilation;
-  spec.groups = groups;
-  spec.bias = bias;
-  return spec;
-}
+using test::cast;
+using test::conv;
+using test::ConvCase;
+using test::ParamLayerData;
+using test::random_param_layer_data;
+using test::view_of;
 
 std::vector<ConvCase> cases() {
   return {
@@ -59,21 +44,8 @@ std::vector<ConvCase> cases() {
   };
 }
 
-// All tensors of one case in double: the data fed in and the reference results.
-struct ConvData {
-  std::vector<double> x, weight, bias, dy, dx_before;
-  std::vector<double> y, dx, dweight, dbias;
-};
-
-std::vector<double> random_values(std::int64_t count, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  std::vector<double> values(static_cast<std::size_t>(count));
-  for (double& v : values) v = dist(rng);
-  return values;
-}
-
 // The textbook definition, one multiply-add per (output, tap) pair, in double.
-ConvData reference(const ConvCase& c, std::uint64_t seed) {
+ParamLayerData reference(const ConvCase& c, std::uint64_t seed) {
   const Conv2dSpec& s = c.spec;
   const Shape out = infer_output_shape(s, {c.input});
   const std::int64_t n_img = c.input.n(), cin = c.input.c(), h = c.input.h(), w = c.input.w();
@@ -81,18 +53,8 @@ ConvData reference(const ConvCase& c, std::uint64_t seed) {
   const std::int64_t cin_g = cin / s.groups, cout_g = cout / s.groups;
   const std::int64_t kh = s.kernel[0], kw = s.kernel[1];
 
-  std::mt19937_64 rng(seed);
-  ConvData d;
-  d.x = random_values(c.input.numel(), rng);
-  d.weight = random_values(cout * cin_g * kh * kw, rng);
-  d.bias = s.bias ? random_values(cout, rng) : std::vector<double>{};
-  d.dy = random_values(out.numel(), rng);
-  d.dx_before =
-      c.accumulate ? random_values(c.input.numel(), rng) : std::vector<double>(d.x.size(), 0.0);
-  d.y.assign(d.dy.size(), 0.0);
-  d.dx = d.dx_before;
-  d.dweight.assign(d.weight.size(), 0.0);
-  d.dbias.assign(d.bias.size(), 0.0);
+  ParamLayerData d = random_param_layer_data(c.input.numel(), cout * cin_g * kh * kw,
+                                             s.bias ? cout : 0, out.numel(), c.accumulate, seed);
 
   for (std::int64_t n = 0; n < n_img; ++n) {
     for (std::int64_t co = 0; co < cout; ++co) {
@@ -126,16 +88,6 @@ ConvData reference(const ConvCase& c, std::uint64_t seed) {
   return d;
 }
 
-template <typename T>
-std::vector<T> cast(const std::vector<double>& values) {
-  return std::vector<T>(values.begin(), values.end());
-}
-
-template <typename T>
-TensorView view_of(std::vector<T>& values, const Shape& shape) {
-  return TensorView{values.empty() ? nullptr : values.data(), shape, runtime::dtype_of<T>()};
-}
-
 // Largest |actual - expected| must stay within tolerance * max(1, largest |expected|).
 template <typename T>
 void expect_close(const std::vector<T>& actual, const std::vector<double>& expected,
@@ -153,7 +105,8 @@ void expect_close(const std::vector<T>& actual, const std::vector<double>& expec
 // Runs forward and backward of `layer` on the case's data at precision T, giving backward only
 // what backward_needs() declares, and compares every result with the reference.
 template <typename T>
-void check_against_reference(Layer& layer, const ConvCase& c, const ConvData& d, double tolerance) {
+void check_against_reference(Layer& layer, const ConvCase& c, const ParamLayerData& d,
+                             double tolerance) {
   const Shape out = layer.output_shape();
   const std::vector<ParamSpec> params = param_specs(c.spec, {c.input});
   std::vector<T> x = cast<T>(d.x), weight = cast<T>(d.weight), bias = cast<T>(d.bias);
@@ -238,7 +191,7 @@ TEST(Conv2dCpu, RejectsTooSmallWorkspace) {
 TEST(Conv2dCpu, EmptyInputGradientStillGivesParameterGradients) {
   const ConvCase c{"no_grad_input", Shape{2, 2, 6, 5},
                    conv(3, {3, 3}, {1, 2}, {1, 1}, {1, 1}, 1, true)};
-  const ConvData d = reference(c, 7);
+  const ParamLayerData d = reference(c, 7);
   Conv2dCpu layer(c.spec, {c.input}, LayerOptions{DType::F64, 0});
   std::vector<double> x = d.x, weight = d.weight, bias = d.bias, dy = d.dy;
   std::vector<double> dweight(weight.size()), dbias(bias.size());

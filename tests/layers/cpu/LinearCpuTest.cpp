@@ -3,18 +3,22 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "layers/LayerTestSupport.hpp"
 #include "layers/cpu/LinearCpu.hpp"
 
 namespace vdnn::layers::cpu {
 namespace {
 
 using runtime::Shape;
+using test::cast;
+using test::expect_close;
+using test::ParamLayerData;
+using test::random_param_layer_data;
+using test::view_of;
 
 struct LinearCase {
   std::string name;
@@ -35,31 +39,10 @@ std::vector<LinearCase> cases() {
   };
 }
 
-struct LinearData {
-  std::vector<double> x, weight, bias, dy, dx_before;
-  std::vector<double> y, dx, dweight, dbias;
-};
-
-std::vector<double> random_values(std::int64_t count, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  std::vector<double> values(static_cast<std::size_t>(count));
-  for (double& v : values) v = dist(rng);
-  return values;
-}
-
-LinearData reference(const LinearCase& c, std::uint64_t seed) {
+ParamLayerData reference(const LinearCase& c, std::uint64_t seed) {
   const std::int64_t batch = c.input.n(), in = c.input.sample_numel(), out = c.out_features;
-  std::mt19937_64 rng(seed);
-  LinearData d;
-  d.x = random_values(batch * in, rng);
-  d.weight = random_values(out * in, rng);
-  d.bias = c.bias ? random_values(out, rng) : std::vector<double>{};
-  d.dy = random_values(batch * out, rng);
-  d.dx_before = c.accumulate ? random_values(batch * in, rng) : std::vector<double>(d.x.size());
-  d.y.assign(d.dy.size(), 0.0);
-  d.dx = d.dx_before;
-  d.dweight.assign(d.weight.size(), 0.0);
-  d.dbias.assign(d.bias.size(), 0.0);
+  ParamLayerData d = random_param_layer_data(batch * in, out * in, c.bias ? out : 0, batch * out,
+                                             c.accumulate, seed);
   for (std::int64_t n = 0; n < batch; ++n) {
     for (std::int64_t o = 0; o < out; ++o) {
       const auto yi = static_cast<std::size_t>(n * out + o);
@@ -78,28 +61,7 @@ LinearData reference(const LinearCase& c, std::uint64_t seed) {
 }
 
 template <typename T>
-std::vector<T> cast(const std::vector<double>& values) {
-  return std::vector<T>(values.begin(), values.end());
-}
-
-template <typename T>
-TensorView view_of(std::vector<T>& values, const Shape& shape) {
-  return TensorView{values.data(), shape, runtime::dtype_of<T>()};
-}
-
-template <typename T>
-void expect_close(const std::vector<T>& actual, const std::vector<double>& expected,
-                  double tolerance, const char* what) {
-  ASSERT_EQ(actual.size(), expected.size()) << what;
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    EXPECT_NEAR(static_cast<double>(actual[i]), expected[i],
-                tolerance * std::max(1.0, std::abs(expected[i])))
-        << what << " at " << i;
-  }
-}
-
-template <typename T>
-void check_against_reference(const LinearCase& c, const LinearData& d, double tolerance) {
+void check_against_reference(const LinearCase& c, const ParamLayerData& d, double tolerance) {
   LinearSpec spec;
   spec.out_features = c.out_features;
   spec.bias = c.bias;
@@ -147,7 +109,7 @@ TEST(LinearCpu, MatchesReferenceF32) { check_all_cases<float>(1e-5); }
 
 TEST(LinearCpu, EmptyInputGradientStillGivesParameterGradients) {
   const LinearCase c{"no_grad_input", Shape{2, 3}, 2, true, false};
-  const LinearData d = reference(c, 5);
+  const ParamLayerData d = reference(c, 5);
   LinearSpec spec;
   spec.out_features = 2;
   LinearCpu layer(spec, {c.input}, LayerOptions{DType::F64, 0});

@@ -8,10 +8,10 @@
 #include <limits>
 #include <memory>
 #include <random>
-#include <string>
 #include <variant>
 #include <vector>
 
+#include "layers/LayerTestSupport.hpp"
 #include "layers/Registry.hpp"
 #include "layers/cpu/AvgPool2dCpu.hpp"
 #include "layers/cpu/GlobalAvgPoolCpu.hpp"
@@ -21,30 +21,13 @@ namespace vdnn::layers::cpu {
 namespace {
 
 using runtime::Shape;
-
-struct PoolCase {
-  std::string name;
-  Shape input;
-  LayerSpec spec;
-  bool accumulate = false;
-};
-
-MaxPool2dSpec max_pool(Pair kernel, Pair stride, Pair padding) {
-  MaxPool2dSpec spec;
-  spec.kernel = kernel;
-  spec.stride = stride;
-  spec.padding = padding;
-  return spec;
-}
-
-AvgPool2dSpec avg_pool(Pair kernel, Pair stride, Pair padding, bool count_include_pad) {
-  AvgPool2dSpec spec;
-  spec.kernel = kernel;
-  spec.stride = stride;
-  spec.padding = padding;
-  spec.count_include_pad = count_include_pad;
-  return spec;
-}
+using test::avg_pool;
+using test::cast;
+using test::expect_close;
+using test::max_pool;
+using test::PoolCase;
+using test::random_values;
+using test::view_of;
 
 std::vector<PoolCase> cases() {
   return {
@@ -67,13 +50,6 @@ struct PoolData {
   std::vector<double> x, dy, dx_before;
   std::vector<double> y, dx;
 };
-
-std::vector<double> random_values(std::int64_t count, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  std::vector<double> values(static_cast<std::size_t>(count));
-  for (double& v : values) v = dist(rng);
-  return values;
-}
 
 // Window of a pooling spec, with global average pooling as one window over the whole plane.
 struct RefWindow {
@@ -148,27 +124,6 @@ PoolData reference(const PoolCase& c, std::uint64_t seed) {
     }
   }
   return d;
-}
-
-template <typename T>
-std::vector<T> cast(const std::vector<double>& values) {
-  return std::vector<T>(values.begin(), values.end());
-}
-
-template <typename T>
-TensorView view_of(std::vector<T>& values, const Shape& shape) {
-  return TensorView{values.data(), shape, runtime::dtype_of<T>()};
-}
-
-template <typename T>
-void expect_close(const std::vector<T>& actual, const std::vector<double>& expected,
-                  double tolerance, const char* what) {
-  ASSERT_EQ(actual.size(), expected.size()) << what;
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    EXPECT_NEAR(static_cast<double>(actual[i]), expected[i],
-                tolerance * std::max(1.0, std::abs(expected[i])))
-        << what << " at " << i;
-  }
 }
 
 // Forward and backward at precision T; backward gets only what backward_needs() declares.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "layers/LayerTestSupport.hpp"
 #include "layers/cuda/Conv2dCuda.hpp"
 #include "layers/cuda/CudaLayerTest.hpp"
 #include "layers/cuda/LinearCuda.hpp"
@@ -20,7 +21,6 @@ namespace {
 using layers::Conv2dSpec;
 using layers::LayerOptions;
 using layers::LinearSpec;
-using layers::Pair;
 using runtime::DType;
 using runtime::Shape;
 // The fixtures carry the suite names; the layers are spelled out in full.
@@ -36,26 +36,6 @@ constexpr double kLinearTolerance = 1e-5;
 // Random data has full 24-bit mantissas: TF32 rounding shows as relative errors near 1e-4 on the
 // shapes below, FP32 summation-order differences stay near 1e-6.
 constexpr double kTf32Detector = 2e-5;
-
-struct ConvCase {
-  std::string name;
-  Shape input;
-  Conv2dSpec spec;
-  bool accumulate = false;
-};
-
-Conv2dSpec conv(std::int64_t out, Pair kernel, Pair stride = {1, 1}, Pair padding = {0, 0},
-                Pair dilation = {1, 1}, std::int64_t groups = 1, bool bias = false) {
-  Conv2dSpec spec;
-  spec.out_channels = out;
-  spec.kernel = kernel;
-  spec.stride = stride;
-  spec.padding = padding;
-  spec.dilation = dilation;
-  spec.groups = groups;
-  spec.bias = bias;
-  return spec;
-}
 
 std::vector<ConvCase> conv_cases() {
   return {

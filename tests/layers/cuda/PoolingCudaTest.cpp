@@ -3,10 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <memory>
-#include <string>
 #include <variant>
 #include <vector>
 
+#include "layers/LayerTestSupport.hpp"
 #include "layers/cuda/AvgPool2dCuda.hpp"
 #include "layers/cuda/CudaLayerTest.hpp"
 #include "layers/cuda/GlobalAvgPoolCuda.hpp"
@@ -22,7 +22,6 @@ using layers::Layer;
 using layers::LayerOptions;
 using layers::LayerSpec;
 using layers::MaxPool2dSpec;
-using layers::Pair;
 using runtime::Shape;
 using PoolingCuda = CudaLayerTest;
 
@@ -30,30 +29,6 @@ using PoolingCuda = CudaLayerTest;
 constexpr double kMaxTolerance = 0.0;
 // cuDNN may scale the window sum by the reciprocal of the divisor instead of dividing by it.
 constexpr double kAverageTolerance = 1e-6;
-
-struct PoolCase {
-  std::string name;
-  Shape input;
-  LayerSpec spec;
-  bool accumulate = false;
-};
-
-MaxPool2dSpec max_pool(Pair kernel, Pair stride, Pair padding) {
-  MaxPool2dSpec spec;
-  spec.kernel = kernel;
-  spec.stride = stride;
-  spec.padding = padding;
-  return spec;
-}
-
-AvgPool2dSpec avg_pool(Pair kernel, Pair stride, Pair padding, bool count_include_pad) {
-  AvgPool2dSpec spec;
-  spec.kernel = kernel;
-  spec.stride = stride;
-  spec.padding = padding;
-  spec.count_include_pad = count_include_pad;
-  return spec;
-}
 
 std::unique_ptr<Layer> make_cuda_pool(const LayerSpec& spec, const Shape& input,
                                       const LayerOptions& options) {

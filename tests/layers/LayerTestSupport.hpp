@@ -1,0 +1,127 @@
+// LayerTestSupport: helpers shared by the CPU and CUDA layer tests: spec builders and case rows,
+// random reference data, and host vectors seen as tensor views and compared with a reference.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "layers/Layer.hpp"
+#include "layers/LayerSpec.hpp"
+
+namespace vdnn::test {
+
+/// One row of a convolution shape table.
+struct ConvCase {
+  std::string name;
+  runtime::Shape input;
+  layers::Conv2dSpec spec;
+  bool accumulate = false;  // add the input gradient to what the tensor already holds
+};
+
+/// One row of a pooling shape table; spec is a MaxPool2dSpec, AvgPool2dSpec or GlobalAvgPoolSpec.
+struct PoolCase {
+  std::string name;
+  runtime::Shape input;
+  layers::LayerSpec spec;
+  bool accumulate = false;
+};
+
+inline layers::Conv2dSpec conv(std::int64_t out, layers::Pair kernel, layers::Pair stride = {1, 1},
+                               layers::Pair padding = {0, 0}, layers::Pair dilation = {1, 1},
+                               std::int64_t groups = 1, bool bias = false) {
+  layers::Conv2dSpec spec;
+  spec.out_channels = out;
+  spec.kernel = kernel;
+  spec.stride = stride;
+  spec.padding = padding;
+  spec.dilation = dilation;
+  spec.groups = groups;
+  spec.bias = bias;
+  return spec;
+}
+
+inline layers::MaxPool2dSpec max_pool(layers::Pair kernel, layers::Pair stride,
+                                      layers::Pair padding) {
+  layers::MaxPool2dSpec spec;
+  spec.kernel = kernel;
+  spec.stride = stride;
+  spec.padding = padding;
+  return spec;
+}
+
+inline layers::AvgPool2dSpec avg_pool(layers::Pair kernel, layers::Pair stride,
+                                      layers::Pair padding, bool count_include_pad) {
+  layers::AvgPool2dSpec spec;
+  spec.kernel = kernel;
+  spec.stride = stride;
+  spec.padding = padding;
+  spec.count_include_pad = count_include_pad;
+  return spec;
+}
+
+/// `count` values drawn uniformly from [-1, 1).
+inline std::vector<double> random_values(std::int64_t count, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<double> values(static_cast<std::size_t>(count));
+  for (double& v : values) v = dist(rng);
+  return values;
+}
+
+/// All tensors of one case of a layer with a weight and an optional bias, in double: the data fed
+/// in and the reference results.
+struct ParamLayerData {
+  std::vector<double> x, weight, bias, dy, dx_before;
+  std::vector<double> y, dx, dweight, dbias;
+};
+
+/// Random inputs drawn from `seed` in the order x, weight, bias, dy, dx_before (random only when
+/// `accumulate`, else zeros), with zeroed results and dx starting from dx_before.
+inline ParamLayerData random_param_layer_data(std::int64_t x_count, std::int64_t weight_count,
+                                              std::int64_t bias_count, std::int64_t y_count,
+                                              bool accumulate, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  ParamLayerData d;
+  d.x = random_values(x_count, rng);
+  d.weight = random_values(weight_count, rng);
+  d.bias = random_values(bias_count, rng);
+  d.dy = random_values(y_count, rng);
+  d.dx_before = accumulate ? random_values(x_count, rng) : std::vector<double>(d.x.size(), 0.0);
+  d.y.assign(d.dy.size(), 0.0);
+  d.dx = d.dx_before;
+  d.dweight.assign(d.weight.size(), 0.0);
+  d.dbias.assign(d.bias.size(), 0.0);
+  return d;
+}
+
+template <typename T>
+std::vector<T> cast(const std::vector<double>& values) {
+  return std::vector<T>(values.begin(), values.end());
+}
+
+/// A view of `values` (an empty view when there are none) with `shape` and T's dtype.
+template <typename T>
+layers::TensorView view_of(std::vector<T>& values, const runtime::Shape& shape) {
+  return layers::TensorView{values.empty() ? nullptr : values.data(), shape,
+                            runtime::dtype_of<T>()};
+}
+
+/// Every element within tolerance * max(1, |expected|) of the reference.
+template <typename T>
+void expect_close(const std::vector<T>& actual, const std::vector<double>& expected,
+                  double tolerance, const char* what) {
+  ASSERT_EQ(actual.size(), expected.size()) << what;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_NEAR(static_cast<double>(actual[i]), expected[i],
+                tolerance * std::max(1.0, std::abs(expected[i])))
+        << what << " at " << i;
+  }
+}
+
+}  // namespace vdnn::test
