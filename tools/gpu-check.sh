@@ -19,7 +19,8 @@ if [ $? -ne 0 ]; then
   exit 1
 fi
 
-ctest --test-dir "$build" -L gpu --output-on-failure -j 4 >"$log/ctest-gpu.log" 2>&1
+# One at a time: tests that read the device's free memory need it to themselves.
+ctest --test-dir "$build" -L gpu --output-on-failure >"$log/ctest-gpu.log" 2>&1
 gpu_status=$?
 results+=("gpu tests: $(grep -E 'tests passed|tests failed' "$log/ctest-gpu.log" | tail -1)")
 
