@@ -33,7 +33,8 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
       pinned_(pinned_pool_),
       params_(std::make_unique<ParameterStore>(graph, device_, options.seed, context.compute())),
       staging_(pinned_upstream_, graph.input_shape().bytes(DType::F32)),
-      label_staging_(pinned_upstream_, static_cast<std::size_t>(graph.batch()) * sizeof(std::int32_t)),
+      label_staging_(pinned_upstream_,
+                     static_cast<std::size_t>(graph.batch()) * sizeof(std::int32_t)),
       workspace_(device_, layers.workspace_bytes()),
       loss_seed_(device_, sizeof(float)),
       sgd_(layers::make_sgd_update(layers.backend(), layers.options())),
@@ -44,9 +45,8 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
   context.compute().synchronize();
   const std::size_t n = graph.nodes().size();
   for (NodeId t = 0; t < static_cast<NodeId>(n); ++t) {
-    tensors_.push_back(std::make_unique<runtime::ResidentTensor>(graph.node(t).name,
-                                                                 graph.node(t).output_shape,
-                                                                 context));
+    tensors_.push_back(std::make_unique<runtime::ResidentTensor>(
+        graph.node(t).name, graph.node(t).output_shape, context));
   }
   tensors_.push_back(
       std::make_unique<runtime::ResidentTensor>(kInputName, graph.input_shape(), context));
@@ -184,7 +184,8 @@ void Executor::backward(NodeId id) {
     grad_written_[static_cast<std::size_t>(in)] = true;
   }
   a.output = args.needs.output ? tensor(id).view() : TensorView{};
-  const Buffer& grad_out = id == graph_.loss_node() ? loss_seed_ : grads_[static_cast<std::size_t>(id)];
+  const Buffer& grad_out =
+      id == graph_.loss_node() ? loss_seed_ : grads_[static_cast<std::size_t>(id)];
   a.grad_output = {grad_out.data(), node.output_shape, DType::F32};
   a.step = static_cast<std::uint64_t>(step_);
   a.labels = id == graph_.loss_node() ? labels_ : nullptr;

@@ -25,7 +25,7 @@ struct ExecutorOptions {
   std::uint64_t seed = 0;  // parameter initialization
   double momentum = 0.9;
   double weight_decay = 5e-4;
-  bool poison_freed = false;  // fill freed and offloaded device memory with NaN (debugging)
+  bool poison_freed = false;    // fill freed and offloaded device memory with NaN (debugging)
   bool profile_layers = false;  // time every forward and backward with events (a little slower)
 };
 
@@ -43,8 +43,8 @@ struct StepResult {
 
 /// Device and pinned-host memory as measured by the executor's own statistics adaptors.
 struct MemoryReport {
-  std::uint64_t device_capacity = 0;   // the device pool (the budget, or what the plan needs)
-  std::uint64_t device_peak = 0;       // measured: parameters and everything the steps allocated
+  std::uint64_t device_capacity = 0;  // the device pool (the budget, or what the plan needs)
+  std::uint64_t device_peak = 0;      // measured: parameters and everything the steps allocated
   std::uint64_t device_current = 0;
   std::uint64_t device_upstream_allocations = 0;  // calls to the device's own allocator, ever
   std::uint64_t pinned_capacity = 0;
@@ -83,9 +83,9 @@ class Executor {
   float* input_staging() noexcept { return static_cast<float*>(staging_.data()); }
 
   /// One step on a batch: `images` holds graph.input_shape() floats (NCHW; input_staging() or
-  /// any host memory) and `labels` graph.batch() class indices, valid until the call returns. Throws what a
-  /// layer throws (e.g. InvalidArgument for labels out of range), OutOfMemory; the executor stays
-  /// usable afterwards.
+  /// any host memory) and `labels` graph.batch() class indices, valid until the call returns.
+  /// Throws what a layer throws (e.g. InvalidArgument for labels out of range), OutOfMemory; the
+  /// executor stays usable afterwards.
   StepResult train_step(const float* images, const std::int32_t* labels, double lr);
 
   const Graph& graph() const noexcept { return graph_; }
@@ -127,8 +127,8 @@ class Executor {
   runtime::PoolMemoryResource pinned_pool_;
   runtime::StatisticsAdaptor pinned_;
   std::unique_ptr<ParameterStore> params_;
-  runtime::Buffer staging_;         // pinned input batch
-  runtime::Buffer label_staging_;   // pinned labels: their upload never waits for the stream
+  runtime::Buffer staging_;        // pinned input batch
+  runtime::Buffer label_staging_;  // pinned labels: their upload never waits for the stream
   runtime::Buffer workspace_;
   runtime::Buffer loss_seed_;
   std::unique_ptr<layers::SgdUpdate> sgd_;

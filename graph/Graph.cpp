@@ -84,8 +84,8 @@ Graph Graph::build(const NetworkDef& def, std::int64_t batch) {
   for (std::size_t i = 0; i < def.layers.size(); ++i) {
     const LayerDef& layer = def.layers[i];
     if (layer.name.empty() || layer.name == kInputName) {
-      fail(layer.origin, "expected a non-empty layer name other than '" + std::string(kInputName) +
-                             "'");
+      fail(layer.origin,
+           "expected a non-empty layer name other than '" + std::string(kInputName) + "'");
     }
     if (!index.emplace(layer.name, i).second) {
       fail(layer.origin, "duplicate layer name '" + layer.name + "'");
@@ -168,9 +168,9 @@ Graph Graph::build(const NetworkDef& def, std::int64_t batch) {
   }
   const runtime::Shape logits = g.node(g.logits_node()).output_shape;
   if (logits.sample_numel() != def.num_classes) {
-    fail(loss.origin, "loss input has " + std::to_string(logits.sample_numel()) +
-                          " values per sample; expected num_classes = " +
-                          std::to_string(def.num_classes));
+    fail(loss.origin,
+         "loss input has " + std::to_string(logits.sample_numel()) +
+             " values per sample; expected num_classes = " + std::to_string(def.num_classes));
   }
   return g;
 }

@@ -8,8 +8,7 @@
 
 namespace vdnn::graph {
 
-LayerSet::LayerSet(const Graph& graph, layers::Backend backend,
-                   const layers::LayerOptions& options)
+LayerSet::LayerSet(const Graph& graph, layers::Backend backend, const layers::LayerOptions& options)
     : backend_(backend), options_(options) {
   options_.cache = &cache_;
   for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes().size()); ++id) {

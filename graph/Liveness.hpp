@@ -11,10 +11,10 @@ namespace vdnn::graph {
 
 /// Lifetime facts of one node's output tensor (or of the network input).
 struct TensorLife {
-  int forward_consumers = 0;            // consumer edges (an input used twice counts twice)
+  int forward_consumers = 0;                // consumer edges (an input used twice counts twice)
   NodeId last_forward_use = kNetworkInput;  // last consumer in forward; the producer if none
-  std::vector<NodeId> backward_readers;  // nodes whose backward reads this value, forward order
-  bool needs_grad = true;                // false for the network input
+  std::vector<NodeId> backward_readers;     // nodes whose backward reads this value, forward order
+  bool needs_grad = true;                   // false for the network input
   /// Node after whose backward the value may be freed, i.e. the first reader in forward order
   /// (backward runs in reverse). kNetworkInput when backward never reads the value.
   NodeId last_backward_use() const {

@@ -31,7 +31,8 @@ const char* lr_policy_name(LrPolicy policy) noexcept {
 double LrSchedule::at(std::int64_t step) const {
   switch (policy) {
     case LrPolicy::Step:
-      return base_lr * std::pow(gamma, static_cast<double>(step / std::max<std::int64_t>(1, step_size)));
+      return base_lr *
+             std::pow(gamma, static_cast<double>(step / std::max<std::int64_t>(1, step_size)));
     case LrPolicy::Cosine: {
       const double t = static_cast<double>(std::min(step, total_steps)) /
                        static_cast<double>(std::max<std::int64_t>(1, total_steps));

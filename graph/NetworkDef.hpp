@@ -14,7 +14,7 @@ namespace vdnn::graph {
 inline constexpr const char* kInputName = "input";
 
 struct LayerDef {
-  std::string name;                 // unique, not kInputName
+  std::string name;  // unique, not kInputName
   layers::LayerSpec spec;
   std::vector<std::string> inputs;  // layer names or kInputName; resolved by Graph::build
   std::string origin;  // where it was defined, for errors: "configs/x.json at /layers/3"

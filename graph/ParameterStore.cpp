@@ -44,8 +44,8 @@ ParameterStore::ParameterStore(const Graph& graph, runtime::MemoryResource& memo
     const Node& node = graph.node(id);
     for (layers::ParamSpec& spec : layers::param_specs(node.spec, graph.input_shapes(id))) {
       const std::size_t bytes = spec.shape.bytes(runtime::DType::F32);
-      Parameter p{node.name + "." + spec.name, id, std::move(spec), runtime::Buffer(memory, bytes),
-                  {}, {}};
+      Parameter p{node.name + "." + spec.name,    id, std::move(spec),
+                  runtime::Buffer(memory, bytes), {}, {}};
       if (p.trainable()) {  // the velocity starts as the first gradient: no initial value
         p.grad = runtime::Buffer(memory, bytes);
         p.velocity = runtime::Buffer(memory, bytes);

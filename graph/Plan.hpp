@@ -38,29 +38,29 @@ const char* op_name(Op op) noexcept;
 struct Action {
   Op op = Op::Forward;
   NodeId tensor = 0;
-  std::uint64_t bytes = 0;  // device bytes allocated or freed; for Offload, the bytes copied
-  std::uint64_t device_bytes = 0;    // predicted device bytes in use after this action
+  std::uint64_t bytes = 0;         // device bytes allocated or freed; for Offload, the bytes copied
+  std::uint64_t device_bytes = 0;  // predicted device bytes in use after this action
 };
 
 /// Why a feature map is or is not offloaded.
 enum class Placement : std::uint8_t {
-  Resident,      // backward reads it and the policy keeps it on the device
-  Offloaded,     // offloaded after its last forward use, prefetched before its first backward use
-  ForwardOnly,   // backward never reads it: freed after its last forward consumer
+  Resident,     // backward reads it and the policy keeps it on the device
+  Offloaded,    // offloaded after its last forward use, prefetched before its first backward use
+  ForwardOnly,  // backward never reads it: freed after its last forward consumer
 };
 
 struct Plan {
   Policy requested = Policy::Baseline;
-  Policy policy = Policy::Baseline;  // what ran: never VdnnDyn
-  std::uint64_t budget_bytes = 0;    // 0: no budget
-  std::uint64_t resident_bytes = 0;  // parameters, gradients, velocities, workspace, loss seed
-  std::uint64_t predicted_peak = 0;  // resident_bytes + the largest device_bytes of the actions
-  std::uint64_t pool_bytes = 0;      // device pool: what the plan needs (fragmentation
-                                     // included, by a dry run of the allocator), <= the budget
-  std::uint64_t pinned_bytes = 0;    // pinned host pool the plan needs (likewise)
+  Policy policy = Policy::Baseline;    // what ran: never VdnnDyn
+  std::uint64_t budget_bytes = 0;      // 0: no budget
+  std::uint64_t resident_bytes = 0;    // parameters, gradients, velocities, workspace, loss seed
+  std::uint64_t predicted_peak = 0;    // resident_bytes + the largest device_bytes of the actions
+  std::uint64_t pool_bytes = 0;        // device pool: what the plan needs (fragmentation
+                                       // included, by a dry run of the allocator), <= the budget
+  std::uint64_t pinned_bytes = 0;      // pinned host pool the plan needs (likewise)
   std::uint64_t offloaded_bytes = 0;   // per step
   std::uint64_t prefetched_bytes = 0;  // per step
-  std::vector<Placement> placement;  // per node output; the network input is at index nodes()
+  std::vector<Placement> placement;    // per node output; the network input is at index nodes()
   std::vector<Action> actions;
 
   Placement placement_of(NodeId tensor) const {

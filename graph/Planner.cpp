@@ -46,8 +46,8 @@ std::vector<Placement> place(const Graph& g, const Liveness& live, Policy policy
         std::find(consumers.begin(), consumers.end(), g.loss_node()) != consumers.end();
     const bool feeds_conv = std::any_of(consumers.begin(), consumers.end(),
                                         [&](NodeId c) { return is_conv(g.node(c)); });
-    const bool offload = !read_by_loss && (policy == Policy::VdnnAll ||
-                                           (policy == Policy::VdnnConv && feeds_conv));
+    const bool offload =
+        !read_by_loss && (policy == Policy::VdnnAll || (policy == Policy::VdnnConv && feeds_conv));
     p = offload ? Placement::Offloaded : Placement::Resident;
   }
   return placement;
@@ -123,7 +123,7 @@ class StepBuilder {
     std::uint64_t bytes, peak, pinned, pinned_peak, prefetched;
   };
   Snapshot snapshot() const {
-    return {plan_.actions.size(), slots_, bytes_, peak_, pinned_, pinned_peak_,
+    return {plan_.actions.size(),  slots_, bytes_, peak_, pinned_, pinned_peak_,
             plan_.prefetched_bytes};
   }
   void restore(const Snapshot& s) {
@@ -337,7 +337,7 @@ const char* policy_name(Policy policy) noexcept {
 }
 
 const char* op_name(Op op) noexcept {
-  static const char* const kNames[] = {"allocate", "forward",  "offload",       "release",
+  static const char* const kNames[] = {"allocate", "forward",  "offload",        "release",
                                        "free",     "prefetch", "await-prefetch", "allocate-grad",
                                        "backward", "free-grad"};
   return kNames[static_cast<int>(op)];

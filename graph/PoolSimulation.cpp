@@ -34,7 +34,8 @@ class Replay {
   void run(const Plan& plan, std::uint64_t workspace_bytes) {
     // Resident memory in ParameterStore's order, then the workspace and the loss seed.
     for (NodeId id = 0; id < static_cast<NodeId>(g_.nodes().size()); ++id) {
-      for (const layers::ParamSpec& p : layers::param_specs(g_.node(id).spec, g_.input_shapes(id))) {
+      for (const layers::ParamSpec& p :
+           layers::param_specs(g_.node(id).spec, g_.input_shapes(id))) {
         const int copies = p.kind == layers::ParamKind::Trainable ? 3 : 1;
         for (int c = 0; c < copies; ++c) take(device_, p.shape.bytes(runtime::DType::F32));
       }

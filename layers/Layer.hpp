@@ -36,9 +36,9 @@ struct ForwardArgs {
   TensorView output;
   TensorView workspace;  // workspace_bytes() bytes, or empty when that is 0
   bool training = true;
-  std::uint64_t step = 0;                 // training step, for stateless seeded randomness
-  const std::int32_t* labels = nullptr;   // loss layers only: N class indices
-  LossStats* loss_stats = nullptr;        // loss layers only: written by forward
+  std::uint64_t step = 0;                // training step, for stateless seeded randomness
+  const std::int32_t* labels = nullptr;  // loss layers only: N class indices
+  LossStats* loss_stats = nullptr;       // loss layers only: written by forward
 };
 
 /// Where backward writes one input gradient. Empty tensor: that input needs no gradient.

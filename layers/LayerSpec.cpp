@@ -20,8 +20,8 @@ Overloaded(Fs...) -> Overloaded<Fs...>;
                               const std::vector<Shape>& inputs) {
   std::string got;
   for (const Shape& s : inputs) got += (got.empty() ? "" : ", ") + s.to_string();
-  throw runtime::ShapeError(std::string(layer) + ": expected " + expected + ", got input shape(s) " +
-                            got);
+  throw runtime::ShapeError(std::string(layer) + ": expected " + expected +
+                            ", got input shape(s) " + got);
 }
 
 void expect_rank4(std::string_view layer, const std::vector<Shape>& inputs) {
@@ -63,15 +63,13 @@ Shape pooled_shape(std::string_view layer, const Shape& x, const Pair& kernel, c
 
 }  // namespace
 
-std::string_view type_name(const LayerSpec& spec) {
-  return known_type_names()[spec.index()];
-}
+std::string_view type_name(const LayerSpec& spec) { return known_type_names()[spec.index()]; }
 
 const std::vector<std::string_view>& known_type_names() {
   // Order follows the LayerSpec variant's alternatives.
   static const std::vector<std::string_view> kNames = {
-      "conv2d", "batchnorm2d", "relu",    "maxpool2d", "avgpool2d", "global_avgpool",
-      "linear", "add",         "concat",  "dropout",   "flatten",   "softmax_cross_entropy"};
+      "conv2d", "batchnorm2d", "relu",   "maxpool2d", "avgpool2d", "global_avgpool",
+      "linear", "add",         "concat", "dropout",   "flatten",   "softmax_cross_entropy"};
   static_assert(std::variant_size_v<LayerSpec> == 12, "keep kNames in step with LayerSpec");
   return kNames;
 }
@@ -84,17 +82,30 @@ Arity arity(const LayerSpec& spec) {
 }
 
 BackwardNeeds backward_needs(const LayerSpec& spec) {
-  return std::visit(
-      Overloaded{
-          [](const Conv2dSpec&) { return BackwardNeeds{true, false}; },
-          [](const BatchNorm2dSpec&) { return BackwardNeeds{true, false}; },
-          [](const ReluSpec&) { return BackwardNeeds{false, true}; },
-          [](const MaxPool2dSpec&) { return BackwardNeeds{true, false}; },  // re-finds the arg-max
-          [](const LinearSpec&) { return BackwardNeeds{true, false}; },
-          [](const SoftmaxCrossEntropySpec&) { return BackwardNeeds{true, false}; },
-          [](const auto&) { return BackwardNeeds{false, false}; },
-      },
-      spec);
+  return std::visit(Overloaded{
+                        [](const Conv2dSpec&) {
+                          return BackwardNeeds{true, false};
+                        },
+                        [](const BatchNorm2dSpec&) {
+                          return BackwardNeeds{true, false};
+                        },
+                        [](const ReluSpec&) {
+                          return BackwardNeeds{false, true};
+                        },
+                        [](const MaxPool2dSpec&) {
+                          return BackwardNeeds{true, false};
+                        },  // re-finds the arg-max
+                        [](const LinearSpec&) {
+                          return BackwardNeeds{true, false};
+                        },
+                        [](const SoftmaxCrossEntropySpec&) {
+                          return BackwardNeeds{true, false};
+                        },
+                        [](const auto&) {
+                          return BackwardNeeds{false, false};
+                        },
+                    },
+                    spec);
 }
 
 Shape infer_output_shape(const LayerSpec& spec, const std::vector<Shape>& inputs) {
@@ -117,12 +128,11 @@ Shape infer_output_shape(const LayerSpec& spec, const std::vector<Shape>& inputs
                           "out_channels > 0 and groups dividing both in_channels and out_channels",
                           inputs);
             }
-            return Shape::nchw(
-                x.n(), c.out_channels,
-                window_out(name, x.h(), c.kernel[0], c.stride[0], c.padding[0], c.dilation[0],
-                           inputs),
-                window_out(name, x.w(), c.kernel[1], c.stride[1], c.padding[1], c.dilation[1],
-                           inputs));
+            return Shape::nchw(x.n(), c.out_channels,
+                               window_out(name, x.h(), c.kernel[0], c.stride[0], c.padding[0],
+                                          c.dilation[0], inputs),
+                               window_out(name, x.w(), c.kernel[1], c.stride[1], c.padding[1],
+                                          c.dilation[1], inputs));
           },
           [&](const MaxPool2dSpec& p) {
             expect_rank4(name, inputs);
@@ -147,7 +157,9 @@ Shape infer_output_shape(const LayerSpec& spec, const std::vector<Shape>& inputs
             if (l.out_features <= 0) shape_error(name, "out_features > 0", inputs);
             return Shape{x.n(), l.out_features};
           },
-          [&](const FlattenSpec&) { return Shape{x.n(), x.sample_numel()}; },
+          [&](const FlattenSpec&) {
+            return Shape{x.n(), x.sample_numel()};
+          },
           [&](const AddSpec&) {
             for (const Shape& s : inputs) {
               if (s != x) shape_error(name, "inputs of identical shape", inputs);

@@ -55,10 +55,9 @@ struct FlattenSpec {};
 /// Mean softmax cross-entropy over the batch; its output is the scalar loss, shape [1].
 struct SoftmaxCrossEntropySpec {};
 
-using LayerSpec =
-    std::variant<Conv2dSpec, BatchNorm2dSpec, ReluSpec, MaxPool2dSpec, AvgPool2dSpec,
-                 GlobalAvgPoolSpec, LinearSpec, AddSpec, ConcatSpec, DropoutSpec, FlattenSpec,
-                 SoftmaxCrossEntropySpec>;
+using LayerSpec = std::variant<Conv2dSpec, BatchNorm2dSpec, ReluSpec, MaxPool2dSpec, AvgPool2dSpec,
+                               GlobalAvgPoolSpec, LinearSpec, AddSpec, ConcatSpec, DropoutSpec,
+                               FlattenSpec, SoftmaxCrossEntropySpec>;
 
 /// Config name of the layer type: "conv2d", "batchnorm2d", "relu", "maxpool2d", "avgpool2d",
 /// "global_avgpool", "linear", "add", "concat", "dropout", "flatten", "softmax_cross_entropy".

@@ -66,8 +66,8 @@ namespace detail {
 
 /// Throws vdnn::runtime::InvalidArgument with the condition, the message and the location when
 /// `cond` is false.
-#define VDNN_EXPECTS(cond, message)                                                         \
-  do {                                                                                      \
-    if (!(cond)) ::vdnn::runtime::detail::throw_invalid_argument(#cond, (message), __FILE__, \
-                                                                 __LINE__);                 \
+#define VDNN_EXPECTS(cond, message)                                                          \
+  do {                                                                                       \
+    if (!(cond))                                                                             \
+      ::vdnn::runtime::detail::throw_invalid_argument(#cond, (message), __FILE__, __LINE__); \
   } while (false)

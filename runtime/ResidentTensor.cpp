@@ -38,8 +38,7 @@ ResidentTensor::ResidentTensor(std::string name, Shape shape, ExecutionContext& 
 void ResidentTensor::expect(Residency state, const char* transition) const {
   if (residency_ != state) {
     throw InvalidArgument("tensor '" + name_ + "': cannot " + transition + " while " +
-                          residency_name(residency_) + " (expected " + residency_name(state) +
-                          ")");
+                          residency_name(residency_) + " (expected " + residency_name(state) + ")");
   }
 }
 
@@ -47,8 +46,8 @@ Buffer ResidentTensor::take(MemoryResource& resource, const char* what) const {
   try {
     return Buffer(resource, bytes());
   } catch (const OutOfMemory& e) {
-    throw OutOfMemory(std::string(what) + " for tensor '" + name_ + "' (" +
-                          format_bytes(bytes()) + "): " + e.what(),
+    throw OutOfMemory(std::string(what) + " for tensor '" + name_ + "' (" + format_bytes(bytes()) +
+                          "): " + e.what(),
                       e.bytes_requested(), e.bytes_in_use(), e.bytes_limit());
   }
 }

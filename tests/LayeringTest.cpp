@@ -31,8 +31,8 @@ TEST(Layering, NoUpwardIncludes) {
         const auto target = rank.find(m[1].str());
         if (target == rank.end()) continue;
         EXPECT_LE(target->second, level)
-            << entry.path().string() << ":" << number << " includes " << m[1].str()
-            << "/ from " << folder << "/ (allowed: tools -> models -> graph -> layers -> runtime)";
+            << entry.path().string() << ":" << number << " includes " << m[1].str() << "/ from "
+            << folder << "/ (allowed: tools -> models -> graph -> layers -> runtime)";
       }
     }
   }

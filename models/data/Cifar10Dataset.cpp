@@ -46,7 +46,8 @@ Cifar10Dataset::Cifar10Dataset(const std::string& directory, std::uint64_t seed)
     }
   }
   if (labels_.empty()) {
-    throw runtime::DataError(directory + ": no data_batch_1.bin .. data_batch_5.bin found; "
+    throw runtime::DataError(directory +
+                             ": no data_batch_1.bin .. data_batch_5.bin found; "
                              "expected the CIFAR-10 binary release (cifar-10-batches-bin)");
   }
   order_.resize(labels_.size());
@@ -57,8 +58,8 @@ void Cifar10Dataset::reshuffle() {
   std::iota(order_.begin(), order_.end(), 0);
   // Fisher-Yates with counter-based draws: the same seed gives the same epochs everywhere.
   for (std::size_t i = order_.size() - 1; i > 0; --i) {
-    const auto j = static_cast<std::size_t>(runtime::uniform01(seed_, epoch_, i) *
-                                            static_cast<double>(i + 1));
+    const auto j =
+        static_cast<std::size_t>(runtime::uniform01(seed_, epoch_, i) * static_cast<double>(i + 1));
     std::swap(order_[i], order_[j]);
   }
   cursor_ = 0;

@@ -17,8 +17,7 @@ std::unique_ptr<Dataset> make_dataset(const std::string& source, const SampleFor
       throw runtime::InvalidArgument(
           "cifar10 data needs a network with input 3x32x32 and 10 classes; this one takes " +
           std::to_string(format.channels) + "x" + std::to_string(format.height) + "x" +
-          std::to_string(format.width) + " and " + std::to_string(format.num_classes) +
-          " classes");
+          std::to_string(format.width) + " and " + std::to_string(format.num_classes) + " classes");
     }
     return std::make_unique<Cifar10Dataset>(source.substr(cifar_prefix.size()), seed);
   }

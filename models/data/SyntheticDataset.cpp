@@ -56,9 +56,9 @@ SyntheticDataset::SyntheticDataset(const SampleFormat& format, std::uint64_t see
 void SyntheticDataset::next_batch(std::int64_t batch, float* images, std::int32_t* labels) {
   const std::int64_t numel = format_.sample_numel();
   for (std::int64_t i = 0; i < batch; ++i, ++next_sample_) {
-    const auto label = static_cast<std::int32_t>(
-        runtime::uniform01(seed_, kLabelStream, next_sample_) *
-        static_cast<double>(format_.num_classes));
+    const auto label =
+        static_cast<std::int32_t>(runtime::uniform01(seed_, kLabelStream, next_sample_) *
+                                  static_cast<double>(format_.num_classes));
     labels[i] = label;
     const float* proto = prototypes_.data() + label * numel;
     float* img = images + i * numel;

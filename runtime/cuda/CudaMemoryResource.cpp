@@ -13,7 +13,8 @@ namespace {
 [[noreturn]] void out_of_memory(const char* what, std::size_t bytes) {
   std::size_t free_bytes = 0;
   std::size_t total_bytes = 0;
-  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) static_cast<void>(cudaGetLastError());
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess)
+    static_cast<void>(cudaGetLastError());
   throw OutOfMemory(std::string(what) + " of " + format_bytes(bytes) + " failed (" +
                         format_bytes(free_bytes) + " of " + format_bytes(total_bytes) +
                         " free on the device)",

@@ -52,8 +52,9 @@ void PoolMemoryResource::retire_completed() {
 void* PoolMemoryResource::do_allocate(std::size_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   // Comparing before aligning keeps align_up from overflowing on absurd requests.
-  const auto fit =
-      bytes <= capacity_ ? free_by_size_.lower_bound({MemoryResource::align_up(bytes), 0}) : free_by_size_.end();
+  const auto fit = bytes <= capacity_
+                       ? free_by_size_.lower_bound({MemoryResource::align_up(bytes), 0})
+                       : free_by_size_.end();
   if (fit == free_by_size_.end()) {
     throw OutOfMemory(name() + ": cannot allocate " + std::to_string(bytes) +
                           " bytes: " + std::to_string(bytes_in_use_) + " of " +

@@ -29,9 +29,8 @@ TEST_P(OffloadInvariance, EveryPolicyMatchesBaselineBitwise) {
   EXPECT_EQ(base.memory.device_peak, base.predicted_peak);
   const std::uint64_t all_peak =
       make_plan(load_config(GetParam(), 4), {Policy::VdnnAll, 0, 0}).predicted_peak;
-  for (const SessionOptions& o :
-       {options(Policy::VdnnAll), options(Policy::VdnnConv),
-        options(Policy::VdnnDyn, (base.predicted_peak + all_peak) / 2)}) {
+  for (const SessionOptions& o : {options(Policy::VdnnAll), options(Policy::VdnnConv),
+                                  options(Policy::VdnnDyn, (base.predicted_peak + all_peak) / 2)}) {
     const auto run = run_steps(load_config(GetParam(), 4), o, kSteps);
     EXPECT_EQ(run.losses, base.losses) << policy_name(o.policy);
     EXPECT_EQ(run.weights, base.weights) << policy_name(o.policy);
@@ -66,8 +65,8 @@ TEST(Budget, BaselineDoesNotFitWhereVdnnAllTrainsUnderIt) {
   const std::uint64_t budget = all + (base - all) / 4;
   EXPECT_THROW(Session(load_config("resnet20-cifar.json", 16), options(Policy::Baseline, budget)),
                DoesNotFit);
-  const auto run = run_steps(load_config("resnet20-cifar.json", 16),
-                             options(Policy::VdnnAll, budget), 3);
+  const auto run =
+      run_steps(load_config("resnet20-cifar.json", 16), options(Policy::VdnnAll, budget), 3);
   EXPECT_LE(run.memory.device_peak, budget);
   EXPECT_EQ(run.memory.device_peak, run.predicted_peak);
   EXPECT_LE(run.memory.device_capacity, budget);

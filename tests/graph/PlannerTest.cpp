@@ -42,10 +42,12 @@ TEST(Planner, BaselineKeepsEverythingBackwardNeeds) {
   }
   // Every allocation is matched by a free: the step returns to the resident bytes.
   EXPECT_EQ(p.actions.back().device_bytes, 0u);
-  EXPECT_EQ(p.predicted_peak, p.resident_bytes + std::max_element(p.actions.begin(), p.actions.end(),
-                                                                  [](const Action& a, const Action& b) {
-                                                                    return a.device_bytes < b.device_bytes;
-                                                                  })->device_bytes);
+  EXPECT_EQ(p.predicted_peak,
+            p.resident_bytes + std::max_element(p.actions.begin(), p.actions.end(),
+                                                [](const Action& a, const Action& b) {
+                                                  return a.device_bytes < b.device_bytes;
+                                                })
+                                   ->device_bytes);
 }
 
 TEST(Planner, VdnnAllOffloadsEachConvInputAfterItsLastConsumerAndPrefetchesBeforeBackward) {
@@ -90,7 +92,8 @@ TEST(Planner, VdnnConvOffloadsOnlyConvolutionInputs) {
 }
 
 TEST(Planner, OffloadingLowersThePredictedPeak) {
-  for (const char* config : {"resnet20-cifar.json", "densenet40-cifar.json", "googlenet-mini.json"}) {
+  for (const char* config :
+       {"resnet20-cifar.json", "densenet40-cifar.json", "googlenet-mini.json"}) {
     const Graph g = load(config, 16);
     const Plan base = plan(g, Policy::Baseline);
     const Plan conv = plan(g, Policy::VdnnConv);

@@ -26,7 +26,6 @@ namespace {
 
 constexpr std::size_t kCapacity = std::size_t{64} * 1024;
 
-
 bool is_aligned(const void* ptr) {
   return reinterpret_cast<std::uintptr_t>(ptr) % MemoryResource::kAlignment == 0;
 }
@@ -81,7 +80,9 @@ struct LimitingOverHost {
 
   std::size_t in_use() const { return top.bytes_in_use(); }
   static std::size_t charge(std::size_t bytes) { return MemoryResource::align_up(bytes); }
-  bool fits(std::size_t bytes) const { return MemoryResource::align_up(bytes) <= kCapacity - in_use(); }
+  bool fits(std::size_t bytes) const {
+    return MemoryResource::align_up(bytes) <= kCapacity - in_use();
+  }
 };
 
 struct StatisticsOverLimitingOverHost {
@@ -94,7 +95,9 @@ struct StatisticsOverLimitingOverHost {
 
   std::size_t in_use() const { return top.stats().current_bytes; }
   static std::size_t charge(std::size_t bytes) { return bytes; }
-  bool fits(std::size_t bytes) const { return MemoryResource::align_up(bytes) <= kCapacity - limit.bytes_in_use(); }
+  bool fits(std::size_t bytes) const {
+    return MemoryResource::align_up(bytes) <= kCapacity - limit.bytes_in_use();
+  }
 };
 
 struct PoolOverHost {
@@ -106,7 +109,9 @@ struct PoolOverHost {
 
   std::size_t in_use() const { return top.bytes_in_use(); }
   static std::size_t charge(std::size_t bytes) { return MemoryResource::align_up(bytes); }
-  bool fits(std::size_t bytes) const { return MemoryResource::align_up(bytes) <= top.largest_free_block(); }
+  bool fits(std::size_t bytes) const {
+    return MemoryResource::align_up(bytes) <= top.largest_free_block();
+  }
 };
 
 struct StatisticsOverPool {
@@ -119,7 +124,9 @@ struct StatisticsOverPool {
 
   std::size_t in_use() const { return top.stats().current_bytes; }
   static std::size_t charge(std::size_t bytes) { return bytes; }
-  bool fits(std::size_t bytes) const { return MemoryResource::align_up(bytes) <= pool.largest_free_block(); }
+  bool fits(std::size_t bytes) const {
+    return MemoryResource::align_up(bytes) <= pool.largest_free_block();
+  }
 };
 
 // A budget below a roomier pool: the limit, not the pool's layout, decides.
@@ -134,7 +141,8 @@ struct LimitingOverPool {
   std::size_t in_use() const { return top.bytes_in_use(); }
   static std::size_t charge(std::size_t bytes) { return MemoryResource::align_up(bytes); }
   bool fits(std::size_t bytes) const {
-    return MemoryResource::align_up(bytes) <= kCapacity - in_use() && MemoryResource::align_up(bytes) <= pool.largest_free_block();
+    return MemoryResource::align_up(bytes) <= kCapacity - in_use() &&
+           MemoryResource::align_up(bytes) <= pool.largest_free_block();
   }
 };
 

@@ -68,8 +68,8 @@ TEST(Cli, ConfigErrorsExitWith2AndNameFileAndPath) {
 
 TEST(Cli, DataErrorsExitWith1) {
   const fs::path dir = temp_dir("no-data");
-  const CliRun run = vdnn("train --config " + config("resnet20-cifar.json") + " --iters 1 --data cifar10:" +
-                       dir.string() + " --out " + dir.string());
+  const CliRun run = vdnn("train --config " + config("resnet20-cifar.json") +
+                          " --iters 1 --data cifar10:" + dir.string() + " --out " + dir.string());
   EXPECT_EQ(run.code, 1) << run.output;
   EXPECT_NE(run.output.find("data_batch_1.bin"), std::string::npos) << run.output;
 }
@@ -77,7 +77,7 @@ TEST(Cli, DataErrorsExitWith1) {
 TEST(Cli, TrainWritesMetricsAndSummary) {
   const fs::path out = temp_dir("train");
   const CliRun run = vdnn("train --config " + config("resnet20-cifar.json") +
-                       " --batch 4 --iters 3 --device cpu --out " + out.string());
+                          " --batch 4 --iters 3 --device cpu --out " + out.string());
   ASSERT_EQ(run.code, 0) << run.output;
   EXPECT_NE(run.output.find("iter 3/3"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find(out.string()), std::string::npos) << run.output;
@@ -100,8 +100,8 @@ TEST(Cli, TrainWritesMetricsAndSummary) {
 }
 
 TEST(Cli, PlanShowsOffloadsAndPrefetchesOfVdnnAll) {
-  const CliRun run = vdnn("plan --config " + config("resnet20-cifar.json") +
-                          " --batch 8 --policy vdnn-all");
+  const CliRun run =
+      vdnn("plan --config " + config("resnet20-cifar.json") + " --batch 8 --policy vdnn-all");
   ASSERT_EQ(run.code, 0) << run.output;
   EXPECT_NE(run.output.find("offload         stage1.000.relu1"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("prefetch        stage1.000.relu1"), std::string::npos) << run.output;

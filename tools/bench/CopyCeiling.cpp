@@ -29,7 +29,8 @@ double copy_gbps(cudaStream_t stream, void* dst, const void* src) {
     VDNN_CHECK_CUDA(cudaMemcpyAsync(dst, src, kBytes, cudaMemcpyDefault, stream));
     end.record(stream);
     end.synchronize();
-    best = std::max(best, static_cast<double>(kBytes) / (vdnn::runtime::cuda::elapsed_ms(start, end) * 1e6));
+    best = std::max(
+        best, static_cast<double>(kBytes) / (vdnn::runtime::cuda::elapsed_ms(start, end) * 1e6));
   }
   return best;
 }
@@ -55,8 +56,8 @@ int main() {
     CudaEvent end_h2d(EventTiming::kEnabled);
     start.record(context.offload_stream());
     vdnn::runtime::cuda::wait_event(context.prefetch_stream(), start);
-    VDNN_CHECK_CUDA(cudaMemcpyAsync(h1.data(), d1.data(), kBytes, cudaMemcpyDefault,
-                                    context.offload_stream()));
+    VDNN_CHECK_CUDA(
+        cudaMemcpyAsync(h1.data(), d1.data(), kBytes, cudaMemcpyDefault, context.offload_stream()));
     VDNN_CHECK_CUDA(cudaMemcpyAsync(d2.data(), h2.data(), kBytes, cudaMemcpyDefault,
                                     context.prefetch_stream()));
     end_d2h.record(context.offload_stream());

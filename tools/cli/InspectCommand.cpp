@@ -24,22 +24,23 @@ std::string with_commas(std::uint64_t value) {
 CLI::App* add_inspect_command(CLI::App& app, InspectOptions& o) {
   CLI::App* cmd = app.add_subcommand("inspect", "Print the expanded layer table of a config");
   cmd->add_option("--config", o.config, "Network config (JSON)")->required();
-  cmd->add_option("--batch", o.batch, "Mini-batch size")->capture_default_str()->check(
-      CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
+  cmd->add_option("--batch", o.batch, "Mini-batch size")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
   return cmd;
 }
 
 int run_inspect(const InspectOptions& o) {
   const graph::Graph graph = graph::Graph::build(models::load_network(o.config), o.batch);
-  std::printf("%-32s %-22s %-22s %14s %16s\n", "layer", "type", "output", "params",
-              "output bytes");
+  std::printf("%-32s %-22s %-22s %14s %16s\n", "layer", "type", "output", "params", "output bytes");
   std::uint64_t total_params = 0;
   std::uint64_t total_bytes = graph.input_shape().bytes(runtime::DType::F32);
   for (graph::NodeId id = 0; id < static_cast<graph::NodeId>(graph.nodes().size()); ++id) {
     const graph::Node& node = graph.node(id);
     std::uint64_t params = 0;
     for (const layers::ParamSpec& p : layers::param_specs(node.spec, graph.input_shapes(id))) {
-      if (p.kind == layers::ParamKind::Trainable) params += static_cast<std::uint64_t>(p.shape.numel());
+      if (p.kind == layers::ParamKind::Trainable)
+        params += static_cast<std::uint64_t>(p.shape.numel());
     }
     const std::uint64_t bytes = node.output_shape.bytes(runtime::DType::F32);
     total_params += params;

@@ -5,10 +5,10 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "graph/LayerSet.hpp"
 #include "graph/Planner.hpp"
 #include "models/ConfigLoader.hpp"
 #include "runtime/ByteSize.hpp"
-#include "graph/LayerSet.hpp"
 
 namespace vdnn::tools {
 namespace {
@@ -16,11 +16,11 @@ namespace {
 nlohmann::json plan_json(const graph::Graph& g, const graph::Plan& plan) {
   nlohmann::json actions = nlohmann::json::array();
   for (const graph::Action& a : plan.actions) {
-    actions.push_back({{"op", graph::op_name(a.op)},
-                       {"tensor", a.tensor == graph::kNetworkInput ? graph::kInputName
-                                                                   : g.node(a.tensor).name},
-                       {"bytes", a.bytes},
-                       {"device_bytes", plan.resident_bytes + a.device_bytes}});
+    actions.push_back(
+        {{"op", graph::op_name(a.op)},
+         {"tensor", a.tensor == graph::kNetworkInput ? graph::kInputName : g.node(a.tensor).name},
+         {"bytes", a.bytes},
+         {"device_bytes", plan.resident_bytes + a.device_bytes}});
   }
   return {{"network", g.name()},
           {"batch", g.batch()},
@@ -40,8 +40,9 @@ nlohmann::json plan_json(const graph::Graph& g, const graph::Plan& plan) {
 CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
   CLI::App* cmd = app.add_subcommand("plan", "Print the memory plan of one training step");
   cmd->add_option("--config", o.config, "Network config (JSON)")->required();
-  cmd->add_option("--batch", o.batch, "Mini-batch size")->capture_default_str()->check(
-      CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
+  cmd->add_option("--batch", o.batch, "Mini-batch size")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
   cmd->add_option("--policy", o.policy, "baseline, vdnn-all, vdnn-conv or vdnn-dyn")
       ->capture_default_str()
       ->check(CLI::IsMember({"baseline", "vdnn-all", "vdnn-conv", "vdnn-dyn"}));

@@ -17,8 +17,7 @@ Progress::~Progress() {
 void Progress::update(std::int64_t iter, double loss, double accuracy, double images_per_s) {
   std::fprintf(stderr, "%siter %lld/%lld  loss %.4f  acc %.3f  %.1f img/s%s",
                terminal_ ? "\r\033[K" : "", static_cast<long long>(iter),
-               static_cast<long long>(total_), loss, accuracy, images_per_s,
-               terminal_ ? "" : "\n");
+               static_cast<long long>(total_), loss, accuracy, images_per_s, terminal_ ? "" : "\n");
   std::fflush(stderr);
   dirty_ = true;
 }

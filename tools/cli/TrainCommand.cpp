@@ -57,13 +57,16 @@ void write_layer_times(const std::filesystem::path& path, const graph::Graph& g,
   for (graph::NodeId id = 0; id < static_cast<graph::NodeId>(g.nodes().size()); ++id) {
     const graph::LayerTime& t = executor.layer_times()[static_cast<std::size_t>(id)];
     const std::string type(layers::type_name(g.node(id).spec));
-    layers.push_back({{"name", g.node(id).name}, {"type", type},
-                      {"forward_ms", 1e3 * t.forward}, {"backward_ms", 1e3 * t.backward}});
+    layers.push_back({{"name", g.node(id).name},
+                      {"type", type},
+                      {"forward_ms", 1e3 * t.forward},
+                      {"backward_ms", 1e3 * t.backward}});
     by_type[type].first += 1e3 * t.forward;
     by_type[type].second += 1e3 * t.backward;
   }
   Json types = Json::object();
-  for (const auto& [type, ms] : by_type) types[type] = {{"forward_ms", ms.first}, {"backward_ms", ms.second}};
+  for (const auto& [type, ms] : by_type)
+    types[type] = {{"forward_ms", ms.first}, {"backward_ms", ms.second}};
   write_json(path, Json{{"layers", layers}, {"by_type", types}});
 }
 
@@ -79,22 +82,29 @@ double median(std::vector<double> values) {
 CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
   CLI::App* cmd = app.add_subcommand("train", "Train a network defined in a JSON config");
   cmd->add_option("--config", o.config, "Network config (JSON)")->required();
-  cmd->add_option("--batch", o.batch, "Mini-batch size")->capture_default_str()->check(
-      CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
-  cmd->add_option("--iters", o.iters, "Training iterations")->capture_default_str()->check(
-      CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
-  cmd->add_option("--lr", o.lr, "Base learning rate")->capture_default_str()->check(
-      CLI::PositiveNumber);
-  cmd->add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str()->check(
-      CLI::Range(0.0, 1.0));
-  cmd->add_option("--weight-decay", o.weight_decay, "L2 weight decay")->capture_default_str()
+  cmd->add_option("--batch", o.batch, "Mini-batch size")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
+  cmd->add_option("--iters", o.iters, "Training iterations")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  cmd->add_option("--lr", o.lr, "Base learning rate")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--momentum", o.momentum, "SGD momentum")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--weight-decay", o.weight_decay, "L2 weight decay")
+      ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--schedule", o.schedule, "Learning-rate schedule over --iters")
-      ->capture_default_str()->check(CLI::IsMember({"constant", "step", "cosine"}));
+      ->capture_default_str()
+      ->check(CLI::IsMember({"constant", "step", "cosine"}));
   cmd->add_option("--seed", o.seed, "Seed of initialization, data and dropout")
       ->capture_default_str();
   cmd->add_option("--device", o.device, "auto: CUDA when a GPU is present, else CPU")
-      ->capture_default_str()->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd->add_option("--data", o.data, "synthetic or cifar10:DIR")->capture_default_str();
   cmd->add_option("--out", o.out, "Output directory (default runs/<network name>)");
   cmd->add_option("--policy", o.policy, "What to offload: baseline, vdnn-all, vdnn-conv, vdnn-dyn")
@@ -120,8 +130,8 @@ int run_train(const TrainOptions& o) {
   const graph::NetworkDef def = models::load_network(o.config);
   graph::Graph graph = graph::Graph::build(def, o.batch);
   const layers::Backend backend = resolve_device(o.device);
-  auto dataset = models::make_dataset(
-      o.data, {def.channels, def.height, def.width, def.num_classes}, o.seed);
+  auto dataset =
+      models::make_dataset(o.data, {def.channels, def.height, def.width, def.num_classes}, o.seed);
 
   graph::LrSchedule schedule;
   schedule.policy = graph::parse_lr_policy(o.schedule);
@@ -163,8 +173,7 @@ int run_train(const TrainOptions& o) {
     const graph::StepResult r = executor.train_step(images, labels.data(), lr);
     const graph::TransferReport& copies = executor.transfers();
     const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count();
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     losses.push_back(r.loss);
     iter_ms.push_back(ms);
     copy_rates.offload_gbps.push_back(gbps(copies.offloaded_bytes, copies.offload_seconds));
@@ -226,8 +235,8 @@ int run_train(const TrainOptions& o) {
                   {"images_per_s", static_cast<double>(batch) * 1000.0 / median_ms}});
   std::cout << "vdnn: trained " << def.name << " for " << o.iters << " iterations on "
             << layers::backend_name(backend) << " with " << graph::policy_name(plan.policy)
-            << "; loss " << losses.front() << " -> "
-            << losses.back() << "\nvdnn: results in " << out.string() << "/ (summary.json, "
+            << "; loss " << losses.front() << " -> " << losses.back() << "\nvdnn: results in "
+            << out.string() << "/ (summary.json, "
             << "metrics.jsonl)\n";
   return 0;
 }

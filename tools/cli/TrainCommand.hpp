@@ -20,11 +20,11 @@ struct TrainOptions {
   double weight_decay = 5e-4;
   std::string schedule = "constant";  // constant | step | cosine (over --iters)
   std::uint64_t seed = 1;
-  std::string device = "auto";     // auto | cpu | cuda
-  std::string data = "synthetic";  // synthetic | cifar10:DIR
-  std::string out;                 // default: runs/<network name>
-  std::string policy = "baseline";  // baseline | vdnn-all | vdnn-conv | vdnn-dyn
-  std::string mem_budget;           // e.g. 6GiB; empty: all the device can give
+  std::string device = "auto";            // auto | cpu | cuda
+  std::string data = "synthetic";         // synthetic | cifar10:DIR
+  std::string out;                        // default: runs/<network name>
+  std::string policy = "baseline";        // baseline | vdnn-all | vdnn-conv | vdnn-dyn
+  std::string mem_budget;                 // e.g. 6GiB; empty: all the device can give
   std::int64_t debug_stream_delays = -1;  // >= 0: random stream delays from this seed (CPU)
   bool debug_poison = false;              // NaN-fill freed and offloaded device memory
   bool deterministic = false;             // CUDA: deterministic algorithms only

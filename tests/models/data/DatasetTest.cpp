@@ -62,7 +62,8 @@ TEST(Cifar10Dataset, ReadsRecordsAndNormalizes) {
   for (int i = 0; i < 10; ++i) {
     ++seen[static_cast<std::size_t>(y[static_cast<std::size_t>(i)])];
     // Every pixel of a record equals its label; red channel normalization with CIFAR statistics.
-    const float expected = (static_cast<float>(y[static_cast<std::size_t>(i)]) / 255.0f - 0.4914f) / 0.2470f;
+    const float expected =
+        (static_cast<float>(y[static_cast<std::size_t>(i)]) / 255.0f - 0.4914f) / 0.2470f;
     EXPECT_FLOAT_EQ(x[static_cast<std::size_t>(i) * 3072], expected);
   }
   // One epoch of 10 records: labels 0..6 from file 1, 0..2 from file 2.
