@@ -11,5 +11,4 @@ fi
 bash tools/install-deps.sh
 cmake --preset release >/dev/null
 cmake --build --preset release --target vdnn
-./build/bin/vdnn train --config configs/resnet20-cifar.json --batch 32 --iters 100 \
-  --out runs/resnet20-cifar "$@"
+./build/bin/vdnn train --config configs/resnet20-cifar.json --out runs/resnet20-cifar "$@"
