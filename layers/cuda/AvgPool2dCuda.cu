@@ -14,30 +14,26 @@
 namespace vdnn::layers::cuda {
 namespace {
 
-// One thread per input element: the sum of the shares of the windows that cover it, added in
-// output order (as AvgPool2dCpu adds them).
+// Each window passes on its gradient divided by what forward divided by.
+struct AverageShare {
+  PoolWindow w;
+  bool count_include_pad;
+  __device__ float operator()(int /*plane*/, int /*pixel*/, IndexRange rows, IndexRange cols,
+                              float dy) const {
+    // Without ceil mode no window reaches past the padding: including it means the kernel area.
+    const int divisor = count_include_pad ? w.kernel_h * w.kernel_w
+                                          : (rows.end - rows.begin) * (cols.end - cols.begin);
+    return dy / static_cast<float>(divisor);
+  }
+};
+
+// One thread per input element.
 __global__ void avg_pool_backward(PoolWindow w, bool count_include_pad,
                                   const float* __restrict__ dy, float* __restrict__ dx,
                                   bool accumulate) {
   const int index = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (index >= w.planes * w.in_plane()) return;
-  const int plane = index / w.in_plane();
-  const int pixel = index - plane * w.in_plane();
-  const float* dy_plane = dy + plane * w.out_plane();
-  const IndexRange out_rows = w.rows_over(pixel / w.in_w);
-  const IndexRange out_cols = w.cols_over(pixel % w.in_w);
-  float sum = accumulate ? dx[index] : 0.0f;
-  for (int oh = out_rows.begin; oh < out_rows.end; ++oh) {
-    const IndexRange rows = w.rows_under(oh);
-    for (int ow = out_cols.begin; ow < out_cols.end; ++ow) {
-      const IndexRange cols = w.cols_under(ow);
-      // Without ceil mode no window reaches past the padding: including it means the kernel area.
-      const int divisor = count_include_pad ? w.kernel_h * w.kernel_w
-                                            : (rows.end - rows.begin) * (cols.end - cols.begin);
-      sum += dy_plane[oh * w.out_w + ow] / static_cast<float>(divisor);
-    }
-  }
-  dx[index] = sum;
+  gather_window_gradients(w, index, dy, dx, accumulate, AverageShare{w, count_include_pad});
 }
 
 }  // namespace

@@ -31,29 +31,24 @@ __device__ int window_argmax(const float* plane, int width, IndexRange rows, Ind
   return best;
 }
 
-// One thread per input element: the sum of the output gradients whose window's arg-max it is,
-// added in output order (as MaxPool2dCpu adds them).
+// A window passes its gradient to its arg-max only.
+struct ArgmaxShare {
+  int in_w;
+  const float* x;
+  int in_plane;
+  __device__ float operator()(int plane, int pixel, IndexRange rows, IndexRange cols,
+                              float dy) const {
+    return window_argmax(x + plane * in_plane, in_w, rows, cols) == pixel ? dy : 0.0f;
+  }
+};
+
+// One thread per input element.
 __global__ void max_pool_backward(PoolWindow w, const float* __restrict__ x,
                                   const float* __restrict__ dy, float* __restrict__ dx,
                                   bool accumulate) {
   const int index = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (index >= w.planes * w.in_plane()) return;
-  const int plane = index / w.in_plane();
-  const int pixel = index - plane * w.in_plane();
-  const float* x_plane = x + plane * w.in_plane();
-  const float* dy_plane = dy + plane * w.out_plane();
-  const IndexRange out_rows = w.rows_over(pixel / w.in_w);
-  const IndexRange out_cols = w.cols_over(pixel % w.in_w);
-  float sum = accumulate ? dx[index] : 0.0f;
-  for (int oh = out_rows.begin; oh < out_rows.end; ++oh) {
-    const IndexRange rows = w.rows_under(oh);
-    for (int ow = out_cols.begin; ow < out_cols.end; ++ow) {
-      if (window_argmax(x_plane, w.in_w, rows, w.cols_under(ow)) == pixel) {
-        sum += dy_plane[oh * w.out_w + ow];
-      }
-    }
-  }
-  dx[index] = sum;
+  gather_window_gradients(w, index, dy, dx, accumulate, ArgmaxShare{w.in_w, x, w.in_plane()});
 }
 
 }  // namespace

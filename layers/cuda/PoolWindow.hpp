@@ -77,4 +77,27 @@ struct PoolWindow {
   }
 };
 
+#ifdef __CUDACC__
+/// Pooling backward for input element `index` of dx (one thread each): adds, in output order (as
+/// the CPU layers do), contribution(plane, pixel, rows, cols, dy) of every output window that
+/// covers the element, where rows/cols is the window's extent, onto dx when `accumulate`.
+template <typename Contribution>
+__device__ void gather_window_gradients(const PoolWindow& w, int index, const float* dy, float* dx,
+                                        bool accumulate, const Contribution& contribution) {
+  const int plane = index / w.in_plane();
+  const int pixel = index - plane * w.in_plane();
+  const float* dy_plane = dy + plane * w.out_plane();
+  const IndexRange out_rows = w.rows_over(pixel / w.in_w);
+  const IndexRange out_cols = w.cols_over(pixel % w.in_w);
+  float sum = accumulate ? dx[index] : 0.0f;
+  for (int oh = out_rows.begin; oh < out_rows.end; ++oh) {
+    const IndexRange rows = w.rows_under(oh);
+    for (int ow = out_cols.begin; ow < out_cols.end; ++ow) {
+      sum += contribution(plane, pixel, rows, w.cols_under(ow), dy_plane[oh * w.out_w + ow]);
+    }
+  }
+  dx[index] = sum;
+}
+#endif
+
 }  // namespace vdnn::layers::cuda
