@@ -5,29 +5,19 @@
 #include <algorithm>
 #include <utility>
 
+#include "layers/DropoutMask.hpp"
+
 namespace vdnn::layers::cpu {
 namespace {
-
-constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
-
-constexpr std::uint64_t mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
 
 // Multiplier of element i (0 or 1 / (1 - p)) for one (seed, step): the contract in DropoutCpu.hpp.
 template <typename T>
 class Mask {
  public:
   Mask(double p, std::uint64_t seed, std::uint64_t step)
-      : p_(p), scale_(static_cast<T>(1.0 / (1.0 - p))), state_(mix64(mix64(seed) ^ step)) {}
+      : p_(p), scale_(static_cast<T>(1.0 / (1.0 - p))), state_(dropout::state(seed, step)) {}
 
-  T operator()(std::int64_t i) const {
-    const std::uint64_t bits = mix64(state_ + (static_cast<std::uint64_t>(i) + 1) * kGolden);
-    const double u = static_cast<double>(bits >> 11) * 0x1.0p-53;
-    return u >= p_ ? scale_ : T(0);
-  }
+  T operator()(std::int64_t i) const { return dropout::keep(state_, i, p_) ? scale_ : T(0); }
 
  private:
   double p_;

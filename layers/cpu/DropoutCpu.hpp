@@ -10,8 +10,8 @@
 namespace vdnn::layers::cpu {
 
 /// Training: y_i = x_i / (1 - p) where u_i >= p, else 0. Inference (training = false): y = x.
-/// u_i in [0, 1) is the top 53 bits of output i (counting from 0) of a splitmix64 stream whose
-/// state starts at mix64(mix64(LayerOptions::seed) ^ step), mix64 being splitmix64's finaliser.
+/// u_i comes from (LayerOptions::seed, step, i) as layers/DropoutMask.hpp defines it, the same
+/// on every backend.
 /// The mask is stateless: backward regenerates it from BackwardArgs::step (backward assumes a
 /// training forward), reads no activations and honours GradTarget::accumulate. Not thread-safe;
 /// see layers/Layer.hpp for the argument contract.

@@ -1,6 +1,7 @@
 // The element-wise kernels behind ElementwiseKernels.hpp: one thread per element (KernelGrid.hpp).
 #include "layers/cuda/ElementwiseKernels.hpp"
 
+#include "layers/DropoutMask.hpp"
 #include "layers/cuda/KernelGrid.hpp"
 #include "runtime/cuda/CudaCheck.hpp"
 
@@ -41,23 +42,11 @@ __global__ void relu_backward_kernel(const float* y, const float* dy, float* dx,
   if (i < n) store(dx + i, y[i] > 0.0f ? dy[i] : 0.0f, accumulate);
 }
 
-// DropoutCpu's mask, spelled out again for the device: splitmix64's finaliser (without the
-// increment runtime::mix64 adds) and the golden-ratio step.
-constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
-
-__host__ __device__ constexpr std::uint64_t dropout_mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
 __global__ void dropout_kernel(double p, float scale, std::uint64_t state, const float* in,
                                float* out, std::int64_t n, bool accumulate) {
   const std::int64_t i = element_index();
   if (i >= n) return;
-  const std::uint64_t bits = dropout_mix64(state + (static_cast<std::uint64_t>(i) + 1) * kGolden);
-  const double u = static_cast<double>(bits >> 11) * 0x1.0p-53;
-  store(out + i, in[i] * (u >= p ? scale : 0.0f), accumulate);
+  store(out + i, in[i] * (dropout::keep(state, i, p) ? scale : 0.0f), accumulate);
 }
 
 __global__ void sgd_kernel(float* param, const float* grad, float* velocity, std::int64_t n,
@@ -112,7 +101,7 @@ void relu_backward(cudaStream_t stream, const float* y, const float* dy, float* 
 void dropout_apply(cudaStream_t stream, double p, std::uint64_t seed, std::uint64_t step,
                    const float* in, float* out, std::int64_t n, bool accumulate) {
   const auto scale = static_cast<float>(1.0 / (1.0 - p));
-  const std::uint64_t state = dropout_mix64(dropout_mix64(seed) ^ step);
+  const std::uint64_t state = dropout::state(seed, step);
   dropout_kernel<<<blocks_for(n), kBlockThreads, 0, stream>>>(p, scale, state, in, out, n,
                                                               accumulate);
   VDNN_CHECK_LAUNCH();
