@@ -1,5 +1,5 @@
 // The plan interpreter: each action of the plan becomes residency transitions and work on the
-// context's streams (Note [Offload lifetime], Note [Stream choreography]).
+// context's streams (Note [Offload lifetime], Note [Stream choreography], Note [Managed memory]).
 #include "graph/Executor.hpp"
 
 #include <algorithm>
@@ -18,6 +18,24 @@ struct Executor::NodeArgs {
   layers::BackwardNeeds needs;
 };
 
+namespace {
+
+bool managed(const Plan& plan) { return plan.memory == DeviceMemory::Managed; }
+
+}  // namespace
+
+// The driver's migration counters for a managed plan, or null and why it has none.
+Executor::MigrationMeter Executor::make_migration_meter(const Plan& plan,
+                                                        runtime::ExecutionContext& context,
+                                                        bool count) {
+  if (!managed(plan)) return {};
+  if (!count) return {nullptr, "plan (migration counters switched off)"};
+  std::string why_not;
+  MigrationMeter meter{context.make_migration_counters(why_not), {}};
+  meter.source = meter.counters ? "cupti" : "plan (" + why_not + ")";
+  return meter;
+}
+
 Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
                    runtime::ExecutionContext& context, const ExecutorOptions& options)
     : graph_(graph),
@@ -25,7 +43,12 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
       plan_(plan),
       context_(context),
       options_(options),
-      device_upstream_(context.device_upstream()),
+      migration_(make_migration_meter(plan, context, options.count_migrations)),
+      managed_guard_(
+          context.managed_upstream(), [&context] { return context.free_device_bytes(); },
+          options.allow_oversubscription),
+      device_upstream_(managed(plan) ? static_cast<runtime::MemoryResource&>(managed_guard_)
+                                     : context.device_upstream()),
       device_pool_(device_upstream_, plan.pool_bytes),
       device_(device_pool_),
       pinned_upstream_(context.pinned_upstream()),
@@ -39,7 +62,9 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
       loss_seed_(device_, sizeof(float)),
       sgd_(layers::make_sgd_update(layers.backend(), layers.options())),
       step_started_(context.make_event(/*timing=*/true)),
-      step_done_(context.make_event(/*timing=*/true)) {
+      step_done_(context.make_event(/*timing=*/true)),
+      eviction_gate_(
+          managed(plan) && plan.budget_bytes > 0 ? plan.budget_bytes - plan.resident_bytes : 0) {
   const float one = 1.0f;
   context.compute().copy_async(loss_seed_.data(), &one, sizeof(one));
   context.compute().synchronize();
@@ -73,6 +98,7 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
     a.forward.workspace = workspace_view();
     a.backward.workspace = workspace_view();
   }
+  managed_device_peak_ = device_.stats().current_bytes;
 }
 
 Executor::~Executor() { abandon_step(); }
@@ -94,7 +120,11 @@ StepResult Executor::train_step(const float* images, const std::int32_t* labels,
   std::copy_n(labels, graph_.batch(), static_cast<std::int32_t*>(label_staging_.data()));
   try {
     step_started_->record(context_.compute());
-    for (const Action& action : plan_.actions) run(action, images);
+    for (const Action& action : plan_.actions) {
+      if (managed(plan_)) gate_managed(action);
+      run(action, images);
+      if (managed(plan_)) track_residency(action);
+    }
     update(lr);
     step_done_->record(context_.compute());
     finish_step();
@@ -136,6 +166,15 @@ void Executor::run(const Action& action, const float* images) {
       break;
     case Op::AwaitPrefetch:
       tensor(t).await_prefetch();
+      break;
+    case Op::Evict:
+      tensor(t).evict();
+      break;
+    case Op::Migrate:
+      tensor(t).migrate_back();
+      break;
+    case Op::FaultIn:
+      tensor(t).fault_in();
       break;
     case Op::AllocateGrad:
       grads_[static_cast<std::size_t>(t)] =
@@ -216,25 +255,75 @@ void Executor::update(double lr) {
   });
 }
 
+// Managed memory: the bytes on the device are the pool's less what was evicted and is not back.
+void Executor::track_residency(const Action& action) {
+  if (action.op == Op::Evict) evicted_now_ += action.bytes;
+  if (action.op == Op::Migrate || action.op == Op::FaultIn) evicted_now_ -= action.bytes;
+  managed_device_peak_ =
+      std::max(managed_device_peak_, device_.stats().current_bytes - evicted_now_);
+}
+
+// Before device bytes rise, evictions the budget counts on complete; an eviction is tracked until
+// its map comes back (Note [Managed memory]).
+void Executor::gate_managed(const Action& action) {
+  switch (action.op) {
+    case Op::Allocate:
+    case Op::AllocateGrad:
+      eviction_gate_.before_rise(context_.compute(), action.device_bytes);
+      break;
+    case Op::Migrate:
+    case Op::FaultIn:
+      eviction_gate_.returned(tensor(action.tensor));
+      eviction_gate_.before_rise(context_.compute(), action.device_bytes);
+      break;
+    case Op::Evict:
+      eviction_gate_.evicted(tensor(action.tensor), action.bytes);
+      break;
+    default:
+      break;
+  }
+}
+
 void Executor::finish_step() {
   context_.compute().synchronize();
   context_.offload().synchronize();
   context_.prefetch().synchronize();
   device_pool_.retire_completed();
   pinned_pool_.retire_completed();
-  transfers_ = {step_done_->seconds_since(*step_started_), 0.0, 0.0, 0, 0};
+  eviction_gate_.clear();
+  transfers_ = {};
+  transfers_.step_seconds = step_done_->seconds_since(*step_started_);
   for (std::size_t i = 0; i < layer_times_.size(); ++i) {
     layer_times_[i] = {layer_events_[4 * i + 1]->seconds_since(*layer_events_[4 * i]),
                        layer_events_[4 * i + 3]->seconds_since(*layer_events_[4 * i + 2])};
   }
+  measure_copies();
+}
+
+// Durations of the copies and migrations from their events, and what the driver moved.
+void Executor::measure_copies() {
+  TransferReport& r = transfers_;
   for (const Action& a : plan_.actions) {
+    const runtime::ResidentTensor& t = tensor(a.tensor);
     if (a.op == Op::Offload) {
-      transfers_.offload_seconds += tensor(a.tensor).offload_seconds();
-      transfers_.offloaded_bytes += tensor(a.tensor).bytes();
+      r.offload_seconds += t.offload_seconds();
+      r.offloaded_bytes += t.bytes();
     } else if (a.op == Op::Prefetch) {
-      transfers_.prefetch_seconds += tensor(a.tensor).prefetch_seconds();
-      transfers_.prefetched_bytes += tensor(a.tensor).bytes();
+      r.prefetch_seconds += t.prefetch_seconds();
+      r.prefetched_bytes += t.bytes();
+    } else if (a.op == Op::Evict) {
+      r.evict_seconds += t.offload_seconds();
+      r.evicted_bytes += t.bytes();
+    } else if (a.op == Op::Migrate) {
+      r.migrate_seconds += t.prefetch_seconds();
+      r.migrated_bytes += t.bytes();
     }
+  }
+  if (migration_.counters) {
+    r.migration = migration_.counters->collect();
+  } else if (managed(plan_)) {
+    // Faults are neither counted nor timed without the driver's counters.
+    r.migration = {plan_.migrated_bytes + plan_.faulted_bytes, plan_.evicted_bytes, 0, 0.0, 0.0};
   }
 }
 
@@ -248,6 +337,8 @@ void Executor::abandon_step() noexcept {
   }
   for (auto& t : tensors_) t->drop();
   for (Buffer& g : grads_) g.reset();
+  evicted_now_ = 0;
+  eviction_gate_.clear();
   // Every event has completed: the pools forget them before the tensors owning them go.
   device_pool_.retire_completed();
   pinned_pool_.retire_completed();
@@ -256,7 +347,8 @@ void Executor::abandon_step() noexcept {
 MemoryReport Executor::memory() const {
   MemoryReport r;
   r.device_capacity = device_pool_.capacity();
-  r.device_peak = device_.stats().peak_bytes;
+  r.pool_peak = device_.stats().peak_bytes;
+  r.device_peak = managed(plan_) ? managed_device_peak_ : r.pool_peak;
   r.device_current = device_.stats().current_bytes;
   r.device_upstream_allocations = device_upstream_.stats().allocations;
   r.pinned_capacity = pinned_pool_.capacity();

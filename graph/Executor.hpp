@@ -1,13 +1,16 @@
 // Executor: runs training steps of a Graph exactly as its Plan says: forward in topological order,
-// backward in reverse, SGD; feature maps allocated, offloaded, prefetched and freed by the plan's
-// actions on the context's compute, offload and prefetch streams. See Note [Offload lifetime] and
-// Note [Stream choreography] in docs/ARCHITECTURE.md.
+// backward in reverse, SGD; feature maps allocated, offloaded, prefetched, evicted, migrated and
+// freed by the plan's actions on the context's compute, offload and prefetch streams. See
+// Note [Offload lifetime], Note [Stream choreography] and Note [Managed memory] in
+// docs/ARCHITECTURE.md.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "graph/EvictionGate.hpp"
 #include "graph/Graph.hpp"
 #include "graph/LayerSet.hpp"
 #include "graph/ParameterStore.hpp"
@@ -15,7 +18,9 @@
 #include "layers/Layer.hpp"
 #include "layers/SgdUpdate.hpp"
 #include "runtime/ExecutionContext.hpp"
+#include "runtime/MigrationCounters.hpp"
 #include "runtime/ResidentTensor.hpp"
+#include "runtime/memory/OversubscriptionGuard.hpp"
 #include "runtime/memory/PoolMemoryResource.hpp"
 #include "runtime/memory/StatisticsAdaptor.hpp"
 
@@ -27,6 +32,10 @@ struct ExecutorOptions {
   double weight_decay = 5e-4;
   bool poison_freed = false;    // fill freed and offloaded device memory with NaN (debugging)
   bool profile_layers = false;  // time every forward and backward with events (a little slower)
+  /// Managed memory: allow a pool larger than the device's free memory (can hang a shared GPU).
+  bool allow_oversubscription = false;
+  /// Managed memory: read the driver's migration counters (CUPTI) each step where it has them.
+  bool count_migrations = true;
 };
 
 /// Device seconds of one node's forward and backward in the last step (profile_layers only).
@@ -44,7 +53,11 @@ struct StepResult {
 /// Device and pinned-host memory as measured by the executor's own statistics adaptors.
 struct MemoryReport {
   std::uint64_t device_capacity = 0;  // the device pool (the budget, or what the plan needs)
-  std::uint64_t device_peak = 0;      // measured: parameters and everything the steps allocated
+  /// Measured: the most bytes on the device at once, parameters included: the pool's peak with
+  /// dedicated memory; with managed memory, bytes allocated from the pool less the bytes the
+  /// executor had evicted, after each action.
+  std::uint64_t device_peak = 0;
+  std::uint64_t pool_peak = 0;  // measured: the most bytes allocated from the device pool at once
   std::uint64_t device_current = 0;
   std::uint64_t device_upstream_allocations = 0;  // calls to the device's own allocator, ever
   std::uint64_t pinned_capacity = 0;
@@ -59,6 +72,13 @@ struct TransferReport {
   double prefetch_seconds = 0.0;  // likewise for the prefetch copies
   std::uint64_t offloaded_bytes = 0;
   std::uint64_t prefetched_bytes = 0;
+  double evict_seconds = 0.0;    // sum of the evictions' durations on the offload stream
+  double migrate_seconds = 0.0;  // sum of the migrations back on the prefetch stream
+  std::uint64_t evicted_bytes = 0;
+  std::uint64_t migrated_bytes = 0;
+  /// Managed memory: what the driver moved, from its counters when migrations_counted(), else
+  /// the plan's bytes with the event-timed evictions and migrations (faults untimed, uncounted).
+  runtime::MigrationTraffic migration;
 };
 
 /// Owns the memory pools, parameters and feature maps of one graph run under one plan. The graph,
@@ -98,9 +118,20 @@ class Executor {
   const std::vector<LayerTime>& layer_times() const noexcept { return layer_times_; }
   /// Steps taken so far.
   std::int64_t steps() const noexcept { return step_; }
+  /// Managed memory: true when transfers().migration comes from the driver's counters.
+  bool migrations_counted() const noexcept { return migration_.counters != nullptr; }
+  /// Where transfers().migration comes from: "cupti", or "plan" and why the counters are missing;
+  /// empty with dedicated memory.
+  const std::string& migration_source() const noexcept { return migration_.source; }
 
  private:
   struct NodeArgs;
+  struct MigrationMeter {
+    std::unique_ptr<runtime::MigrationCounters> counters;
+    std::string source;
+  };
+  static MigrationMeter make_migration_meter(const Plan& plan, runtime::ExecutionContext& context,
+                                             bool count);
 
   void run(const Action& action, const float* images);
   void forward(NodeId node);
@@ -110,7 +141,10 @@ class Executor {
   void timed(NodeId node, std::size_t phase, Enqueue enqueue);
   void update(double lr);
   void finish_step();
+  void measure_copies();
   void abandon_step() noexcept;
+  void track_residency(const Action& action);
+  void gate_managed(const Action& action);
   runtime::ResidentTensor& tensor(NodeId t);
   runtime::TensorView workspace_view() const;
 
@@ -119,7 +153,12 @@ class Executor {
   const Plan& plan_;
   runtime::ExecutionContext& context_;
   ExecutorOptions options_;
-  // Memory stacks: upstream counters, the pool, and the measured statistics on top.
+  // Managed memory: the driver's migration counters (or null, and why), made before the managed
+  // pool, since CUPTI watches only memory allocated after it started.
+  MigrationMeter migration_;
+  // Memory stacks: upstream counters, the pool, and the measured statistics on top. A managed
+  // pool asks its upstream through the oversubscription guard.
+  runtime::OversubscriptionGuard managed_guard_;
   runtime::StatisticsAdaptor device_upstream_;
   runtime::PoolMemoryResource device_pool_;
   runtime::StatisticsAdaptor device_;
@@ -144,6 +183,11 @@ class Executor {
   // profile_layers: per node, events around forward and backward (start, end, start, end).
   std::vector<std::unique_ptr<runtime::Event>> layer_events_;
   std::vector<LayerTime> layer_times_;
+  // Managed memory: bytes evicted now, the measured peak of bytes on the device, and the gate that
+  // keeps the pages really on the device within the budget.
+  std::uint64_t evicted_now_ = 0;
+  EvictionGate eviction_gate_;
+  std::uint64_t managed_device_peak_ = 0;
   std::int64_t step_ = 0;
 };
 

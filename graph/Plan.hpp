@@ -1,6 +1,7 @@
-// Plan: the memory schedule of one training step as data: every allocation, offload, prefetch and
-// free in execution order, with the device bytes predicted after each. The executor runs exactly
-// this list; `vdnn plan` prints it. See Note [Offload lifetime] in docs/ARCHITECTURE.md.
+// Plan: the memory schedule of one training step as data: where device memory comes from, every
+// allocation, offload, prefetch, eviction, migration and free in execution order, with the device
+// bytes predicted after each. The executor runs exactly this list; `vdnn plan` prints it. See
+// Note [Offload lifetime] and Note [Managed memory] in docs/ARCHITECTURE.md.
 #pragma once
 
 #include <cstdint>
@@ -12,12 +13,34 @@
 namespace vdnn::graph {
 
 /// What to offload. Dyn resolves, at planning time, to the first of Baseline, Conv, All that fits
-/// the budget (the fastest configuration that fits).
-enum class Policy : std::uint8_t { Baseline, VdnnAll, VdnnConv, VdnnDyn };
+/// the budget (the fastest configuration that fits). The Uvm policies keep the device pool in
+/// managed memory: Uvm gives no hints (what swapping the allocator gives); UvmEvict migrates the
+/// maps vdnn-all would offload to the host after their last forward use and lets backward fault
+/// them back; UvmPrefetch also migrates them back ahead of backward, on vdnn-all's schedule.
+enum class Policy : std::uint8_t {
+  Baseline,
+  VdnnAll,
+  VdnnConv,
+  VdnnDyn,
+  Uvm,
+  UvmEvict,
+  UvmPrefetch
+};
 
-/// Parses "baseline", "vdnn-all", "vdnn-conv", "vdnn-dyn"; throws InvalidArgument naming them.
+/// Every policy name, in the order above (for option validators and messages).
+std::vector<std::string> policy_names();
+/// Parses a name of policy_names(); throws InvalidArgument naming them.
 Policy parse_policy(const std::string& name);
 const char* policy_name(Policy policy) noexcept;
+/// True for the policies whose device pool is managed memory.
+bool uses_managed_memory(Policy policy) noexcept;
+
+/// Where the device pool's one block comes from.
+enum class DeviceMemory : std::uint8_t {
+  Dedicated,  // cudaMalloc: feature maps leave the device only by explicit copies
+  Managed,    // cudaMallocManaged: feature maps keep their range; their pages migrate
+};
+const char* device_memory_name(DeviceMemory memory) noexcept;
 
 enum class Op : std::uint8_t {
   Allocate,       // device memory for a feature map, before its producer runs
@@ -30,6 +53,9 @@ enum class Op : std::uint8_t {
   AllocateGrad,   // the gradient of a feature map, before the first backward that writes it
   Backward,       // a node's backward on the compute stream
   FreeGrad,       // a node's output gradient, after its backward consumed it
+  Evict,          // managed: migrate a map's pages to the host after its last forward use
+  Migrate,        // managed: migrate an evicted map's pages back on the prefetch stream
+  FaultIn,        // managed: the first backward reader faults an evicted map's pages back
 };
 const char* op_name(Op op) noexcept;
 
@@ -38,7 +64,8 @@ const char* op_name(Op op) noexcept;
 struct Action {
   Op op = Op::Forward;
   NodeId tensor = 0;
-  std::uint64_t bytes = 0;         // device bytes allocated or freed; for Offload, the bytes copied
+  std::uint64_t bytes = 0;  // device bytes allocated or freed; for Offload, the bytes copied;
+                            // for Evict, Migrate and FaultIn, the bytes whose pages move
   std::uint64_t device_bytes = 0;  // predicted device bytes in use after this action
 };
 
@@ -47,19 +74,29 @@ enum class Placement : std::uint8_t {
   Resident,     // backward reads it and the policy keeps it on the device
   Offloaded,    // offloaded after its last forward use, prefetched before its first backward use
   ForwardOnly,  // backward never reads it: freed after its last forward consumer
+  Evicted,      // managed: evicted after its last forward use, faulted back by its first reader
+  Migrated,     // managed: evicted after its last forward use, migrated back before it is needed
 };
 
 struct Plan {
   Policy requested = Policy::Baseline;
-  Policy policy = Policy::Baseline;    // what ran: never VdnnDyn
-  std::uint64_t budget_bytes = 0;      // 0: no budget
-  std::uint64_t resident_bytes = 0;    // parameters, gradients, velocities, workspace, loss seed
-  std::uint64_t predicted_peak = 0;    // resident_bytes + the largest device_bytes of the actions
+  Policy policy = Policy::Baseline;  // what ran: never VdnnDyn
+  DeviceMemory memory = DeviceMemory::Dedicated;
+  std::uint64_t budget_bytes = 0;    // 0: no budget
+  std::uint64_t resident_bytes = 0;  // parameters, gradients, velocities, workspace, loss seed
+  std::uint64_t predicted_peak = 0;  // resident_bytes + the largest device_bytes of the actions
+  // resident_bytes + the most bytes allocated from the device pool at once: predicted_peak with
+  // dedicated memory; with managed memory evicted maps keep their range, so it can be more.
+  std::uint64_t predicted_pool_peak = 0;
   std::uint64_t pool_bytes = 0;        // device pool: what the plan needs (fragmentation
-                                       // included, by a dry run of the allocator), <= the budget
+                                       // included, by a dry run of the allocator); dedicated
+                                       // memory: <= the budget
   std::uint64_t pinned_bytes = 0;      // pinned host pool the plan needs (likewise)
   std::uint64_t offloaded_bytes = 0;   // per step
   std::uint64_t prefetched_bytes = 0;  // per step
+  std::uint64_t evicted_bytes = 0;     // per step, managed pages migrated to the host
+  std::uint64_t migrated_bytes = 0;    // per step, managed pages migrated back ahead of need
+  std::uint64_t faulted_bytes = 0;     // per step, managed pages faulted back on demand
   std::vector<Placement> placement;    // per node output; the network input is at index nodes()
   std::vector<Action> actions;
 

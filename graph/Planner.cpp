@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <optional>
+#include <string>
 
 #include "graph/PoolSimulation.hpp"
 #include "runtime/ByteSize.hpp"
@@ -14,6 +16,10 @@ namespace vdnn::graph {
 namespace {
 
 constexpr std::uint64_t kF32 = sizeof(float);
+
+// In the order of enum Policy.
+constexpr const char* kPolicyNames[] = {"baseline", "vdnn-all",  "vdnn-conv",   "vdnn-dyn",
+                                        "uvm",      "uvm-evict", "uvm-prefetch"};
 
 bool is_conv(const Node& node) { return std::holds_alternative<layers::Conv2dSpec>(node.spec); }
 
@@ -31,6 +37,26 @@ std::vector<NodeId> distinct(std::vector<NodeId> ids) {
   return ids;
 }
 
+// Where a map that leaves the device goes under `policy`.
+Placement away(Policy policy) {
+  switch (policy) {
+    case Policy::UvmEvict:
+      return Placement::Evicted;
+    case Policy::UvmPrefetch:
+      return Placement::Migrated;
+    default:
+      return Placement::Offloaded;
+  }
+}
+
+// Maps that leave the device between their last forward use and their first backward use.
+bool leaves_device(Placement p) {
+  return p == Placement::Offloaded || p == Placement::Evicted || p == Placement::Migrated;
+}
+
+// Maps whose way back is issued ahead of need: pinned copies and managed migrations.
+bool returns_ahead(Placement p) { return p == Placement::Offloaded || p == Placement::Migrated; }
+
 std::vector<Placement> place(const Graph& g, const Liveness& live, Policy policy) {
   const auto n = static_cast<NodeId>(g.nodes().size());
   std::vector<Placement> placement(g.nodes().size() + 1);
@@ -46,9 +72,10 @@ std::vector<Placement> place(const Graph& g, const Liveness& live, Policy policy
         std::find(consumers.begin(), consumers.end(), g.loss_node()) != consumers.end();
     const bool feeds_conv = std::any_of(consumers.begin(), consumers.end(),
                                         [&](NodeId c) { return is_conv(g.node(c)); });
-    const bool offload =
-        !read_by_loss && (policy == Policy::VdnnAll || (policy == Policy::VdnnConv && feeds_conv));
-    p = offload ? Placement::Offloaded : Placement::Resident;
+    const bool leaves = !read_by_loss && (policy == Policy::VdnnAll || policy == Policy::UvmEvict ||
+                                          policy == Policy::UvmPrefetch ||
+                                          (policy == Policy::VdnnConv && feeds_conv));
+    p = leaves ? away(policy) : Placement::Resident;
   }
   return placement;
 }
@@ -77,9 +104,9 @@ class StepBuilder {
   // step that needs it, which gives each step's device bytes; then each prefetch, in order of
   // need, moves to the earliest step from which it fits under `cap` until it is needed.
   void backward(std::uint64_t cap) {
-    std::vector<NodeId> queue;  // offloaded maps, earliest backward use first
+    std::vector<NodeId> queue;  // maps brought back ahead of need, earliest backward use first
     for (NodeId t = kNetworkInput; t < static_cast<NodeId>(g_.nodes().size()); ++t) {
-      if (plan_.placement_of(t) == Placement::Offloaded) queue.push_back(t);
+      if (returns_ahead(plan_.placement_of(t))) queue.push_back(t);
     }
     std::sort(queue.begin(), queue.end(), [&](NodeId a, NodeId b) {
       return live_.of(a).backward_readers.back() > live_.of(b).backward_readers.back();
@@ -106,6 +133,7 @@ class StepBuilder {
   }
 
   std::uint64_t peak() const noexcept { return peak_; }
+  std::uint64_t pool_peak() const noexcept { return pool_peak_; }
   std::uint64_t forward_peak() const noexcept { return forward_peak_; }
   std::uint64_t pinned_peak() const noexcept { return pinned_peak_; }
 
@@ -117,23 +145,38 @@ class StepBuilder {
     bool grad_allocated = false;
   };
 
+  // Everything the backward pass changes, so that it can be emitted twice.
   struct Snapshot {
     std::size_t actions;
     std::vector<Slot> slots;
-    std::uint64_t bytes, peak, pinned, pinned_peak, prefetched;
+    std::uint64_t bytes, peak, pool, pool_peak, pinned, pinned_peak;
+    std::uint64_t prefetched, migrated, faulted;
   };
   Snapshot snapshot() const {
-    return {plan_.actions.size(),  slots_, bytes_, peak_, pinned_, pinned_peak_,
-            plan_.prefetched_bytes};
+    return {plan_.actions.size(),
+            slots_,
+            bytes_,
+            peak_,
+            pool_bytes_,
+            pool_peak_,
+            pinned_,
+            pinned_peak_,
+            plan_.prefetched_bytes,
+            plan_.migrated_bytes,
+            plan_.faulted_bytes};
   }
   void restore(const Snapshot& s) {
     plan_.actions.resize(s.actions);
     slots_ = s.slots;
     bytes_ = s.bytes;
     peak_ = s.peak;
+    pool_bytes_ = s.pool;
+    pool_peak_ = s.pool_peak;
     pinned_ = s.pinned;
     pinned_peak_ = s.pinned_peak;
     plan_.prefetched_bytes = s.prefetched;
+    plan_.migrated_bytes = s.migrated;
+    plan_.faulted_bytes = s.faulted;
   }
 
   // Emits the backward actions with queue[q] prefetched at the start of step issue[q]; returns
@@ -162,11 +205,17 @@ class StepBuilder {
     std::vector<NodeId> reads = needs.inputs ? distinct(node.inputs) : std::vector<NodeId>{};
     if (needs.output) reads.push_back(k);
     for (NodeId t : reads) {
-      if (plan_.placement_of(t) == Placement::Offloaded && !slot(t).awaited) {
-        slot(t).awaited = true;
-        emit(Op::AwaitPrefetch, t, 0);
-        pinned_ -= tensor_bytes(g_, t);
+      const Placement p = plan_.placement_of(t);
+      if (slot(t).awaited || (!returns_ahead(p) && p != Placement::Evicted)) continue;
+      slot(t).awaited = true;
+      const auto bytes = static_cast<std::int64_t>(tensor_bytes(g_, t));
+      if (p == Placement::Evicted) {
+        emit(Op::FaultIn, t, bytes, 0);  // the pages come back; the range never left the pool
+        plan_.faulted_bytes += tensor_bytes(g_, t);
+        continue;
       }
+      emit(Op::AwaitPrefetch, t, 0);
+      if (p == Placement::Offloaded) pinned_ -= tensor_bytes(g_, t);
     }
     for (NodeId t : distinct(node.inputs)) {
       if (live_.of(t).needs_grad && !slot(t).grad_allocated) {
@@ -189,12 +238,17 @@ class StepBuilder {
     return slots_[t == kNetworkInput ? g_.nodes().size() : static_cast<std::size_t>(t)];
   }
 
-  void emit(Op op, NodeId tensor, std::int64_t delta) {
+  // `delta` changes the device bytes and `pool_delta` the bytes allocated from the device pool:
+  // the same but for managed pages that move while their range stays (Note [Managed memory]).
+  void emit(Op op, NodeId tensor, std::int64_t delta, std::int64_t pool_delta) {
     bytes_ = static_cast<std::uint64_t>(static_cast<std::int64_t>(bytes_) + delta);
     peak_ = std::max(peak_, bytes_);
+    pool_bytes_ = static_cast<std::uint64_t>(static_cast<std::int64_t>(pool_bytes_) + pool_delta);
+    pool_peak_ = std::max(pool_peak_, pool_bytes_);
     plan_.actions.push_back(
         {op, tensor, static_cast<std::uint64_t>(delta < 0 ? -delta : delta), bytes_});
   }
+  void emit(Op op, NodeId tensor, std::int64_t delta) { emit(op, tensor, delta, delta); }
 
   void produce(NodeId t) {
     slot(t).forward_pending = live_.of(t).forward_consumers;
@@ -212,13 +266,32 @@ class StepBuilder {
 
   void retire_after_forward(NodeId t) {
     const auto bytes = -static_cast<std::int64_t>(tensor_bytes(g_, t));
-    if (plan_.placement_of(t) == Placement::Offloaded) emit(Op::Release, t, bytes);
-    if (plan_.placement_of(t) == Placement::ForwardOnly) emit(Op::Free, t, bytes);
+    switch (plan_.placement_of(t)) {
+      case Placement::Offloaded:
+        emit(Op::Release, t, bytes);
+        break;
+      case Placement::ForwardOnly:
+        emit(Op::Free, t, bytes);
+        break;
+      case Placement::Evicted:
+      case Placement::Migrated:
+        emit(Op::Evict, t, bytes, 0);
+        plan_.evicted_bytes += tensor_bytes(g_, t);
+        break;
+      case Placement::Resident:
+        break;
+    }
   }
 
   void prefetch(NodeId t) {
-    emit(Op::Prefetch, t, static_cast<std::int64_t>(tensor_bytes(g_, t)));
-    plan_.prefetched_bytes += tensor_bytes(g_, t);
+    const auto bytes = static_cast<std::int64_t>(tensor_bytes(g_, t));
+    if (plan_.placement_of(t) == Placement::Migrated) {
+      emit(Op::Migrate, t, bytes, 0);
+      plan_.migrated_bytes += tensor_bytes(g_, t);
+    } else {
+      emit(Op::Prefetch, t, bytes);
+      plan_.prefetched_bytes += tensor_bytes(g_, t);
+    }
   }
 
   const Graph& g_;
@@ -227,6 +300,8 @@ class StepBuilder {
   std::vector<Slot> slots_;
   std::uint64_t bytes_ = 0;
   std::uint64_t peak_ = 0;
+  std::uint64_t pool_bytes_ = 0;
+  std::uint64_t pool_peak_ = 0;
   std::uint64_t forward_peak_ = 0;
   std::uint64_t pinned_ = 0;
   std::uint64_t pinned_peak_ = 0;
@@ -243,6 +318,7 @@ Plan plan_for(const Graph& g, const Liveness& live, Policy policy,
   Plan plan;
   plan.requested = request.policy;
   plan.policy = policy;
+  plan.memory = uses_managed_memory(policy) ? DeviceMemory::Managed : DeviceMemory::Dedicated;
   plan.budget_bytes = request.budget_bytes;
   plan.resident_bytes = resident_bytes(g, request.workspace_bytes);
   plan.placement = placement;
@@ -250,6 +326,7 @@ Plan plan_for(const Graph& g, const Liveness& live, Policy policy,
   step.forward();
   step.backward(prefetch_cap == kForwardPeak ? step.forward_peak() : prefetch_cap);
   plan.predicted_peak = plan.resident_bytes + step.peak();
+  plan.predicted_pool_peak = plan.resident_bytes + step.pool_peak();
   plan.pinned_bytes = step.pinned_peak();
   return plan;
 }
@@ -259,17 +336,20 @@ std::uint64_t pool_for_budget(std::uint64_t budget) {
   return budget / runtime::MemoryResource::kAlignment * runtime::MemoryResource::kAlignment;
 }
 
-// The predicted peak is within the budget and the real allocator places every allocation in it.
+// The predicted peak is within the budget and, with dedicated memory, the real allocator places
+// every allocation in it. With managed memory the budget bounds the pages on the device, not the
+// pool's address range (Note [Managed memory]).
 bool fits(const Graph& g, const Plan& plan, const PlanRequest& request) {
   return plan.budget_bytes == 0 ||
          (plan.predicted_peak <= plan.budget_bytes &&
-          device_pool_fits(g, plan, request.workspace_bytes, pool_for_budget(plan.budget_bytes)));
+          (plan.memory == DeviceMemory::Managed ||
+           device_pool_fits(g, plan, request.workspace_bytes, pool_for_budget(plan.budget_bytes))));
 }
 
-// Under a budget, offloading a map costs two copies and buys nothing if the budget could hold it.
-// From the last-produced offloaded map backwards (the ones needed again soonest), keep each one
-// resident while the plan stays within the budget and the allocator still places everything;
-// stop after a few that do not fit. Without a budget the policy's placement stands.
+// Under a budget, offloading (or evicting) a map costs two transfers and buys nothing if the budget
+// could hold it. From the last-produced offloaded map backwards (the ones needed again soonest),
+// keep each one resident while the plan stays within the budget and the allocator still places
+// everything; stop after a few that do not fit. Without a budget the policy's placement stands.
 Plan keep_what_fits(const Graph& g, const Liveness& live, Plan plan, const PlanRequest& request,
                     std::uint64_t prefetch_cap) {
   constexpr int kMisses = 4;
@@ -277,7 +357,7 @@ Plan keep_what_fits(const Graph& g, const Liveness& live, Plan plan, const PlanR
   int misses = 0;
   for (auto t = static_cast<NodeId>(g.nodes().size()) - 1; t >= kNetworkInput && misses < kMisses;
        --t) {
-    if (plan.placement_of(t) != Placement::Offloaded) continue;
+    if (!leaves_device(plan.placement_of(t))) continue;
     std::vector<Placement> placement = plan.placement;
     placement[t == kNetworkInput ? g.nodes().size() : static_cast<std::size_t>(t)] =
         Placement::Resident;
@@ -313,33 +393,36 @@ std::optional<Plan> fitting_plan(const Graph& g, const Liveness& live, Policy po
 
 }  // namespace
 
+std::vector<std::string> policy_names() {
+  return {std::begin(kPolicyNames), std::end(kPolicyNames)};
+}
+
 Policy parse_policy(const std::string& name) {
-  if (name == "baseline") return Policy::Baseline;
-  if (name == "vdnn-all") return Policy::VdnnAll;
-  if (name == "vdnn-conv") return Policy::VdnnConv;
-  if (name == "vdnn-dyn") return Policy::VdnnDyn;
-  throw runtime::InvalidArgument("unknown policy '" + name +
-                                 "'; expected baseline, vdnn-all, vdnn-conv or vdnn-dyn");
+  const auto found = std::find(std::begin(kPolicyNames), std::end(kPolicyNames), name);
+  if (found == std::end(kPolicyNames)) {
+    std::string known;
+    for (const char* n : kPolicyNames) known += (known.empty() ? "" : ", ") + std::string(n);
+    throw runtime::InvalidArgument("unknown policy '" + name + "'; expected one of " + known);
+  }
+  return static_cast<Policy>(found - std::begin(kPolicyNames));
 }
 
 const char* policy_name(Policy policy) noexcept {
-  switch (policy) {
-    case Policy::VdnnAll:
-      return "vdnn-all";
-    case Policy::VdnnConv:
-      return "vdnn-conv";
-    case Policy::VdnnDyn:
-      return "vdnn-dyn";
-    case Policy::Baseline:
-      break;
-  }
-  return "baseline";
+  return kPolicyNames[static_cast<std::size_t>(policy)];
+}
+
+bool uses_managed_memory(Policy policy) noexcept {
+  return policy == Policy::Uvm || policy == Policy::UvmEvict || policy == Policy::UvmPrefetch;
+}
+
+const char* device_memory_name(DeviceMemory memory) noexcept {
+  return memory == DeviceMemory::Managed ? "managed" : "dedicated";
 }
 
 const char* op_name(Op op) noexcept {
-  static const char* const kNames[] = {"allocate", "forward",  "offload",        "release",
-                                       "free",     "prefetch", "await-prefetch", "allocate-grad",
-                                       "backward", "free-grad"};
+  static const char* const kNames[] = {
+      "allocate",      "forward",  "offload",   "release", "free",    "prefetch", "await-prefetch",
+      "allocate-grad", "backward", "free-grad", "evict",   "migrate", "fault-in"};
   return kNames[static_cast<int>(op)];
 }
 
@@ -363,8 +446,9 @@ Plan make_plan(const Graph& graph, const PlanRequest& request) {
   for (Policy p : candidates) {
     if (std::optional<Plan> plan = fitting_plan(graph, live, p, request)) {
       const PoolSizes pools = pool_sizes(graph, *plan, request.workspace_bytes);
-      // The budget is a ceiling: the pool takes what the plan needs, never more than the budget.
-      plan->pool_bytes = request.budget_bytes > 0
+      // The budget is a ceiling: a dedicated pool takes what the plan needs, never more than the
+      // budget. A managed pool holds every map's range; the budget bounds its device pages.
+      plan->pool_bytes = request.budget_bytes > 0 && plan->memory == DeviceMemory::Dedicated
                              ? std::min(pools.device, pool_for_budget(request.budget_bytes))
                              : pools.device;
       plan->pinned_bytes = pools.pinned;
@@ -375,7 +459,10 @@ Plan make_plan(const Graph& graph, const PlanRequest& request) {
   const Plan best = plan_for(graph, live, candidates.back(), place(graph, live, candidates.back()),
                              request, kForwardPeak);
   std::string advice = " No policy fits this budget; a smaller batch might.";
-  for (Policy p : {Policy::VdnnConv, Policy::VdnnAll}) {
+  const std::vector<Policy> alternatives =
+      uses_managed_memory(request.policy) ? std::vector<Policy>{Policy::UvmPrefetch}
+                                          : std::vector<Policy>{Policy::VdnnConv, Policy::VdnnAll};
+  for (Policy p : alternatives) {
     if (const std::optional<Plan> other = fitting_plan(graph, live, p, request)) {
       advice = std::string(" Policy ") + policy_name(p) + " fits (predicted peak " +
                runtime::format_bytes(other->predicted_peak) + ").";
@@ -410,7 +497,11 @@ std::string format_plan(const Graph& g, const Plan& plan) {
     out += line;
   }
   std::size_t offloaded = 0;
-  for (Placement p : plan.placement) offloaded += p == Placement::Offloaded ? 1 : 0;
+  std::size_t evicted = 0;
+  for (Placement p : plan.placement) {
+    offloaded += p == Placement::Offloaded ? 1 : 0;
+    evicted += p == Placement::Evicted || p == Placement::Migrated ? 1 : 0;
+  }
   out += std::string("\npolicy ") + policy_name(plan.policy) +
          (plan.requested != plan.policy
               ? std::string(" (chosen by ") + policy_name(plan.requested) + ")"
@@ -426,6 +517,16 @@ std::string format_plan(const Graph& g, const Plan& plan) {
   out += "offloaded per step:    " + runtime::format_bytes(plan.offloaded_bytes) + " in " +
          std::to_string(offloaded) + " feature maps\n";
   out += "prefetched per step:   " + runtime::format_bytes(plan.prefetched_bytes) + "\n";
+  out += std::string("device memory:         ") + device_memory_name(plan.memory) + ", pool " +
+         runtime::format_bytes(plan.pool_bytes) + "\n";
+  if (plan.memory == DeviceMemory::Managed) {
+    out += "predicted pool peak:   " + runtime::format_bytes(plan.predicted_pool_peak) +
+           " (evicted maps keep their range)\n";
+    out += "evicted per step:      " + runtime::format_bytes(plan.evicted_bytes) + " in " +
+           std::to_string(evicted) + " feature maps\n";
+    out += "migrated back ahead:   " + runtime::format_bytes(plan.migrated_bytes) + "\n";
+    out += "faulted back:          " + runtime::format_bytes(plan.faulted_bytes) + "\n";
+  }
   return out;
 }
 

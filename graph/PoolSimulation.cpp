@@ -81,6 +81,9 @@ class Replay {
         break;
       case Op::Forward:
       case Op::Backward:
+      case Op::Evict:  // managed pages move; the range stays allocated
+      case Op::Migrate:
+      case Op::FaultIn:
         break;
     }
   }
@@ -128,7 +131,7 @@ bool device_pool_fits(const Graph& graph, const Plan& plan, std::uint64_t worksp
 PoolSizes pool_sizes(const Graph& graph, const Plan& plan, std::uint64_t workspace_bytes) {
   constexpr std::uint64_t kUnbounded = std::uint64_t{1} << 50;
   PoolSizes sizes;
-  sizes.device = smallest(plan.predicted_peak, [&](std::uint64_t c) {
+  sizes.device = smallest(plan.predicted_pool_peak, [&](std::uint64_t c) {
     return replays(graph, plan, workspace_bytes, c, kUnbounded);
   });
   sizes.pinned = smallest(plan.pinned_bytes, [&](std::uint64_t c) {

@@ -13,7 +13,8 @@ namespace {
 
 std::unique_ptr<runtime::ExecutionContext> make_context(const SessionOptions& options) {
   if (options.backend == layers::Backend::Cpu) {
-    return std::make_unique<runtime::cpu::CpuContext>(options.stress);
+    return std::make_unique<runtime::cpu::CpuContext>(options.stress,
+                                                      options.cpu_free_device_bytes);
   }
 #ifdef VDNN_HAVE_CUDA
   return std::make_unique<runtime::cuda::CudaContext>(options.device);
@@ -59,19 +60,18 @@ Plan plan_with_downgrades(const Graph& graph, const SessionOptions& options, Lay
 }
 
 // Without a budget, the plan takes what it needs; on CUDA that must fit what the device can give
-// (free memory less kCudaReserve), else the plan is made again under that budget.
+// (free memory less kCudaReserve), else the plan is made again under that budget. A managed pool
+// is not planned again: its evicted maps keep their range, so no budget shrinks it, and the
+// executor's oversubscription guard decides (Note [Managed memory]).
 Plan plan_session(const Graph& graph, const SessionOptions& options, LayerSet& layers,
                   runtime::ExecutionContext& context) {
   Plan plan = plan_with_downgrades(graph, options, layers, options.budget_bytes);
-#ifdef VDNN_HAVE_CUDA
-  auto* cuda = dynamic_cast<runtime::cuda::CudaContext*>(&context);
-  if (cuda != nullptr && options.budget_bytes == 0) {
-    const std::uint64_t device = cuda->free_device_bytes(kCudaReserve);
+  const bool cuda = options.backend == layers::Backend::Cuda;
+  if (cuda && options.budget_bytes == 0 && plan.memory == DeviceMemory::Dedicated) {
+    const std::uint64_t free_bytes = context.free_device_bytes();
+    const std::uint64_t device = free_bytes > kCudaReserve ? free_bytes - kCudaReserve : 0;
     if (plan.pool_bytes > device) plan = plan_with_downgrades(graph, options, layers, device);
   }
-#else
-  static_cast<void>(context);
-#endif
   return plan;
 }
 

@@ -11,6 +11,7 @@
 #include "graph/LayerSet.hpp"
 #include "graph/Planner.hpp"
 #include "runtime/ExecutionContext.hpp"
+#include "runtime/cpu/CpuContext.hpp"
 #include "runtime/cpu/StressOptions.hpp"
 
 namespace vdnn::graph {
@@ -25,13 +26,17 @@ struct SessionOptions {
   bool allow_tf32 = true;      // CUDA: TF32 tensor-core math in convolutions
   ExecutorOptions executor;
   runtime::cpu::StressOptions stress;  // CPU backend: random delays on every stream operation
+  /// CPU backend: the free device memory the managed-memory guard sees (tests of the guard).
+  std::uint64_t cpu_free_device_bytes = runtime::cpu::kUnlimitedDeviceBytes;
 };
 
 /// Device memory left outside the default CUDA budget, for the CUDA context, cuDNN and cuBLAS.
 inline constexpr std::uint64_t kCudaReserve = std::uint64_t{2} << 30;
 
 /// Owns a run. Construction throws DoesNotFit (exit code 3 in the CLI) when the policy cannot fit
-/// the budget, InvalidArgument when the backend is not available in this build.
+/// the budget, runtime::OversubscriptionRefused (also exit code 3) when a managed pool is larger
+/// than the device's free memory and oversubscription is not allowed, InvalidArgument when the
+/// backend is not available in this build.
 class Session {
  public:
   Session(Graph graph, const SessionOptions& options);

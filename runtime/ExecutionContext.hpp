@@ -1,16 +1,22 @@
 // ExecutionContext: what the executor drives on one backend: the compute, offload and prefetch
-// streams, events, the upstream memory of the device and pinned-host pools, and a NaN fill for
-// poisoning freed memory. See Note [Stream choreography] in docs/ARCHITECTURE.md.
+// streams, events, the upstream memory of the device, managed and pinned-host pools, migrations of
+// managed memory and their counters, and a NaN fill for poisoning freed memory. See Note [Stream
+// choreography] and Note [Managed memory] in docs/ARCHITECTURE.md.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "runtime/MemoryResource.hpp"
+#include "runtime/MigrationCounters.hpp"
 #include "runtime/Stream.hpp"
 
 namespace vdnn::runtime {
+
+/// Where a migration of managed memory sends the pages.
+enum class MigrateTo : std::uint8_t { Device, Host };
 
 /// One per device and executor run; owns its streams. No global state: several contexts may
 /// coexist in a process. Used from one host thread. Destruction waits for queued work.
@@ -33,6 +39,21 @@ class ExecutionContext {
   virtual MemoryResource& device_upstream() = 0;
   /// Where the pinned-host pool takes its one block (sized by the plan).
   virtual MemoryResource& pinned_upstream() = 0;
+  /// Where the device pool takes its one block when the plan keeps it in managed memory (the UVM
+  /// policies): cudaMallocManaged on CUDA; ordinary host memory standing in on the CPU.
+  virtual MemoryResource& managed_upstream() = 0;
+  /// True when managed memory is real (pages the driver migrates); false when ordinary memory
+  /// stands in for it and migrations move nothing (the CPU backend).
+  virtual bool managed_memory_is_real() const noexcept = 0;
+  /// Device memory free now, as the managed-memory guard sees it (CUDA: cudaMemGetInfo; CPU: the
+  /// figure the context was given). Throws CudaError.
+  virtual std::uint64_t free_device_bytes() const = 0;
+  /// Enqueues on `stream` a migration of the managed range [ptr, ptr + bytes) to `to` (CUDA:
+  /// cudaMemPrefetchAsync). The range stays valid and readable wherever its pages are.
+  virtual void migrate_async(Stream& stream, void* ptr, std::size_t bytes, MigrateTo to) = 0;
+  /// Counters of managed-memory migrations on this device, or nullptr when this backend or driver
+  /// cannot count them, with the reason in `why_not`. Made at setup, never inside a step.
+  virtual std::unique_ptr<MigrationCounters> make_migration_counters(std::string& why_not) = 0;
   /// Enqueues, on `stream`, filling `bytes` of device memory at `ptr` with quiet NaNs (float).
   virtual void fill_nan_async(Stream& stream, void* ptr, std::size_t bytes) = 0;
 };

@@ -17,6 +17,8 @@ const char* residency_name(Residency residency) noexcept {
       return "host";
     case Residency::Prefetching:
       return "prefetching";
+    case Residency::Evicted:
+      return "evicted";
     case Residency::Absent:
       break;
   }
@@ -102,6 +104,33 @@ void ResidentTensor::free(bool poison) {
   if (poison) context_.fill_nan_async(context_.compute(), device_.data(), bytes());
   device_.reset();
   residency_ = Residency::Absent;
+}
+
+void ResidentTensor::evict() {
+  expect(Residency::Device, "evict");
+  produced_->record(context_.compute());  // after the last forward reader
+  context_.offload().wait(*produced_);
+  offload_started_->record(context_.offload());
+  context_.migrate_async(context_.offload(), device_.data(), bytes(), MigrateTo::Host);
+  offloaded_->record(context_.offload());
+  residency_ = Residency::Evicted;
+}
+
+void ResidentTensor::migrate_back() {
+  expect(Residency::Evicted, "migrate back");
+  gate_->record(context_.compute());
+  context_.prefetch().wait(*gate_);
+  context_.prefetch().wait(*offloaded_);
+  prefetch_started_->record(context_.prefetch());
+  context_.migrate_async(context_.prefetch(), device_.data(), bytes(), MigrateTo::Device);
+  prefetched_->record(context_.prefetch());
+  residency_ = Residency::Prefetching;
+}
+
+void ResidentTensor::fault_in() {
+  expect(Residency::Evicted, "fault in");
+  context_.compute().wait(*offloaded_);
+  residency_ = Residency::Device;
 }
 
 void ResidentTensor::drop() noexcept {

@@ -1,6 +1,7 @@
 // ResidentTensor: a feature map's device and pinned-host copies and the residency state machine
-// between them (Absent, Device, Offloading, Host, Prefetching). Every transition is enqueued on a
-// named stream and gated by events; see Note [Offload lifetime] in docs/ARCHITECTURE.md.
+// between them (Absent, Device, Offloading, Host, Prefetching, and Evicted for managed memory).
+// Every transition is enqueued on a named stream and gated by events; see Note [Offload lifetime]
+// and Note [Managed memory] in docs/ARCHITECTURE.md.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +19,10 @@ enum class Residency : std::uint8_t {
   Device,       // on the device only
   Offloading,   // on the device; a copy to pinned host memory is queued on the offload stream
   Host,         // in pinned host memory only
-  Prefetching,  // device memory holds a queued copy from the host; not readable until awaited
+  Prefetching,  // device memory holds a queued copy (or migration) from the host; not readable
+                // until awaited
+  Evicted,      // managed memory whose pages are migrated (or migrating) to the host; the range
+                // stays allocated
 };
 const char* residency_name(Residency residency) noexcept;
 
@@ -53,6 +57,20 @@ class ResidentTensor {
   /// Device -> Absent, after the compute work enqueued so far (NaN-filled first when `poison`).
   void free(bool poison);
 
+  // Managed memory (the device memory came from a managed pool): the range stays allocated from
+  // allocate() to free(); only its pages move.
+  /// Device -> Evicted: once the compute work enqueued so far (the last forward reader) is done,
+  /// the offload stream migrates the pages to the host.
+  void evict();
+  /// Evicted -> Prefetching: once the compute work enqueued so far and the eviction are done, the
+  /// prefetch stream migrates the pages back to the device. await_prefetch() completes it.
+  void migrate_back();
+  /// Evicted -> Device: compute work enqueued from now on waits for the eviction and then reads
+  /// the pages where they are, so the driver faults them back on demand.
+  void fault_in();
+  /// Work enqueued on `stream` from now on waits for the latest eviction to complete.
+  void wait_for_eviction(Stream& stream) const { stream.wait(*offloaded_); }
+
   /// Any state -> Absent, dropping both copies at once. Only once no queued work uses them (after
   /// the streams were synchronized), e.g. to abandon a step that failed.
   void drop() noexcept;
@@ -60,7 +78,8 @@ class ResidentTensor {
   /// The device data, for work enqueued on the compute stream. Throws InvalidArgument unless the
   /// tensor is Device or Offloading: reading never moves data.
   TensorView view() const;
-  /// Device seconds of the latest offload and prefetch copies (after the streams synchronized).
+  /// Device seconds of the latest offload and prefetch copies or migrations (after the streams
+  /// synchronized).
   double offload_seconds() const { return offloaded_->seconds_since(*offload_started_); }
   double prefetch_seconds() const { return prefetched_->seconds_since(*prefetch_started_); }
 
@@ -78,11 +97,11 @@ class ResidentTensor {
   Residency residency_ = Residency::Absent;
   Buffer device_;
   Buffer pinned_;
-  std::unique_ptr<Event> produced_;          // compute, before the offload copy
-  std::unique_ptr<Event> offload_started_;   // offload stream, timing: the copy starts
-  std::unique_ptr<Event> offloaded_;         // offload stream, timing: the copy is done
-  std::unique_ptr<Event> released_;          // offload stream, after the copy and the last read
-  std::unique_ptr<Event> gate_;              // compute, before the prefetch copy
+  std::unique_ptr<Event> produced_;         // compute, before the offload copy
+  std::unique_ptr<Event> offload_started_;  // offload stream, timing: the copy starts
+  std::unique_ptr<Event> offloaded_;  // offload stream, timing: the copy (or eviction) is done
+  std::unique_ptr<Event> released_;   // offload stream, after the copy and the last read
+  std::unique_ptr<Event> gate_;       // compute, before the prefetch copy
   std::unique_ptr<Event> prefetch_started_;  // prefetch stream, timing: the copy starts
   std::unique_ptr<Event> prefetched_;        // prefetch stream, timing: the copy is done
 };

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The GPU benchmark, in one run on the GPU machine: the pinned copy ceiling measured now; for each
-# network and policy, vdnn's img/s, ms/iter, measured peak, bytes offloaded and prefetched, copy
-# bandwidth and copy-stream busy fraction; PyTorch eager with and without save_on_cpu on the same
-# network, batch and input. Writes OUT/bench.json and prints the table (tools/bench_report.py).
+# The GPU benchmark, in one run on the GPU machine: the pinned copy and managed migration ceilings
+# measured now; for each network and policy (the vdnn policies and the UVM ones), vdnn's img/s,
+# ms/iter, measured peak, bytes offloaded and prefetched, bytes migrated and page faults, copy and
+# migration bandwidth and copy-stream busy fraction; PyTorch eager with and without save_on_cpu on
+# the same network, batch and input. Writes OUT/bench.json and prints the table
+# (tools/bench_report.py).
 # Usage: tools/bench-gpu.sh [OUT] [NETWORK:BATCH ...]   (default resnet50:128)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +24,7 @@ cmake --build "$build" --target vdnn bench_copy_ceiling >/dev/null
 for c in "${cases[@]}"; do
   net=${c%%:*}
   batch=${c##*:}
-  for policy in baseline vdnn-all vdnn-conv; do
+  for policy in baseline vdnn-all vdnn-conv uvm; do
     "$build/bin/vdnn" train --device cuda --config "configs/$net.json" --batch "$batch" \
       --iters "$iters" --policy "$policy" --out "$out/$net-$batch-$policy" 2>"$out/$net-$batch-$policy.log" ||
       echo "vdnn $net $policy failed (exit $?)" >&2
@@ -30,10 +32,13 @@ for c in "${cases[@]}"; do
   summary="$out/$net-$batch-baseline/summary.json"
   base_peak=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['peak_device_bytes'])" "$summary")
   base_pool=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['device_pool_bytes'])" "$summary")
-  # vdnn-all under a budget of 40% of baseline's peak keeps resident what the budget holds.
-  "$build/bin/vdnn" train --device cuda --config "configs/$net.json" --batch "$batch" --iters "$iters" \
-    --policy vdnn-all --mem-budget $((base_peak * 2 / 5)) --out "$out/$net-$batch-vdnn-all-budget40" \
-    2>"$out/$net-$batch-vdnn-all-budget40.log" || echo "vdnn $net vdnn-all (budget) failed" >&2
+  # Under a budget of 40% of baseline's peak, vdnn-all keeps resident what the budget holds, and
+  # uvm-evict and uvm-prefetch keep the device pages within it by evicting the same maps.
+  for policy in vdnn-all uvm-evict uvm-prefetch; do
+    "$build/bin/vdnn" train --device cuda --config "configs/$net.json" --batch "$batch" --iters "$iters" \
+      --policy "$policy" --mem-budget $((base_peak * 2 / 5)) --out "$out/$net-$batch-$policy-budget40" \
+      2>"$out/$net-$batch-$policy-budget40.log" || echo "vdnn $net $policy (budget) failed" >&2
+  done
   # vdnn-dyn with a budget of what baseline took (its pool: the peak plus the allocator's rounding
   # and fragmentation) picks no offload.
   budget=$((base_pool + (64 << 20)))  # 64 MiB of slack: timed algorithm choices vary

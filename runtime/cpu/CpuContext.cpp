@@ -8,8 +8,11 @@
 
 namespace vdnn::runtime::cpu {
 
-CpuContext::CpuContext(StressOptions stress)
-    : compute_("compute", stress), offload_("offload", stress), prefetch_("prefetch", stress) {}
+CpuContext::CpuContext(StressOptions stress, std::uint64_t free_device_bytes)
+    : compute_("compute", stress),
+      offload_("offload", stress),
+      prefetch_("prefetch", stress),
+      free_device_bytes_(free_device_bytes) {}
 
 std::unique_ptr<Event> CpuContext::make_event(bool /*timing*/) {
   return std::make_unique<CpuEvent>();  // CPU events always keep their completion time
@@ -20,6 +23,17 @@ void CpuContext::fill_nan_async(Stream& stream, void* ptr, std::size_t bytes) {
     float* data = static_cast<float*>(ptr);
     std::fill(data, data + bytes / sizeof(float), std::numeric_limits<float>::quiet_NaN());
   });
+}
+
+// Host memory is already where every "migration" would send it: the stream only keeps the order.
+void CpuContext::migrate_async(Stream& stream, void* /*ptr*/, std::size_t /*bytes*/,
+                               MigrateTo /*to*/) {
+  stream.enqueue([] {});
+}
+
+std::unique_ptr<MigrationCounters> CpuContext::make_migration_counters(std::string& why_not) {
+  why_not = "the CPU backend has no managed memory (migrations are counted from the plan)";
+  return nullptr;
 }
 
 }  // namespace vdnn::runtime::cpu

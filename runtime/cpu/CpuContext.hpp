@@ -1,6 +1,9 @@
 // CpuContext: the CPU backend's execution context: three emulated streams (worker threads),
-// ordinary host memory standing in for both device and pinned memory.
+// ordinary host memory standing in for device, managed and pinned memory.
 #pragma once
+
+#include <cstdint>
+#include <limits>
 
 #include "runtime/ExecutionContext.hpp"
 #include "runtime/cpu/CpuStream.hpp"
@@ -8,11 +11,17 @@
 
 namespace vdnn::runtime::cpu {
 
+/// What the CPU backend reports as free device memory unless told otherwise: no limit.
+inline constexpr std::uint64_t kUnlimitedDeviceBytes = std::numeric_limits<std::uint64_t>::max();
+
 /// See runtime/ExecutionContext.hpp. `stress` applies to all three streams (each draws its own
-/// delays from the seed and its name).
+/// delays from the seed and its name). `free_device_bytes` is the figure free_device_bytes()
+/// reports, so the managed-memory guard can be tested without a GPU. Managed memory is ordinary
+/// host memory here and migrations move nothing.
 class CpuContext final : public ExecutionContext {
  public:
-  explicit CpuContext(StressOptions stress = {});
+  explicit CpuContext(StressOptions stress = {},
+                      std::uint64_t free_device_bytes = kUnlimitedDeviceBytes);
 
   Stream& compute() override { return compute_; }
   Stream& offload() override { return offload_; }
@@ -20,6 +29,11 @@ class CpuContext final : public ExecutionContext {
   std::unique_ptr<Event> make_event(bool timing) override;
   MemoryResource& device_upstream() override { return host_; }
   MemoryResource& pinned_upstream() override { return host_; }
+  MemoryResource& managed_upstream() override { return host_; }
+  bool managed_memory_is_real() const noexcept override { return false; }
+  std::uint64_t free_device_bytes() const override { return free_device_bytes_; }
+  void migrate_async(Stream& stream, void* ptr, std::size_t bytes, MigrateTo to) override;
+  std::unique_ptr<MigrationCounters> make_migration_counters(std::string& why_not) override;
   void fill_nan_async(Stream& stream, void* ptr, std::size_t bytes) override;
 
   /// Counters of the copy streams (bytes copied, busy time), for metrics.
@@ -31,6 +45,7 @@ class CpuContext final : public ExecutionContext {
   CpuStream compute_;
   CpuStream offload_;
   CpuStream prefetch_;
+  std::uint64_t free_device_bytes_;
 };
 
 }  // namespace vdnn::runtime::cpu

@@ -1,5 +1,6 @@
 // CudaContext: the CUDA backend's execution context: one device's compute, offload and prefetch
-// streams (from its DeviceContext), CUDA events, cudaMalloc and cudaHostAlloc upstreams.
+// streams (from its DeviceContext), CUDA events, cudaMalloc, cudaHostAlloc and cudaMallocManaged
+// upstreams, managed-memory migrations (cudaMemPrefetchAsync) and their CUPTI counters.
 #pragma once
 
 #include <cstdint>
@@ -25,12 +26,14 @@ class CudaContext final : public ExecutionContext {
   std::unique_ptr<Event> make_event(bool timing) override;
   MemoryResource& device_upstream() override { return device_memory_; }
   MemoryResource& pinned_upstream() override { return pinned_memory_; }
+  MemoryResource& managed_upstream() override { return managed_memory_; }
+  bool managed_memory_is_real() const noexcept override { return true; }
+  std::uint64_t free_device_bytes() const override;
+  void migrate_async(Stream& stream, void* ptr, std::size_t bytes, MigrateTo to) override;
+  std::unique_ptr<MigrationCounters> make_migration_counters(std::string& why_not) override;
   void fill_nan_async(Stream& stream, void* ptr, std::size_t bytes) override;
 
   DeviceContext& device() noexcept { return device_; }
-  /// Device memory free now (cudaMemGetInfo), less `reserve` for the CUDA context, cuDNN and
-  /// cuBLAS: the default budget, "all the device can give".
-  std::uint64_t free_device_bytes(std::uint64_t reserve) const;
 
  private:
   DeviceContext device_;
@@ -39,6 +42,7 @@ class CudaContext final : public ExecutionContext {
   StreamAdapter prefetch_;
   DeviceMemoryResource device_memory_;
   PinnedMemoryResource pinned_memory_;
+  ManagedMemoryResource managed_memory_;
 };
 
 }  // namespace vdnn::runtime::cuda

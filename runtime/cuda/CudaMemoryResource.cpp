@@ -1,4 +1,5 @@
-// cudaMalloc and cudaHostAlloc behind MemoryResource, with out-of-memory as a typed error.
+// cudaMalloc, cudaHostAlloc and cudaMallocManaged behind MemoryResource, with out-of-memory as a
+// typed error.
 #include "runtime/cuda/CudaMemoryResource.hpp"
 
 #include <cuda_runtime_api.h>
@@ -21,16 +22,20 @@ namespace {
                     bytes, total_bytes - free_bytes, total_bytes);
 }
 
+// The status of an allocation call: out of memory becomes OutOfMemory, other failures CudaError.
+void check_allocation(cudaError_t status, const char* what, std::size_t bytes) {
+  if (status == cudaErrorMemoryAllocation) {
+    static_cast<void>(cudaGetLastError());
+    out_of_memory(what, bytes);
+  }
+  if (status != cudaSuccess) detail::throw_error(status, what, __FILE__, __LINE__);
+}
+
 }  // namespace
 
 void* DeviceMemoryResource::do_allocate(std::size_t bytes) {
   void* ptr = nullptr;
-  const cudaError_t status = cudaMalloc(&ptr, bytes);
-  if (status == cudaErrorMemoryAllocation) {
-    static_cast<void>(cudaGetLastError());
-    out_of_memory("cudaMalloc", bytes);
-  }
-  VDNN_CHECK_CUDA(status);
+  check_allocation(cudaMalloc(&ptr, bytes), "cudaMalloc", bytes);
   return ptr;
 }
 
@@ -40,17 +45,34 @@ void DeviceMemoryResource::do_deallocate(void* ptr, std::size_t /*bytes*/) noexc
 
 void* PinnedMemoryResource::do_allocate(std::size_t bytes) {
   void* ptr = nullptr;
-  const cudaError_t status = cudaHostAlloc(&ptr, bytes, cudaHostAllocPortable);
-  if (status == cudaErrorMemoryAllocation) {
-    static_cast<void>(cudaGetLastError());
-    out_of_memory("cudaHostAlloc", bytes);
-  }
-  VDNN_CHECK_CUDA(status);
+  check_allocation(cudaHostAlloc(&ptr, bytes, cudaHostAllocPortable), "cudaHostAlloc", bytes);
   return ptr;
 }
 
 void PinnedMemoryResource::do_deallocate(void* ptr, std::size_t /*bytes*/) noexcept {
   VDNN_CHECK_CUDA_NOTHROW(cudaFreeHost(ptr));
+}
+
+void* ManagedMemoryResource::do_allocate(std::size_t bytes) {
+  void* ptr = nullptr;
+  check_allocation(cudaMallocManaged(&ptr, bytes, cudaMemAttachGlobal), "cudaMallocManaged", bytes);
+  // First touch by kernels would also land the pages on the device, fault by fault and in small
+  // pieces; one migration of the whole block maps it like device memory.
+  cudaMemLocation device{};
+  device.type = cudaMemLocationTypeDevice;
+  device.id = ordinal_;
+  const cudaError_t placed = cudaMemPrefetchAsync(ptr, bytes, device, 0, placement_stream_);
+  const cudaError_t synced =
+      placed == cudaSuccess ? cudaStreamSynchronize(placement_stream_) : placed;
+  if (synced != cudaSuccess) {
+    VDNN_CHECK_CUDA_NOTHROW(cudaFree(ptr));
+    detail::throw_error(synced, "placing managed memory on the device", __FILE__, __LINE__);
+  }
+  return ptr;
+}
+
+void ManagedMemoryResource::do_deallocate(void* ptr, std::size_t /*bytes*/) noexcept {
+  VDNN_CHECK_CUDA_NOTHROW(cudaFree(ptr));
 }
 
 }  // namespace vdnn::runtime::cuda

@@ -1,6 +1,9 @@
-// Device memory (cudaMalloc) and pinned host memory (cudaHostAlloc) as MemoryResources: the
-// upstreams of the CUDA backend's pools, each asked once per run.
+// Device memory (cudaMalloc), pinned host memory (cudaHostAlloc) and managed memory
+// (cudaMallocManaged) as MemoryResources: the upstreams of the CUDA backend's pools, each asked
+// once per run.
 #pragma once
+
+#include <cuda_runtime_api.h>
 
 #include "runtime/MemoryResource.hpp"
 
@@ -28,6 +31,27 @@ class PinnedMemoryResource final : public MemoryResource {
  private:
   void* do_allocate(std::size_t bytes) override;
   void do_deallocate(void* ptr, std::size_t bytes) noexcept override;
+};
+
+/// cudaMallocManaged (attached globally) / cudaFree: memory the driver migrates page by page
+/// between the device and the host (Note [Managed memory]). Each allocation is placed on device
+/// `ordinal` once, by a migration on `placement_stream` that allocate() waits for, so the driver
+/// backs it with device pages from the start; no advice is given, and later moves are the
+/// callers'. It asks the driver whatever it is asked: put an OversubscriptionGuard above it.
+/// Throws OutOfMemory when the driver refuses, CudaError. Thread-safe.
+class ManagedMemoryResource final : public MemoryResource {
+ public:
+  ManagedMemoryResource(int ordinal, cudaStream_t placement_stream)
+      : ordinal_(ordinal), placement_stream_(placement_stream) {}
+  bool host_accessible() const noexcept override { return true; }
+  std::string name() const override { return "cuda-managed"; }
+
+ private:
+  void* do_allocate(std::size_t bytes) override;
+  void do_deallocate(void* ptr, std::size_t bytes) noexcept override;
+
+  int ordinal_;
+  cudaStream_t placement_stream_;
 };
 
 }  // namespace vdnn::runtime::cuda

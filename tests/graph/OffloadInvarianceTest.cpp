@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "graph/SessionHarness.hpp"
+#include "runtime/ByteSize.hpp"
+#include "runtime/memory/OversubscriptionGuard.hpp"
 
 namespace vdnn::graph {
 namespace {
@@ -50,6 +52,33 @@ TEST_P(OffloadInvariance, HoldsUnderRandomStreamDelaysOver200Seeds) {
   }
 }
 
+// Managed memory on the CPU backend: the same plans on host memory, migrations moving nothing, so
+// these check the schedule: evicted maps keep their range until their last backward reader.
+TEST_P(OffloadInvariance, UvmPoliciesMatchBaselineBitwise) {
+  const auto base = run_steps(load_config(GetParam(), 4), options(Policy::Baseline), kSteps);
+  for (Policy p : {Policy::Uvm, Policy::UvmEvict, Policy::UvmPrefetch}) {
+    const auto run = run_steps(load_config(GetParam(), 4), options(p), kSteps);
+    EXPECT_EQ(run.losses, base.losses) << policy_name(p);
+    EXPECT_EQ(run.weights, base.weights) << policy_name(p);
+    EXPECT_EQ(run.memory.device_peak, run.predicted_peak) << policy_name(p);
+    EXPECT_EQ(run.memory.pool_peak, run.predicted_pool_peak) << policy_name(p);
+    EXPECT_EQ(run.memory.pool_peak, base.memory.pool_peak) << policy_name(p);
+    if (p != Policy::Uvm) {
+      EXPECT_LT(run.memory.device_peak, base.memory.device_peak) << policy_name(p);
+    }
+  }
+}
+
+TEST_P(OffloadInvariance, UvmHoldsUnderRandomStreamDelays) {
+  const auto base = run_steps(load_config(GetParam(), 2), options(Policy::Baseline), kSteps);
+  for (std::uint64_t seed = 0; seed < 10; ++seed) {
+    SessionOptions o = options(seed % 2 == 0 ? Policy::UvmEvict : Policy::UvmPrefetch);
+    o.stress = {true, seed, std::chrono::microseconds(20)};
+    const auto run = run_steps(load_config(GetParam(), 2), o, kSteps);
+    ASSERT_EQ(run.losses, base.losses) << "seed " << seed << " " << policy_name(o.policy);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Networks, OffloadInvariance,
                          ::testing::Values("resnet20-cifar.json", "densenet40-cifar.json",
                                            "googlenet-mini.json"),
@@ -70,6 +99,35 @@ TEST(Budget, BaselineDoesNotFitWhereVdnnAllTrainsUnderIt) {
   EXPECT_LE(run.memory.device_peak, budget);
   EXPECT_EQ(run.memory.device_peak, run.predicted_peak);
   EXPECT_LE(run.memory.device_capacity, budget);
+}
+
+TEST(Budget, UvmPrefetchKeepsDevicePagesWithinTheBudget) {
+  const Graph g = load_config("resnet20-cifar.json", 16);
+  const std::uint64_t base = make_plan(g, {Policy::Baseline, 0, 0}).predicted_peak;
+  const std::uint64_t all = make_plan(g, {Policy::VdnnAll, 0, 0}).predicted_peak;
+  const std::uint64_t budget = all + (base - all) / 4;
+  const auto run =
+      run_steps(load_config("resnet20-cifar.json", 16), options(Policy::UvmPrefetch, budget), 3);
+  EXPECT_LE(run.memory.device_peak, budget);
+  EXPECT_EQ(run.memory.device_peak, run.predicted_peak);
+  EXPECT_GT(run.memory.pool_peak, budget);
+}
+
+TEST(ManagedMemory, MoreThanTheDeviceHasFreeIsRefusedWithBothSizes) {
+  SessionOptions o = options(Policy::UvmPrefetch);
+  o.cpu_free_device_bytes = std::uint64_t{1} << 20;
+  try {
+    Session session(load_config("resnet20-cifar.json", 16), o);
+    FAIL() << "expected OversubscriptionRefused";
+  } catch (const runtime::OversubscriptionRefused& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("1.00 MiB free"), std::string::npos) << what;
+    EXPECT_NE(what.find("refusing to allocate " + runtime::format_bytes(e.bytes_requested())),
+              std::string::npos)
+        << what;
+  }
+  o.executor.allow_oversubscription = true;  // host memory here: nothing to hang
+  EXPECT_EQ(run_steps(load_config("resnet20-cifar.json", 16), o, 1).losses.size(), 1u);
 }
 
 }  // namespace

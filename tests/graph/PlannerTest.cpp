@@ -160,6 +160,98 @@ TEST(Planner, ParsesPolicyNames) {
   EXPECT_EQ(parse_policy("vdnn-conv"), Policy::VdnnConv);
   EXPECT_STREQ(policy_name(parse_policy("vdnn-dyn")), "vdnn-dyn");
   EXPECT_THROW(parse_policy("vdnn-some"), runtime::InvalidArgument);
+  for (const std::string& name : policy_names()) EXPECT_EQ(policy_name(parse_policy(name)), name);
+  EXPECT_TRUE(uses_managed_memory(parse_policy("uvm-prefetch")));
+  EXPECT_FALSE(uses_managed_memory(parse_policy("vdnn-all")));
+}
+
+// The tensor of the nearest `op` action before (direction -1) or after (+1) action `at`.
+NodeId nearest(const Plan& p, Op op, long at, int direction) {
+  for (long i = at + direction; i >= 0 && i < static_cast<long>(p.actions.size()); i += direction) {
+    if (p.actions[static_cast<std::size_t>(i)].op == op) {
+      return p.actions[static_cast<std::size_t>(i)].tensor;
+    }
+  }
+  return kNetworkInput - 1;
+}
+
+std::size_t count(const Plan& p, Op op) {
+  return static_cast<std::size_t>(std::count_if(p.actions.begin(), p.actions.end(),
+                                                [op](const Action& a) { return a.op == op; }));
+}
+
+TEST(Planner, UvmIsBaselineInManagedMemory) {
+  const Graph g = load("resnet20-cifar.json", 8);
+  const Plan base = plan(g, Policy::Baseline);
+  const Plan uvm = plan(g, Policy::Uvm);
+  EXPECT_EQ(uvm.memory, DeviceMemory::Managed);
+  EXPECT_EQ(base.memory, DeviceMemory::Dedicated);
+  ASSERT_EQ(uvm.actions.size(), base.actions.size());
+  for (std::size_t i = 0; i < uvm.actions.size(); ++i) {
+    EXPECT_EQ(uvm.actions[i].op, base.actions[i].op) << i;
+    EXPECT_EQ(uvm.actions[i].device_bytes, base.actions[i].device_bytes) << i;
+  }
+  EXPECT_EQ(uvm.predicted_pool_peak, uvm.predicted_peak);
+  EXPECT_EQ(uvm.pool_bytes, base.pool_bytes);
+  EXPECT_EQ(uvm.evicted_bytes, 0u);
+}
+
+// uvm-evict and uvm-prefetch move exactly the maps vdnn-all offloads, at the same points, with the
+// same device bytes; the maps keep their range in the pool, and nothing needs pinned memory.
+TEST(Planner, UvmEvictAndPrefetchFollowVdnnAllsSchedule) {
+  const Graph g = load("resnet20-cifar.json", 8);
+  const Liveness live(g);
+  const Plan base = plan(g, Policy::Baseline);
+  const Plan all = plan(g, Policy::VdnnAll);
+  for (Policy policy : {Policy::UvmEvict, Policy::UvmPrefetch}) {
+    const Plan p = plan(g, policy);
+    const Placement moved = policy == Policy::UvmEvict ? Placement::Evicted : Placement::Migrated;
+    for (NodeId t = kNetworkInput; t < static_cast<NodeId>(g.nodes().size()); ++t) {
+      EXPECT_EQ(p.placement_of(t) == moved, all.placement_of(t) == Placement::Offloaded) << t;
+      if (p.placement_of(t) != moved) continue;
+      const long evict = find(p, Op::Evict, t);
+      EXPECT_EQ(nearest(p, Op::Forward, evict, -1), live.of(t).last_forward_use);
+      const long first_backward = find(p, Op::Backward, live.of(t).backward_readers.back());
+      if (policy == Policy::UvmEvict) {
+        EXPECT_EQ(nearest(p, Op::Backward, find(p, Op::FaultIn, t), 1),
+                  live.of(t).backward_readers.back())
+            << "faults in right before its first reader";
+      } else {
+        EXPECT_LT(evict, find(p, Op::Migrate, t));
+        EXPECT_LT(find(p, Op::Migrate, t), find(p, Op::AwaitPrefetch, t));
+        EXPECT_LT(find(p, Op::AwaitPrefetch, t), first_backward);
+      }
+    }
+    EXPECT_EQ(count(p, Op::Offload) + count(p, Op::Prefetch) + count(p, Op::Release), 0u);
+    EXPECT_EQ(p.pinned_bytes, 0u);
+    EXPECT_EQ(p.evicted_bytes, all.offloaded_bytes);
+    EXPECT_EQ(p.migrated_bytes + p.faulted_bytes, all.prefetched_bytes);
+    EXPECT_EQ(policy == Policy::UvmEvict ? p.migrated_bytes : p.faulted_bytes, 0u);
+    EXPECT_EQ(p.predicted_pool_peak, base.predicted_peak);
+    EXPECT_EQ(p.pool_bytes, base.pool_bytes);
+    EXPECT_EQ(p.actions.back().device_bytes, 0u);
+  }
+  EXPECT_EQ(plan(g, Policy::UvmPrefetch).predicted_peak, all.predicted_peak);
+  EXPECT_GE(plan(g, Policy::UvmEvict).predicted_peak, all.predicted_peak);
+}
+
+TEST(Planner, UnderABudgetUvmBoundsDevicePagesNotThePool) {
+  const Graph g = load("resnet20-cifar.json", 32);
+  const Plan all = plan(g, Policy::VdnnAll);
+  const Plan base = plan(g, Policy::Baseline);
+  const std::uint64_t budget = all.predicted_peak + (base.predicted_peak - all.predicted_peak) / 3;
+  const Plan p = plan(g, Policy::UvmPrefetch, budget);
+  EXPECT_LE(p.predicted_peak, budget);
+  EXPECT_GT(p.pool_bytes, budget);  // evicted maps keep their range
+  EXPECT_GT(p.evicted_bytes, 0u);
+  EXPECT_LT(p.evicted_bytes, plan(g, Policy::UvmPrefetch).evicted_bytes);
+  try {
+    plan(g, Policy::Uvm, budget);
+    FAIL() << "expected DoesNotFit";
+  } catch (const DoesNotFit& e) {
+    EXPECT_NE(std::string(e.what()).find("Policy uvm-prefetch fits"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ struct RunResult {
   std::vector<float> weights;  // every parameter and buffer, concatenated
   graph::MemoryReport memory;
   std::uint64_t predicted_peak = 0;
+  std::uint64_t predicted_pool_peak = 0;
 };
 
 inline graph::Graph load_config(const std::string& name, std::int64_t batch) {
@@ -50,6 +51,7 @@ inline RunResult run_steps(graph::Graph graph, const graph::SessionOptions& opti
   session.context().compute().synchronize();
   result.memory = session.executor().memory();
   result.predicted_peak = session.plan().predicted_peak;
+  result.predicted_pool_peak = session.plan().predicted_pool_peak;
   return result;
 }
 

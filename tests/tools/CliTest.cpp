@@ -134,6 +134,60 @@ TEST(Cli, BudgetBelowBaselineExitsWith3AndVdnnAllTrainsUnderIt) {
   EXPECT_GT(summary["pinned_bytes"].get<double>(), 0.0);
 }
 
+TEST(Cli, UvmPrefetchUnderABudgetSaysManagedMemoryIsEmulatedOnTheCpu) {
+  const fs::path out = temp_dir("uvm");
+  const CliRun run = vdnn("train --config " + config("resnet20-cifar.json") +
+                          " --batch 16 --iters 2 --device cpu --mem-budget 10MiB --policy "
+                          "uvm-prefetch --out " +
+                          out.string());
+  ASSERT_EQ(run.code, 0) << run.output;
+  const auto summary = nlohmann::json::parse(std::ifstream(out / "summary.json"));
+  EXPECT_EQ(summary["device_memory"], "managed");
+  EXPECT_NE(summary["managed_memory"].get<std::string>().find("emulated"), std::string::npos);
+  EXPECT_NE(summary["migration_source"].get<std::string>().find("plan"), std::string::npos);
+  EXPECT_LE(summary["peak_device_bytes"].get<double>(), 10.0 * (1 << 20));
+  EXPECT_EQ(summary["peak_device_bytes"], summary["predicted_peak_bytes"]);
+  EXPECT_GT(summary["planned_evicted_bytes"].get<double>(), 0.0);
+  EXPECT_EQ(summary["planned_evicted_bytes"], summary["migrated_to_host_bytes_median"]);
+  std::ifstream metrics(out / "metrics.jsonl");
+  std::string line;
+  ASSERT_TRUE(std::getline(metrics, line));
+  const auto first = nlohmann::json::parse(line);
+  for (const char* key : {"migrated_to_device_bytes", "migrated_to_host_bytes", "gpu_page_faults",
+                          "evict_gbps", "migrate_gbps"}) {
+    EXPECT_TRUE(first.contains(key)) << key;
+  }
+}
+
+TEST(Cli, ManagedMemoryBeyondTheFreeDeviceMemoryExitsWith3) {
+  const fs::path out = temp_dir("oversubscribe");
+  const std::string args = "train --config " + config("resnet20-cifar.json") +
+                           " --batch 16 --iters 1 --device cpu --policy uvm --debug-device-free "
+                           "1MiB --out " +
+                           out.string();
+  const CliRun refused = vdnn(args);
+  EXPECT_EQ(refused.code, 3) << refused.output;
+  EXPECT_NE(refused.output.find("of managed memory: the device has 1.00 MiB free"),
+            std::string::npos)
+      << refused.output;
+  EXPECT_NE(refused.output.find("refusing to allocate 28.56 MiB"), std::string::npos)
+      << refused.output;
+  EXPECT_EQ(vdnn(args + " --allow-oversubscription").code, 0);
+}
+
+TEST(Cli, PlanShowsEvictionsAndMigrations) {
+  const CliRun run =
+      vdnn("plan --config " + config("resnet20-cifar.json") + " --batch 8 --policy uvm-prefetch");
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("evict           stage1.000.relu1"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("migrate         stage1.000.relu1"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("device memory:         managed"), std::string::npos) << run.output;
+  const CliRun evict =
+      vdnn("plan --config " + config("resnet20-cifar.json") + " --batch 8 --policy uvm-evict");
+  EXPECT_NE(evict.output.find("fault-in        stage1.000.relu1"), std::string::npos)
+      << evict.output;
+}
+
 TEST(Cli, InspectReportsTorchvisionResNet50ParameterCount) {
   const CliRun run = vdnn("inspect --config " + config("resnet50.json") + " --batch 2");
   ASSERT_EQ(run.code, 0) << run.output;

@@ -26,6 +26,12 @@ nlohmann::json plan_json(const graph::Graph& g, const graph::Plan& plan) {
           {"batch", g.batch()},
           {"requested_policy", graph::policy_name(plan.requested)},
           {"policy", graph::policy_name(plan.policy)},
+          {"device_memory", graph::device_memory_name(plan.memory)},
+          {"pool_bytes", plan.pool_bytes},
+          {"predicted_pool_peak_bytes", plan.predicted_pool_peak},
+          {"evicted_bytes", plan.evicted_bytes},
+          {"migrated_bytes", plan.migrated_bytes},
+          {"faulted_bytes", plan.faulted_bytes},
           {"budget_bytes", plan.budget_bytes},
           {"resident_bytes", plan.resident_bytes},
           {"predicted_peak_bytes", plan.predicted_peak},
@@ -43,9 +49,9 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
   cmd->add_option("--batch", o.batch, "Mini-batch size")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
-  cmd->add_option("--policy", o.policy, "baseline, vdnn-all, vdnn-conv or vdnn-dyn")
+  cmd->add_option("--policy", o.policy, "What leaves device memory (as for vdnn train)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"baseline", "vdnn-all", "vdnn-conv", "vdnn-dyn"}));
+      ->check(CLI::IsMember(graph::policy_names()));
   cmd->add_option("--mem-budget", o.mem_budget, "Device memory budget, e.g. 6GiB (default: none)");
   cmd->add_flag("--json", o.json, "Print JSON instead of a table");
   return cmd;

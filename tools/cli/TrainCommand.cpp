@@ -77,6 +77,48 @@ double median(std::vector<double> values) {
   return *mid;
 }
 
+// One step's copies and, with managed memory, migrations: metrics.jsonl fields, each also
+// summarized as `<name>_median` in summary.json.
+Json transfer_metrics(const graph::TransferReport& c, bool managed) {
+  Json j{{"offloaded_bytes", c.offloaded_bytes},
+         {"prefetched_bytes", c.prefetched_bytes},
+         {"offload_gbps", gbps(c.offloaded_bytes, c.offload_seconds)},
+         {"prefetch_gbps", gbps(c.prefetched_bytes, c.prefetch_seconds)},
+         {"offload_busy", busy(c.offload_seconds, c.step_seconds)},
+         {"prefetch_busy", busy(c.prefetch_seconds, c.step_seconds)}};
+  if (!managed) return j;
+  const runtime::MigrationTraffic& m = c.migration;
+  j.update(Json{{"evicted_bytes", c.evicted_bytes},
+                {"migrated_bytes", c.migrated_bytes},
+                {"evict_gbps", gbps(c.evicted_bytes, c.evict_seconds)},
+                {"migrate_gbps", gbps(c.migrated_bytes, c.migrate_seconds)},
+                {"evict_busy", busy(c.evict_seconds, c.step_seconds)},
+                {"migrate_busy", busy(c.migrate_seconds, c.step_seconds)},
+                {"migrated_to_device_bytes", m.to_device_bytes},
+                {"migrated_to_host_bytes", m.to_host_bytes},
+                {"gpu_page_faults", m.gpu_page_faults},
+                {"migration_to_device_gbps", gbps(m.to_device_bytes, m.to_device_seconds)},
+                {"migration_to_host_gbps", gbps(m.to_host_bytes, m.to_host_seconds)}});
+  return j;
+}
+
+// What summary.json says about managed memory (empty with dedicated memory).
+Json managed_summary(graph::Session& session) {
+  graph::Executor& executor = session.executor();
+  const graph::Plan& plan = session.plan();
+  if (plan.memory != graph::DeviceMemory::Managed) return Json::object();
+  return {{"managed_memory", session.context().managed_memory_is_real()
+                                 ? "cudaMallocManaged"
+                                 : "emulated: the CPU backend runs the plan on host memory, "
+                                   "migrations move nothing"},
+          {"migration_source", executor.migration_source()},
+          {"predicted_pool_peak_bytes", plan.predicted_pool_peak},
+          {"pool_peak_bytes", executor.memory().pool_peak},
+          {"planned_evicted_bytes", plan.evicted_bytes},
+          {"planned_migrated_bytes", plan.migrated_bytes},
+          {"planned_faulted_bytes", plan.faulted_bytes}};
+}
+
 }  // namespace
 
 CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
@@ -107,9 +149,18 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd->add_option("--data", o.data, "synthetic or cifar10:DIR")->capture_default_str();
   cmd->add_option("--out", o.out, "Output directory (default runs/<network name>)");
-  cmd->add_option("--policy", o.policy, "What to offload: baseline, vdnn-all, vdnn-conv, vdnn-dyn")
+  cmd->add_option("--policy", o.policy,
+                  "What leaves device memory: baseline, vdnn-all, vdnn-conv, vdnn-dyn (pinned "
+                  "copies), uvm, uvm-evict, uvm-prefetch (managed memory)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"baseline", "vdnn-all", "vdnn-conv", "vdnn-dyn"}));
+      ->check(CLI::IsMember(graph::policy_names()));
+  cmd->add_flag("--allow-oversubscription", o.allow_oversubscription,
+                "UVM policies: allow more managed memory than the device has free (the driver "
+                "pages under the kernels; this can hang a shared GPU)");
+  cmd->add_flag("!--no-migration-counters", o.count_migrations,
+                "UVM policies: do not read CUPTI's migration counters (report the plan's bytes)");
+  cmd->add_option("--debug-device-free", o.debug_device_free,
+                  "CPU backend: the free device memory the managed-memory guard sees, e.g. 1GiB");
   cmd->add_option("--mem-budget", o.mem_budget,
                   "Device memory budget, e.g. 6GiB or 512MiB (default: all the device can give)");
   cmd->add_option("--debug-stream-delays", o.debug_stream_delays,
@@ -148,6 +199,11 @@ int run_train(const TrainOptions& o) {
   options.allow_tf32 = o.math == "tf32";
   options.stress.enabled = o.debug_stream_delays >= 0;
   options.stress.seed = static_cast<std::uint64_t>(o.debug_stream_delays);
+  options.executor.allow_oversubscription = o.allow_oversubscription;
+  options.executor.count_migrations = o.count_migrations;
+  if (!o.debug_device_free.empty()) {
+    options.cpu_free_device_bytes = runtime::parse_bytes(o.debug_device_free);
+  }
   graph::Session session(std::move(graph), options);
   graph::Executor& executor = session.executor();
   const graph::Plan& plan = session.plan();
@@ -161,9 +217,8 @@ int run_train(const TrainOptions& o) {
   std::vector<std::int32_t> labels(static_cast<std::size_t>(batch));
   std::vector<double> losses;
   std::vector<double> iter_ms;
-  struct {
-    std::vector<double> offload_gbps, prefetch_gbps, offload_busy, prefetch_busy;
-  } copy_rates;
+  std::map<std::string, std::vector<double>> transfer_series;
+  const bool managed = plan.memory == graph::DeviceMemory::Managed;
   Progress progress(o.iters);
   for (std::int64_t it = 0; it < o.iters; ++it) {
     float* images = executor.input_staging();  // the loader writes straight to pinned memory
@@ -176,63 +231,56 @@ int run_train(const TrainOptions& o) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     losses.push_back(r.loss);
     iter_ms.push_back(ms);
-    copy_rates.offload_gbps.push_back(gbps(copies.offloaded_bytes, copies.offload_seconds));
-    copy_rates.prefetch_gbps.push_back(gbps(copies.prefetched_bytes, copies.prefetch_seconds));
-    copy_rates.offload_busy.push_back(busy(copies.offload_seconds, copies.step_seconds));
-    copy_rates.prefetch_busy.push_back(busy(copies.prefetch_seconds, copies.step_seconds));
+    const Json rates = transfer_metrics(copies, managed);
+    for (const auto& [name, value] : rates.items()) {
+      transfer_series[name].push_back(value.get<double>());
+    }
     const double images_per_s = static_cast<double>(batch) * 1000.0 / ms;
-    metrics << Json{{"iter", it},
-                    {"loss", r.loss},
-                    {"accuracy", r.accuracy},
-                    {"lr", lr},
-                    {"ms", ms},
-                    {"images_per_s", images_per_s},
-                    {"peak_device_bytes", executor.memory().device_peak},
-                    {"offloaded_bytes", copies.offloaded_bytes},
-                    {"prefetched_bytes", copies.prefetched_bytes},
-                    {"offload_gbps", gbps(copies.offloaded_bytes, copies.offload_seconds)},
-                    {"prefetch_gbps", gbps(copies.prefetched_bytes, copies.prefetch_seconds)},
-                    {"offload_busy", busy(copies.offload_seconds, copies.step_seconds)},
-                    {"prefetch_busy", busy(copies.prefetch_seconds, copies.step_seconds)}}
-                   .dump()
-            << "\n";
+    Json row{{"iter", it},
+             {"loss", r.loss},
+             {"accuracy", r.accuracy},
+             {"lr", lr},
+             {"ms", ms},
+             {"images_per_s", images_per_s},
+             {"peak_device_bytes", executor.memory().device_peak}};
+    row.update(rates);
+    metrics << row.dump() << "\n";
     progress.update(it + 1, r.loss, r.accuracy, images_per_s);
   }
 
   if (o.profile_layers) write_layer_times(out / "layers.json", session.graph(), executor);
   const double median_ms = median(iter_ms);
-  write_json(out / "summary.json",
-             Json{{"config", o.config},
-                  {"network", def.name},
-                  {"device", layers::backend_name(backend)},
-                  {"policy", graph::policy_name(plan.policy)},
-                  {"requested_policy", graph::policy_name(plan.requested)},
-                  {"budget_bytes", plan.budget_bytes},
-                  {"deterministic", o.deterministic},
-                  {"math", o.math},
-                  {"offloaded_bytes", plan.offloaded_bytes},
-                  {"prefetched_bytes", plan.prefetched_bytes},
-                  {"pinned_bytes", executor.memory().pinned_capacity},
-                  {"predicted_peak_bytes", plan.predicted_peak},
-                  {"batch", o.batch},
-                  {"iters", o.iters},
-                  {"lr", o.lr},
-                  {"schedule", o.schedule},
-                  {"seed", o.seed},
-                  {"data", dataset->description()},
-                  {"parameters", executor.parameters().trainable_count()},
-                  {"losses", losses},
-                  {"peak_device_bytes", executor.memory().device_peak},
-                  {"upstream_allocations", executor.memory().device_upstream_allocations},
-                  {"device_pool_bytes", executor.memory().device_capacity},
-                  {"workspace_bytes", session.layers().workspace_bytes()},
-                  {"lean_algorithm_layers", session.layers().lean_layers()},
-                  {"iter_ms_median", median_ms},
-                  {"offload_gbps_median", median(copy_rates.offload_gbps)},
-                  {"prefetch_gbps_median", median(copy_rates.prefetch_gbps)},
-                  {"offload_busy_median", median(copy_rates.offload_busy)},
-                  {"prefetch_busy_median", median(copy_rates.prefetch_busy)},
-                  {"images_per_s", static_cast<double>(batch) * 1000.0 / median_ms}});
+  Json summary{{"config", o.config},
+               {"network", def.name},
+               {"device", layers::backend_name(backend)},
+               {"device_memory", graph::device_memory_name(plan.memory)},
+               {"policy", graph::policy_name(plan.policy)},
+               {"requested_policy", graph::policy_name(plan.requested)},
+               {"budget_bytes", plan.budget_bytes},
+               {"deterministic", o.deterministic},
+               {"math", o.math},
+               {"offloaded_bytes", plan.offloaded_bytes},
+               {"prefetched_bytes", plan.prefetched_bytes},
+               {"pinned_bytes", executor.memory().pinned_capacity},
+               {"predicted_peak_bytes", plan.predicted_peak},
+               {"batch", o.batch},
+               {"iters", o.iters},
+               {"lr", o.lr},
+               {"schedule", o.schedule},
+               {"seed", o.seed},
+               {"data", dataset->description()},
+               {"parameters", executor.parameters().trainable_count()},
+               {"losses", losses},
+               {"peak_device_bytes", executor.memory().device_peak},
+               {"upstream_allocations", executor.memory().device_upstream_allocations},
+               {"device_pool_bytes", executor.memory().device_capacity},
+               {"workspace_bytes", session.layers().workspace_bytes()},
+               {"lean_algorithm_layers", session.layers().lean_layers()},
+               {"iter_ms_median", median_ms},
+               {"images_per_s", static_cast<double>(batch) * 1000.0 / median_ms}};
+  for (const auto& [name, values] : transfer_series) summary[name + "_median"] = median(values);
+  summary.update(managed_summary(session));
+  write_json(out / "summary.json", summary);
   std::cout << "vdnn: trained " << def.name << " for " << o.iters << " iterations on "
             << layers::backend_name(backend) << " with " << graph::policy_name(plan.policy)
             << "; loss " << losses.front() << " -> " << losses.back() << "\nvdnn: results in "

@@ -23,13 +23,16 @@ struct TrainOptions {
   std::string device = "auto";            // auto | cpu | cuda
   std::string data = "synthetic";         // synthetic | cifar10:DIR
   std::string out;                        // default: runs/<network name>
-  std::string policy = "baseline";        // baseline | vdnn-all | vdnn-conv | vdnn-dyn
+  std::string policy = "baseline";        // graph::policy_names()
   std::string mem_budget;                 // e.g. 6GiB; empty: all the device can give
   std::int64_t debug_stream_delays = -1;  // >= 0: random stream delays from this seed (CPU)
   bool debug_poison = false;              // NaN-fill freed and offloaded device memory
   bool deterministic = false;             // CUDA: deterministic algorithms only
   std::string math = "tf32";              // CUDA convolutions: tf32 | fp32
   bool profile_layers = false;            // layers.json: device time per layer, last step
+  bool allow_oversubscription = false;    // UVM: managed memory beyond the device's free memory
+  bool count_migrations = true;           // UVM: CUPTI's migration counters each step
+  std::string debug_device_free;          // CPU: free device memory the managed guard sees
 };
 
 /// Registers the `train` subcommand; `options` receives the parsed values.

@@ -3,10 +3,13 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "graph/SessionHarness.hpp"
+#include "runtime/ByteSize.hpp"
 #include "runtime/Device.hpp"
+#include "runtime/memory/OversubscriptionGuard.hpp"
 
 namespace vdnn::graph {
 namespace {
@@ -61,6 +64,19 @@ TEST_P(CudaInvariance, EveryPolicyMatchesBaselineBitwiseFor20Steps) {
   }
 }
 
+// Managed memory: the same kernels on pages the driver migrates give the same bits.
+TEST_P(CudaInvariance, UvmPoliciesMatchBaselineBitwiseFor20Steps) {
+  const auto [config, batch] = GetParam();
+  const auto base = run_steps(load_config(config, batch), cuda_options(Policy::Baseline), 20);
+  for (Policy p : {Policy::Uvm, Policy::UvmEvict, Policy::UvmPrefetch}) {
+    const auto run = run_steps(load_config(config, batch), cuda_options(p), 20);
+    EXPECT_EQ(run.losses, base.losses) << policy_name(p);
+    EXPECT_EQ(run.weights, base.weights) << policy_name(p);
+    EXPECT_EQ(run.memory.device_peak, run.predicted_peak) << policy_name(p);
+    EXPECT_EQ(run.memory.pool_peak, run.predicted_pool_peak) << policy_name(p);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Networks, CudaInvariance,
                          ::testing::Values(std::make_pair("resnet50.json", 32),
                                            std::make_pair("densenet40-cifar.json", 32)),
@@ -82,8 +98,10 @@ TEST_F(CudaTraining, IdenticalConvolutionsChooseAlgorithmsOnce) {
   EXPECT_LT(session.layers().cache().size(), convs / 2);  // ResNet-50 repeats its blocks
 }
 
-TEST_F(CudaTraining, NoDeviceAllocationAfterTheFirstStep) {
-  Session session(load_config("resnet20-cifar.json", 16), cuda_options(Policy::VdnnAll));
+class CudaNoAllocation : public CudaTraining, public ::testing::WithParamInterface<Policy> {};
+
+TEST_P(CudaNoAllocation, AfterTheFirstStep) {
+  Session session(load_config("resnet20-cifar.json", 16), cuda_options(GetParam()));
   Executor& exec = session.executor();
   std::vector<std::int32_t> labels(16, 3);
   // Two warm-up steps: the first loads kernels and lets cuDNN settle its own scratch.
@@ -101,6 +119,39 @@ TEST_F(CudaTraining, NoDeviceAllocationAfterTheFirstStep) {
   EXPECT_EQ(exec.memory().device_upstream_allocations, first.device_upstream_allocations);
   EXPECT_EQ(exec.memory().pinned_upstream_allocations, first.pinned_upstream_allocations);
   EXPECT_EQ(exec.memory().device_upstream_allocations, 1u);
+}
+
+// cudaMalloc, cudaMallocManaged and cudaHostAlloc happen at setup only, whatever the policy.
+INSTANTIATE_TEST_SUITE_P(Policies, CudaNoAllocation,
+                         ::testing::Values(Policy::VdnnAll, Policy::Uvm, Policy::UvmEvict,
+                                           Policy::UvmPrefetch),
+                         [](const auto& test) {
+                           std::string name = policy_name(test.param);
+                           name.erase(std::remove(name.begin(), name.end(), '-'), name.end());
+                           return name;
+                         });
+
+// A managed pool larger than the device's free memory is refused before anything is allocated.
+TEST_F(CudaTraining, ManagedMemoryBeyondTheFreeDeviceMemoryIsRefused) {
+  std::size_t free_before = 0;
+  std::size_t total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
+  // ResNet-50's feature maps at this batch need more than the whole device (and each tensor still
+  // has fewer than 2^31 elements, as cuDNN requires).
+  const std::int64_t batch = 2048;
+  try {
+    Session session(load_config("resnet50.json", batch), cuda_options(Policy::Uvm));
+    FAIL() << "expected OversubscriptionRefused";
+  } catch (const runtime::OversubscriptionRefused& e) {
+    const std::string what = e.what();
+    EXPECT_GT(e.bytes_requested(), total);
+    EXPECT_NE(what.find(runtime::format_bytes(e.bytes_requested())), std::string::npos) << what;
+    EXPECT_NE(what.find(runtime::format_bytes(e.bytes_limit()) + " free"), std::string::npos)
+        << what;
+  }
+  std::size_t free_after = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
+  EXPECT_GE(free_after + (std::size_t{256} << 20), free_before);  // nothing big was taken
 }
 
 }  // namespace
