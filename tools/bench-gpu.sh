@@ -16,6 +16,23 @@ iters=${VDNN_BENCH_ITERS:-12}
 build=${VDNN_BUILD_DIR:-build-gpu}
 mkdir -p "$out"
 
+# vdnn train on configs/NET.json at BATCH into OUT/NAME; prints a line when it fails.
+train() {
+  local name=$1
+  shift
+  "$build/bin/vdnn" train --device cuda --config "configs/$net.json" --batch "$batch" "$@" \
+    --out "$out/$name" 2>"$out/$name.log" || echo "vdnn $name failed (exit $?)" >&2
+}
+
+# A UVM policy twice: for img/s without CUPTI's counters (they cost ~20% of throughput), and
+# for the bytes migrated, page faults and migration bandwidth with them (NAME-counted).
+train_uvm() {
+  local name=$1
+  shift
+  train "$name" --iters "$iters" --no-migration-counters "$@"
+  train "$name-counted" --iters 4 "$@"
+}
+
 cmake -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVDNN_BUILD_TESTS=OFF \
   ${VDNN_PREFIX_PATH:+-DCMAKE_PREFIX_PATH=$VDNN_PREFIX_PATH} >/dev/null
 cmake --build "$build" --target vdnn bench_copy_ceiling >/dev/null
@@ -24,27 +41,24 @@ cmake --build "$build" --target vdnn bench_copy_ceiling >/dev/null
 for c in "${cases[@]}"; do
   net=${c%%:*}
   batch=${c##*:}
-  for policy in baseline vdnn-all vdnn-conv uvm; do
-    "$build/bin/vdnn" train --device cuda --config "configs/$net.json" --batch "$batch" \
-      --iters "$iters" --policy "$policy" --out "$out/$net-$batch-$policy" 2>"$out/$net-$batch-$policy.log" ||
-      echo "vdnn $net $policy failed (exit $?)" >&2
+  for policy in baseline vdnn-all vdnn-conv; do
+    train "$net-$batch-$policy" --iters "$iters" --policy "$policy"
   done
+  train_uvm "$net-$batch-uvm" --policy uvm
   summary="$out/$net-$batch-baseline/summary.json"
   base_peak=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['peak_device_bytes'])" "$summary")
   base_pool=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['device_pool_bytes'])" "$summary")
   # Under a budget of 40% of baseline's peak, vdnn-all keeps resident what the budget holds, and
   # uvm-evict and uvm-prefetch keep the device pages within it by evicting the same maps.
-  for policy in vdnn-all uvm-evict uvm-prefetch; do
-    "$build/bin/vdnn" train --device cuda --config "configs/$net.json" --batch "$batch" --iters "$iters" \
-      --policy "$policy" --mem-budget $((base_peak * 2 / 5)) --out "$out/$net-$batch-$policy-budget40" \
-      2>"$out/$net-$batch-$policy-budget40.log" || echo "vdnn $net $policy (budget) failed" >&2
+  budget40=$((base_peak * 2 / 5))
+  train "$net-$batch-vdnn-all-budget40" --iters "$iters" --policy vdnn-all --mem-budget "$budget40"
+  for policy in uvm-evict uvm-prefetch; do
+    train_uvm "$net-$batch-$policy-budget40" --policy "$policy" --mem-budget "$budget40"
   done
   # vdnn-dyn with a budget of what baseline took (its pool: the peak plus the allocator's rounding
   # and fragmentation) picks no offload.
   budget=$((base_pool + (64 << 20)))  # 64 MiB of slack: timed algorithm choices vary
-  "$build/bin/vdnn" train --device cuda --config "configs/$net.json" --batch "$batch" --iters "$iters" \
-    --policy vdnn-dyn --mem-budget "$budget" --out "$out/$net-$batch-vdnn-dyn" 2>"$out/$net-$batch-vdnn-dyn.log" ||
-    echo "vdnn $net vdnn-dyn failed" >&2
+  train "$net-$batch-vdnn-dyn" --iters "$iters" --policy vdnn-dyn --mem-budget "$budget"
   python3 tools/torch_reference.py --network "$net" --batch "$batch" --iters "$iters" \
     >"$out/torch-$net-$batch.jsonl" 2>"$out/torch-$net-$batch.log" || echo "torch $net failed" >&2
 done

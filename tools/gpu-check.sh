@@ -36,6 +36,16 @@ for tool in memcheck racecheck synccheck; do
   [ $status -eq 0 ] || san_status=1
 done
 
+# Managed memory: the same kernels on pages the driver moves (uvm-prefetch under a budget, so
+# maps are evicted and migrated back), with poisoning, under memcheck.
+uvm_train=("$build/bin/vdnn" train --device cuda --config configs/resnet20-cifar.json --batch 8 --iters 2
+  --policy uvm-prefetch --mem-budget 16MiB --no-migration-counters --debug-poison --out "$log/sanitized-uvm")
+"$sanitizer" --tool memcheck --error-exitcode 99 "${uvm_train[@]}" >"$log/memcheck-uvm.log" 2>&1
+status=$?
+summary=$(grep -E "ERROR SUMMARY" "$log/memcheck-uvm.log" | tail -1)
+results+=("compute-sanitizer memcheck (uvm-prefetch): exit $status; ${summary:-no summary line}")
+[ $status -eq 0 ] || san_status=1
+
 echo "== gpu-check summary =="
 for r in "${results[@]}"; do echo "  $r"; done
 if [ $gpu_status -ne 0 ] || [ $san_status -ne 0 ]; then

@@ -14,6 +14,7 @@
 #include "runtime/cuda/CudaCheck.hpp"
 #include "runtime/cuda/CudaEvent.hpp"
 #include "runtime/cuda/CudaMemoryResource.hpp"
+#include "runtime/cuda/CudaStream.hpp"
 #include "runtime/cuda/DeviceContext.hpp"
 
 namespace {
@@ -75,8 +76,23 @@ struct ManagedFree {
 };
 using ManagedBytes = vdnn::runtime::UniqueHandle<void*, ManagedFree>;
 
+// Ways to move kBytes of managed memory to the host: in one call, or in kPieces pieces spread over
+// `lanes` streams (round robin), or in one batched call.
+struct EvictionWays {
+  double whole = 0.0;
+  double pieces_1_lane = 0.0;
+  double pieces_2_lanes = 0.0;
+  double pieces_4_lanes = 0.0;
+  double batched = 0.0;
+  double best() const {
+    return std::max({whole, pieces_1_lane, pieces_2_lanes, pieces_4_lanes, batched});
+  }
+};
+
+constexpr std::size_t kPieces = 16;
+
 struct ManagedCeilings {
-  double to_host_gbps = 0.0;
+  EvictionWays to_host;
   double to_device_gbps = 0.0;
   double fault_gbps = 0.0;   // a kernel (cuBLAS's copy) reads pages that live on the host
   double memcpy_gbps = 0.0;  // cudaMemcpyAsync from pages that live on the host
@@ -105,7 +121,44 @@ ManagedCeilings measure_managed(const vdnn::runtime::cuda::DeviceContext& contex
   };
 
   ManagedCeilings c;
-  c.to_host_gbps = best_gbps(stream, kRepeats, resident_on(device), [&] { move_to(host); });
+  c.to_host.whole = best_gbps(stream, kRepeats, resident_on(device), [&] { move_to(host); });
+  const vdnn::runtime::cuda::CudaStream lanes[3];
+  const auto in_pieces = [&](std::size_t lane_count) {
+    return best_gbps(stream, kRepeats, resident_on(device), [&] {
+      // Every lane starts after `stream`'s start event and `stream` ends after every lane.
+      CudaEvent fork;
+      fork.record(stream);
+      for (std::size_t l = 1; l < lane_count; ++l) {
+        vdnn::runtime::cuda::wait_event(lanes[l - 1].get(), fork);
+      }
+      const std::size_t piece = kBytes / kPieces;
+      for (std::size_t i = 0; i < kPieces; ++i) {
+        const cudaStream_t lane = i % lane_count == 0 ? stream : lanes[i % lane_count - 1].get();
+        VDNN_CHECK_CUDA(
+            cudaMemPrefetchAsync(static_cast<char*>(ptr) + i * piece, piece, host, 0, lane));
+      }
+      for (std::size_t l = 1; l < lane_count; ++l) {
+        CudaEvent join;
+        join.record(lanes[l - 1].get());
+        vdnn::runtime::cuda::wait_event(stream, join);
+      }
+    });
+  };
+  c.to_host.pieces_1_lane = in_pieces(1);
+  c.to_host.pieces_2_lanes = in_pieces(2);
+  c.to_host.pieces_4_lanes = in_pieces(4);
+  c.to_host.batched = best_gbps(stream, kRepeats, resident_on(device), [&] {
+    void* pointers[kPieces];
+    std::size_t sizes[kPieces];
+    for (std::size_t i = 0; i < kPieces; ++i) {
+      pointers[i] = static_cast<char*>(ptr) + i * (kBytes / kPieces);
+      sizes[i] = kBytes / kPieces;
+    }
+    cudaMemLocation where = host;
+    std::size_t first = 0;
+    VDNN_CHECK_CUDA(
+        cudaMemPrefetchBatchAsync(pointers, sizes, kPieces, &where, &first, 1, 0, stream));
+  });
   c.to_device_gbps = best_gbps(stream, kRepeats, resident_on(host), [&] { move_to(device); });
   const int floats = static_cast<int>(kBytes / sizeof(float));
   c.fault_gbps = best_gbps(stream, kFaultRepeats, resident_on(host), [&] {
@@ -161,11 +214,18 @@ int main() {
     std::printf(
         "{\"d2h_gbps\": %.2f, \"h2d_gbps\": %.2f, \"both_gbps\": %.2f, "
         "\"managed_to_host_gbps\": %s, \"managed_to_device_gbps\": %s, "
-        "\"managed_fault_gbps\": %s, \"managed_memcpy_gbps\": %s}\n",
-        d2h, h2d, both, json_number(managed.to_host_gbps, managed_fits).c_str(),
+        "\"managed_fault_gbps\": %s, \"managed_memcpy_gbps\": %s, "
+        "\"managed_to_host_ways\": {\"whole\": %s, \"pieces_1_lane\": %s, "
+        "\"pieces_2_lanes\": %s, \"pieces_4_lanes\": %s, \"batched\": %s}}\n",
+        d2h, h2d, both, json_number(managed.to_host.best(), managed_fits).c_str(),
         json_number(managed.to_device_gbps, managed_fits).c_str(),
         json_number(managed.fault_gbps, managed_fits).c_str(),
-        json_number(managed.memcpy_gbps, managed_fits).c_str());
+        json_number(managed.memcpy_gbps, managed_fits).c_str(),
+        json_number(managed.to_host.whole, managed_fits).c_str(),
+        json_number(managed.to_host.pieces_1_lane, managed_fits).c_str(),
+        json_number(managed.to_host.pieces_2_lanes, managed_fits).c_str(),
+        json_number(managed.to_host.pieces_4_lanes, managed_fits).c_str(),
+        json_number(managed.to_host.batched, managed_fits).c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_copy_ceiling: %s\n", e.what());
     return 1;
