@@ -54,6 +54,13 @@ Buffer ResidentTensor::take(MemoryResource& resource, const char* what) const {
   }
 }
 
+template <typename Move>
+void ResidentTensor::timed(Stream& stream, Event& started, Event& done, Move move) {
+  started.record(stream);
+  move(stream);
+  done.record(stream);
+}
+
 void ResidentTensor::allocate(MemoryResource& device) {
   expect(Residency::Absent, "allocate");
   device_ = take(device, "device memory");
@@ -65,9 +72,8 @@ void ResidentTensor::offload(MemoryResource& pinned) {
   pinned_ = take(pinned, "pinned host memory");
   produced_->record(context_.compute());
   context_.offload().wait(*produced_);
-  offload_started_->record(context_.offload());
-  context_.offload().copy_async(pinned_.data(), device_.data(), bytes());
-  offloaded_->record(context_.offload());
+  timed(context_.offload(), *offload_started_, *offloaded_,
+        [&](Stream& s) { s.copy_async(pinned_.data(), device_.data(), bytes()); });
   residency_ = Residency::Offloading;
 }
 
@@ -86,9 +92,8 @@ void ResidentTensor::prefetch(MemoryResource& device) {
   device_ = take(device, "device memory");
   gate_->record(context_.compute());
   context_.prefetch().wait(*gate_);
-  prefetch_started_->record(context_.prefetch());
-  context_.prefetch().copy_async(device_.data(), pinned_.data(), bytes());
-  prefetched_->record(context_.prefetch());
+  timed(context_.prefetch(), *prefetch_started_, *prefetched_,
+        [&](Stream& s) { s.copy_async(device_.data(), pinned_.data(), bytes()); });
   residency_ = Residency::Prefetching;
 }
 
@@ -110,9 +115,8 @@ void ResidentTensor::evict() {
   expect(Residency::Device, "evict");
   produced_->record(context_.compute());  // after the last forward reader
   context_.offload().wait(*produced_);
-  offload_started_->record(context_.offload());
-  context_.migrate_async(context_.offload(), device_.data(), bytes(), MigrateTo::Host);
-  offloaded_->record(context_.offload());
+  timed(context_.offload(), *offload_started_, *offloaded_,
+        [&](Stream& s) { context_.migrate_async(s, device_.data(), bytes(), MigrateTo::Host); });
   residency_ = Residency::Evicted;
 }
 
@@ -121,9 +125,8 @@ void ResidentTensor::migrate_back() {
   gate_->record(context_.compute());
   context_.prefetch().wait(*gate_);
   context_.prefetch().wait(*offloaded_);
-  prefetch_started_->record(context_.prefetch());
-  context_.migrate_async(context_.prefetch(), device_.data(), bytes(), MigrateTo::Device);
-  prefetched_->record(context_.prefetch());
+  timed(context_.prefetch(), *prefetch_started_, *prefetched_,
+        [&](Stream& s) { context_.migrate_async(s, device_.data(), bytes(), MigrateTo::Device); });
   residency_ = Residency::Prefetching;
 }
 

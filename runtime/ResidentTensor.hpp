@@ -90,6 +90,9 @@ class ResidentTensor {
  private:
   void expect(Residency state, const char* transition) const;
   Buffer take(MemoryResource& resource, const char* what) const;
+  /// Enqueues `move(stream)` between records of the timing events `started` and `done`.
+  template <typename Move>
+  static void timed(Stream& stream, Event& started, Event& done, Move move);
 
   std::string name_;
   Shape shape_;

@@ -135,11 +135,16 @@ TEST(Planner, DynPicksTheFastestPolicyThatFits) {
   EXPECT_THROW(plan(g, Policy::VdnnDyn, all.resident_bytes), DoesNotFit);
 }
 
+// A budget a third of the way from vdnn-all's peak to baseline's.
+std::uint64_t budget_between(const Graph& g) {
+  const std::uint64_t all = plan(g, Policy::VdnnAll).predicted_peak;
+  return all + (plan(g, Policy::Baseline).predicted_peak - all) / 3;
+}
+
 TEST(Planner, UnderABudgetOffloadsOnlyWhatTheBudgetCannotHold) {
   const Graph g = load("resnet20-cifar.json", 32);
   const Plan all = plan(g, Policy::VdnnAll);
-  const Plan base = plan(g, Policy::Baseline);
-  const std::uint64_t budget = all.predicted_peak + (base.predicted_peak - all.predicted_peak) / 3;
+  const std::uint64_t budget = budget_between(g);
   const Plan p = plan(g, Policy::VdnnAll, budget);
   EXPECT_LE(p.predicted_peak, budget);
   EXPECT_GT(p.offloaded_bytes, 0u);
@@ -237,9 +242,7 @@ TEST(Planner, UvmEvictAndPrefetchFollowVdnnAllsSchedule) {
 
 TEST(Planner, UnderABudgetUvmBoundsDevicePagesNotThePool) {
   const Graph g = load("resnet20-cifar.json", 32);
-  const Plan all = plan(g, Policy::VdnnAll);
-  const Plan base = plan(g, Policy::Baseline);
-  const std::uint64_t budget = all.predicted_peak + (base.predicted_peak - all.predicted_peak) / 3;
+  const std::uint64_t budget = budget_between(g);
   const Plan p = plan(g, Policy::UvmPrefetch, budget);
   EXPECT_LE(p.predicted_peak, budget);
   EXPECT_GT(p.pool_bytes, budget);  // evicted maps keep their range

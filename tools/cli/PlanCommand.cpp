@@ -4,11 +4,13 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "graph/LayerSet.hpp"
 #include "graph/Planner.hpp"
 #include "models/ConfigLoader.hpp"
 #include "runtime/ByteSize.hpp"
+#include "tools/cli/PlanJson.hpp"
 
 namespace vdnn::tools {
 namespace {
@@ -22,23 +24,10 @@ nlohmann::json plan_json(const graph::Graph& g, const graph::Plan& plan) {
          {"bytes", a.bytes},
          {"device_bytes", plan.resident_bytes + a.device_bytes}});
   }
-  return {{"network", g.name()},
-          {"batch", g.batch()},
-          {"requested_policy", graph::policy_name(plan.requested)},
-          {"policy", graph::policy_name(plan.policy)},
-          {"device_memory", graph::device_memory_name(plan.memory)},
-          {"pool_bytes", plan.pool_bytes},
-          {"predicted_pool_peak_bytes", plan.predicted_pool_peak},
-          {"evicted_bytes", plan.evicted_bytes},
-          {"migrated_bytes", plan.migrated_bytes},
-          {"faulted_bytes", plan.faulted_bytes},
-          {"budget_bytes", plan.budget_bytes},
-          {"resident_bytes", plan.resident_bytes},
-          {"predicted_peak_bytes", plan.predicted_peak},
-          {"pinned_bytes", plan.pinned_bytes},
-          {"offloaded_bytes", plan.offloaded_bytes},
-          {"prefetched_bytes", plan.prefetched_bytes},
-          {"actions", actions}};
+  nlohmann::json out = {{"network", g.name()}, {"batch", g.batch()}};
+  out.update(plan_totals(plan));
+  out["actions"] = std::move(actions);
+  return out;
 }
 
 }  // namespace

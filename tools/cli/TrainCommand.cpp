@@ -18,6 +18,7 @@
 #include "models/data/Dataset.hpp"
 #include "runtime/ByteSize.hpp"
 #include "runtime/Device.hpp"
+#include "tools/cli/PlanJson.hpp"
 #include "tools/cli/Progress.hpp"
 
 namespace vdnn::tools {
@@ -112,11 +113,7 @@ Json managed_summary(graph::Session& session) {
                                  : "emulated: the CPU backend runs the plan on host memory, "
                                    "migrations move nothing"},
           {"migration_source", executor.migration_source()},
-          {"predicted_pool_peak_bytes", plan.predicted_pool_peak},
-          {"pool_peak_bytes", executor.memory().pool_peak},
-          {"planned_evicted_bytes", plan.evicted_bytes},
-          {"planned_migrated_bytes", plan.migrated_bytes},
-          {"planned_faulted_bytes", plan.faulted_bytes}};
+          {"pool_peak_bytes", executor.memory().pool_peak}};
 }
 
 }  // namespace
@@ -250,34 +247,28 @@ int run_train(const TrainOptions& o) {
 
   if (o.profile_layers) write_layer_times(out / "layers.json", session.graph(), executor);
   const double median_ms = median(iter_ms);
-  Json summary{{"config", o.config},
-               {"network", def.name},
-               {"device", layers::backend_name(backend)},
-               {"device_memory", graph::device_memory_name(plan.memory)},
-               {"policy", graph::policy_name(plan.policy)},
-               {"requested_policy", graph::policy_name(plan.requested)},
-               {"budget_bytes", plan.budget_bytes},
-               {"deterministic", o.deterministic},
-               {"math", o.math},
-               {"offloaded_bytes", plan.offloaded_bytes},
-               {"prefetched_bytes", plan.prefetched_bytes},
-               {"pinned_bytes", executor.memory().pinned_capacity},
-               {"predicted_peak_bytes", plan.predicted_peak},
-               {"batch", o.batch},
-               {"iters", o.iters},
-               {"lr", o.lr},
-               {"schedule", o.schedule},
-               {"seed", o.seed},
-               {"data", dataset->description()},
-               {"parameters", executor.parameters().trainable_count()},
-               {"losses", losses},
-               {"peak_device_bytes", executor.memory().device_peak},
-               {"upstream_allocations", executor.memory().device_upstream_allocations},
-               {"device_pool_bytes", executor.memory().device_capacity},
-               {"workspace_bytes", session.layers().workspace_bytes()},
-               {"lean_algorithm_layers", session.layers().lean_layers()},
-               {"iter_ms_median", median_ms},
-               {"images_per_s", static_cast<double>(batch) * 1000.0 / median_ms}};
+  Json summary = plan_totals(plan);
+  summary.update(Json{{"config", o.config},
+                      {"network", def.name},
+                      {"device", layers::backend_name(backend)},
+                      {"deterministic", o.deterministic},
+                      {"math", o.math},
+                      {"pinned_bytes", executor.memory().pinned_capacity},
+                      {"batch", o.batch},
+                      {"iters", o.iters},
+                      {"lr", o.lr},
+                      {"schedule", o.schedule},
+                      {"seed", o.seed},
+                      {"data", dataset->description()},
+                      {"parameters", executor.parameters().trainable_count()},
+                      {"losses", losses},
+                      {"peak_device_bytes", executor.memory().device_peak},
+                      {"upstream_allocations", executor.memory().device_upstream_allocations},
+                      {"device_pool_bytes", executor.memory().device_capacity},
+                      {"workspace_bytes", session.layers().workspace_bytes()},
+                      {"lean_algorithm_layers", session.layers().lean_layers()},
+                      {"iter_ms_median", median_ms},
+                      {"images_per_s", static_cast<double>(batch) * 1000.0 / median_ms}});
   for (const auto& [name, values] : transfer_series) summary[name + "_median"] = median(values);
   summary.update(managed_summary(session));
   write_json(out / "summary.json", summary);

@@ -1,0 +1,23 @@
+// One place for the names under which a plan's totals are reported.
+#include "tools/cli/PlanJson.hpp"
+
+namespace vdnn::tools {
+
+nlohmann::json plan_totals(const graph::Plan& plan) {
+  return {{"requested_policy", graph::policy_name(plan.requested)},
+          {"policy", graph::policy_name(plan.policy)},
+          {"device_memory", graph::device_memory_name(plan.memory)},
+          {"budget_bytes", plan.budget_bytes},
+          {"resident_bytes", plan.resident_bytes},
+          {"predicted_peak_bytes", plan.predicted_peak},
+          {"predicted_pool_peak_bytes", plan.predicted_pool_peak},
+          {"pool_bytes", plan.pool_bytes},
+          {"pinned_bytes", plan.pinned_bytes},
+          {"offloaded_bytes", plan.offloaded_bytes},
+          {"prefetched_bytes", plan.prefetched_bytes},
+          {"evicted_bytes", plan.evicted_bytes},
+          {"migrated_bytes", plan.migrated_bytes},
+          {"faulted_bytes", plan.faulted_bytes}};
+}
+
+}  // namespace vdnn::tools
