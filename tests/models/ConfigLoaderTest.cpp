@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "graph/Graph.hpp"
+#include "models/config/JsonReader.hpp"
 
 namespace vdnn::models {
 namespace {
@@ -454,6 +455,22 @@ TEST(ConfigLoader, MalformedJsonNamesTheSourceAndPosition) {
   const std::string e = config_error("{\"name\": \"net\",\n  \"layers\": [1, 2,]}");
   EXPECT_TRUE(contains(e, "net.json: malformed JSON: parse error at line 2, column"));
   EXPECT_TRUE(contains(config_error("{\"name\": \"net\"} // comment"), "net.json: malformed JSON"));
+}
+
+TEST(ConfigLoader, RefusesNestingBombsAtTheDepthLimit) {
+  // 100,000 nested arrays used to overflow the stack when the error message printed the value.
+  const std::string bomb = std::string(100000, '[') + std::string(100000, ']');
+  const std::string e = config_error(bomb);
+  std::string pointer;
+  for (std::size_t i = 0; i < config::kMaxJsonDepth; ++i) pointer += "/0";
+  EXPECT_TRUE(contains(e, "net.json at " + pointer + ": objects and arrays nested deeper than 64"));
+  const auto nested = [](std::size_t depth) {
+    std::string text;
+    for (std::size_t i = 0; i < depth; ++i) text += "{\"a\": ";
+    return text + "1" + std::string(depth, '}');
+  };
+  EXPECT_NO_THROW(config::parse_json(nested(config::kMaxJsonDepth), kSource));
+  EXPECT_THROW(config::parse_json(nested(config::kMaxJsonDepth + 1), kSource), ConfigError);
 }
 
 }  // namespace
