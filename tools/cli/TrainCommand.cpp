@@ -18,7 +18,10 @@
 #include "models/data/Dataset.hpp"
 #include "runtime/ByteSize.hpp"
 #include "runtime/Device.hpp"
+#include "tools/cli/Divergence.hpp"
+#include "tools/cli/OutputDir.hpp"
 #include "tools/cli/Progress.hpp"
+#include "tools/cli/Validators.hpp"
 
 namespace vdnn::tools {
 namespace {
@@ -90,12 +93,15 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
   cmd->add_option("--lr", o.lr, "Base learning rate")
       ->capture_default_str()
+      ->check(finite_number())
       ->check(CLI::PositiveNumber);
   cmd->add_option("--momentum", o.momentum, "SGD momentum")
       ->capture_default_str()
+      ->check(finite_number())
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--weight-decay", o.weight_decay, "L2 weight decay")
       ->capture_default_str()
+      ->check(finite_number())
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--schedule", o.schedule, "Learning-rate schedule over --iters")
       ->capture_default_str()
@@ -129,6 +135,8 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
 int run_train(const TrainOptions& o) {
   const graph::NetworkDef def = models::load_network(o.config);
   graph::Graph graph = graph::Graph::build(def, o.batch);
+  const std::filesystem::path out = o.out.empty() ? "runs/" + def.name : o.out;
+  prepare_output_dir(out);
   const layers::Backend backend = resolve_device(o.device);
   auto dataset =
       models::make_dataset(o.data, {def.channels, def.height, def.width, def.num_classes}, o.seed);
@@ -153,8 +161,6 @@ int run_train(const TrainOptions& o) {
   const graph::Plan& plan = session.plan();
   const std::int64_t batch = session.graph().batch();
 
-  const std::filesystem::path out = o.out.empty() ? "runs/" + def.name : o.out;
-  std::filesystem::create_directories(out);
   std::ofstream metrics(out / "metrics.jsonl");
   if (!metrics) throw runtime::Error("cannot write " + (out / "metrics.jsonl").string());
 
@@ -196,6 +202,7 @@ int run_train(const TrainOptions& o) {
                     {"prefetch_busy", busy(copies.prefetch_seconds, copies.step_seconds)}}
                    .dump()
             << "\n";
+    check_loss_finite(r.loss, it, o.iters, lr);
     progress.update(it + 1, r.loss, r.accuracy, images_per_s);
   }
 
