@@ -73,4 +73,19 @@ TEST(CliHardening, BadOutIsAUsageErrorBeforeSetup) {
   EXPECT_TRUE(fs::is_regular_file(file));
 }
 
+TEST(CliHardening, InputBeyondTheMachinesMemoryExitsWith3NamingTheTensors) {
+  const fs::path dir = temp_dir("huge-input");
+  const fs::path huge = dir / "huge.json";
+  std::ofstream(huge) << R"({"name": "huge", "input": {"channels": 3, "height": 100000,
+    "width": 100000}, "num_classes": 10, "layers": [{"name": "pool", "type": "global_avgpool"},
+    {"name": "fc", "type": "linear", "out_features": 10},
+    {"name": "loss", "type": "softmax_cross_entropy"}]})";
+  const CliRun run = vdnn("train --config " + huge.string() + " --batch 2 --iters 1 --device cpu" +
+                          " --out " + dir.string());
+  EXPECT_TRUE(exits_with(run, 3, "vdnn: does not fit: network huge at batch 2 needs at least "));
+  EXPECT_TRUE(exits_with(run, 3, "of host memory but "));
+  EXPECT_TRUE(exits_with(run, 3, "the synthetic dataset 1.09 TiB"));
+  EXPECT_TRUE(exits_with(run, 3, "the largest feature maps: input [2, 3, 100000, 100000] 223.52"));
+}
+
 }  // namespace

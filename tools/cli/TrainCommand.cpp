@@ -12,12 +12,14 @@
 #include <vector>
 
 #include "graph/LrSchedule.hpp"
+#include "graph/MemoryCheck.hpp"
 #include "graph/Session.hpp"
 #include "layers/Registry.hpp"
 #include "models/ConfigLoader.hpp"
 #include "models/data/Dataset.hpp"
 #include "runtime/ByteSize.hpp"
 #include "runtime/Device.hpp"
+#include "runtime/HostMemory.hpp"
 #include "tools/cli/Divergence.hpp"
 #include "tools/cli/OutputDir.hpp"
 #include "tools/cli/Progress.hpp"
@@ -138,8 +140,6 @@ int run_train(const TrainOptions& o) {
   const std::filesystem::path out = o.out.empty() ? "runs/" + def.name : o.out;
   prepare_output_dir(out);
   const layers::Backend backend = resolve_device(o.device);
-  auto dataset =
-      models::make_dataset(o.data, {def.channels, def.height, def.width, def.num_classes}, o.seed);
 
   graph::LrSchedule schedule;
   schedule.policy = graph::parse_lr_policy(o.schedule);
@@ -156,6 +156,12 @@ int run_train(const TrainOptions& o) {
   options.allow_tf32 = o.math == "tf32";
   options.stress.enabled = o.debug_stream_delays >= 0;
   options.stress.seed = static_cast<std::uint64_t>(o.debug_stream_delays);
+  const models::SampleFormat format{def.channels, def.height, def.width, def.num_classes};
+  graph::check_host_memory(
+      graph, options.policy, options.budget_bytes, backend,
+      {{"the " + o.data + " dataset", models::dataset_host_bytes(o.data, format)}},
+      runtime::available_host_memory());
+  auto dataset = models::make_dataset(o.data, format, o.seed);
   graph::Session session(std::move(graph), options);
   graph::Executor& executor = session.executor();
   const graph::Plan& plan = session.plan();
