@@ -85,9 +85,9 @@ Json parse_json(const std::string& text, const std::string& source) {
   };
   try {
     return Json::parse(text, track, /*allow_exceptions=*/true, /*ignore_comments=*/false);
-  } catch (const Json::parse_error& e) {
-    // Drop nlohmann's "[json.exception.parse_error.101] " prefix; keep "parse error at line L,
-    // column C: ...".
+  } catch (const Json::exception& e) {
+    // parse_error, and out_of_range for a number beyond double ("1e999"). Drop nlohmann's
+    // "[json.exception.parse_error.101] " prefix; keep "parse error at line L, column C: ...".
     std::string what = e.what();
     const std::size_t start = what.find("] ");
     throw ConfigError(

@@ -457,6 +457,12 @@ TEST(ConfigLoader, MalformedJsonNamesTheSourceAndPosition) {
   EXPECT_TRUE(contains(config_error("{\"name\": \"net\"} // comment"), "net.json: malformed JSON"));
 }
 
+TEST(ConfigLoader, NumbersBeyondDoubleAreMalformedJson) {
+  // Found by tests/fuzz: nlohmann's out_of_range escaped as a foreign exception (exit code 1).
+  EXPECT_TRUE(contains(config_error(R"({"name": 1e999})"),
+                       "net.json: malformed JSON: number overflow parsing '1e999'"));
+}
+
 TEST(ConfigLoader, RefusesNestingBombsAtTheDepthLimit) {
   // 100,000 nested arrays used to overflow the stack when the error message printed the value.
   const std::string bomb = std::string(100000, '[') + std::string(100000, ']');
