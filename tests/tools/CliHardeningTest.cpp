@@ -4,9 +4,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "tools/CliRun.hpp"
+#include "tools/cli/ExitCode.hpp"
 
 namespace {
 
@@ -15,6 +17,7 @@ using vdnn::test::CliRun;
 using vdnn::test::config;
 using vdnn::test::temp_dir;
 using vdnn::test::vdnn;
+using namespace vdnn::tools;  // the exit codes
 
 ::testing::AssertionResult exits_with(const CliRun& run, int code, const std::string& fragment) {
   if (run.code == code && run.output.find(fragment) != std::string::npos) {
@@ -86,6 +89,16 @@ TEST(CliHardening, InputBeyondTheMachinesMemoryExitsWith3NamingTheTensors) {
   EXPECT_TRUE(exits_with(run, 3, "of host memory but "));
   EXPECT_TRUE(exits_with(run, 3, "the synthetic dataset 1.09 TiB"));
   EXPECT_TRUE(exits_with(run, 3, "the largest feature maps: input [2, 3, 100000, 100000] 223.52"));
+}
+
+TEST(CliHardening, ReadmeDocumentsEveryExitCode) {
+  // Each code has a row in README.md's table and a test that runs vdnn into it: 0, 1 and 2 in
+  // CliTest.cpp, 3 in CliTest.cpp and above, 4 above.
+  std::ifstream in(std::string(VDNN_SOURCE_DIR) + "/README.md");
+  const std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const int code : {kExitOk, kExitRuntimeError, kExitUsage, kExitDoesNotFit, kExitDiverged}) {
+    EXPECT_NE(readme.find("| `" + std::to_string(code) + "` | "), std::string::npos) << code;
+  }
 }
 
 }  // namespace
