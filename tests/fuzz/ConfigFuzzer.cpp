@@ -12,6 +12,9 @@
 
 namespace {
 
+// Legitimate networks of up to 2^20 layers take seconds to expand and plan, over the per-input
+// time limit under the sanitizers; the code paths are the same at a few thousand layers.
+constexpr std::size_t kMaxLayers = 4096;
 // Budget searches replan many times: keep them to graphs small enough to stay well inside the
 // per-input time limit under the sanitizers.
 constexpr std::size_t kMaxNodesForBudgetSearch = 256;
@@ -36,7 +39,7 @@ void plan_all_ways(const vdnn::graph::Graph& graph) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
-    const vdnn::graph::NetworkDef def = vdnn::models::parse_network(text, "fuzz.json");
+    const vdnn::graph::NetworkDef def = vdnn::models::parse_network(text, "fuzz.json", kMaxLayers);
     plan_all_ways(vdnn::graph::Graph::build(def, 2));
   } catch (const vdnn::runtime::Error&) {
     // A typed rejection (ConfigError, GraphError, ShapeError, DoesNotFit, ...): the expected

@@ -457,6 +457,26 @@ TEST(ConfigLoader, MalformedJsonNamesTheSourceAndPosition) {
   EXPECT_TRUE(contains(config_error("{\"name\": \"net\"} // comment"), "net.json: malformed JSON"));
 }
 
+TEST(ConfigLoader, ALayerLimitBoundsTheExpansion) {
+  // A block of 3 x 2 layers, then 3 plain ones: 9 layers.
+  const std::string text =
+      network(R"({"name": "b", "template": "t", "repeat": 3}, )" + kHead,
+              R"("t": [{"name": "r1", "type": "relu"}, {"name": "r2", "type": "relu"}])");
+  EXPECT_EQ(parse_network(text, kSource, 9).layers.size(), 9u);
+  const auto error = [&](std::size_t max_layers) {
+    try {
+      parse_network(text, kSource, max_layers);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_TRUE(contains(error(8), "net.json at /layers/3: the network would have more than 8"));
+  EXPECT_TRUE(contains(error(5),
+                       "net.json at /layers/0/repeat: the network would have more "
+                       "than 5 layers"));
+}
+
 TEST(ConfigLoader, NumbersBeyondDoubleAreMalformedJson) {
   // Found by tests/fuzz: nlohmann's out_of_range escaped as a foreign exception (exit code 1).
   EXPECT_TRUE(contains(config_error(R"({"name": 1e999})"),
