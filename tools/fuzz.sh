@@ -5,10 +5,10 @@
 # input slower than the per-input timeout (a hang), or allocation over the memory limits; the
 # input that did it is left in build-fuzz/artifacts/<target>/: fix the bug and add the input to
 # tests/fuzz/regressions/<target>/, which CTest replays in every test build.
-# Usage: bash tools/fuzz.sh [SECONDS_PER_TARGET]   (default: $VDNN_FUZZ_SECONDS, else 60)
+# Usage: bash tools/fuzz.sh [SECONDS_PER_TARGET]   (default: $VDNN_FUZZ_SECONDS, else 45)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${1:-${VDNN_FUZZ_SECONDS:-60}}
+seconds=${1:-${VDNN_FUZZ_SECONDS:-45}}
 # Per input at most 10 s (else a hang); the process at most 2 GiB resident; no single allocation
 # over 512 MiB (a config that asks for more must be refused before allocating).
 limits=(-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512)
