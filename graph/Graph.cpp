@@ -166,6 +166,11 @@ Graph Graph::build(const NetworkDef& def, std::int64_t batch) {
   if (!std::holds_alternative<layers::SoftmaxCrossEntropySpec>(loss.spec)) {
     fail(loss.origin, "expected the network to end in a softmax_cross_entropy layer");
   }
+  if (g.logits_node() == kNetworkInput) {
+    fail(loss.origin,
+         "the loss reads the network input; expected layers before it that turn "
+         "the input into num_classes logits per sample");
+  }
   const runtime::Shape logits = g.node(g.logits_node()).output_shape;
   if (logits.sample_numel() != def.num_classes) {
     fail(loss.origin,

@@ -79,7 +79,8 @@ std::vector<std::string_view> keys_of(const std::map<std::string, Value>& map) {
 
 class NetworkBuilder {
  public:
-  NetworkBuilder(const std::string& source, const Json& document) : root_(source, document, "") {}
+  NetworkBuilder(const std::string& source, const Json& document, std::size_t max_layers)
+      : root_(source, document, ""), max_layers_(max_layers) {}
 
   graph::NetworkDef build() {
     root_.expect_object(kNetworkKeys, "a network config");
@@ -97,7 +98,7 @@ class NetworkBuilder {
     read_templates();
 
     const Cursor entries = root_.required("layers");
-    const std::size_t count = entries.expect_array(1, config::kMaxLayers);
+    const std::size_t count = entries.expect_array(1, max_layers_);
     std::vector<std::string> names;
     for (std::size_t i = 0; i < count; ++i) names.push_back(read_entry_name(entries.at(i)));
     for (std::size_t i = 0; i < count; ++i) {
@@ -143,6 +144,9 @@ class NetworkBuilder {
   }
 
   void add_layer(const Cursor& entry, const std::string& name) {
+    if (def_.layers.size() == max_layers_) {
+      entry.fail("the network would have more than " + std::to_string(max_layers_) + " layers");
+    }
     const layers::LayerSpec spec = config::read_layer_spec(entry, kLayerKeys);
     std::vector<std::string> inputs =
         read_inputs(entry, previous_, [this](const Cursor& ref) { return resolve(ref); });
@@ -159,9 +163,8 @@ class NetworkBuilder {
     const Cursor repeat_at = entry.required("repeat");
     const std::int64_t repeat = repeat_at.as_int(1, kMaxRepeat);
     const std::size_t expanded = static_cast<std::size_t>(repeat) * tmpl.layer_names.size();
-    if (def_.layers.size() + expanded > config::kMaxLayers) {
-      repeat_at.fail("the network would have more than " + std::to_string(config::kMaxLayers) +
-                     " layers");
+    if (def_.layers.size() + expanded > max_layers_) {
+      repeat_at.fail("the network would have more than " + std::to_string(max_layers_) + " layers");
     }
     const config::ParamValues params = read_params(entry, tmpl, name);
     const config::ParamValues first = read_first(entry, params);
@@ -298,6 +301,7 @@ class NetworkBuilder {
   }
 
   Cursor root_;
+  std::size_t max_layers_;
   graph::NetworkDef def_;
   std::map<std::string, config::Template> templates_;
   std::set<std::string> top_level_names_;
@@ -307,9 +311,14 @@ class NetworkBuilder {
 
 }  // namespace
 
-graph::NetworkDef parse_network(const std::string& json_text, const std::string& source_name) {
+graph::NetworkDef parse_network(const std::string& json_text, const std::string& source_name,
+                                std::size_t max_layers) {
   const Json document = config::parse_json(json_text, source_name);
-  return NetworkBuilder(source_name, document).build();
+  return NetworkBuilder(source_name, document, std::min(max_layers, config::kMaxLayers)).build();
+}
+
+graph::NetworkDef parse_network(const std::string& json_text, const std::string& source_name) {
+  return parse_network(json_text, source_name, config::kMaxLayers);
 }
 
 graph::NetworkDef load_network(const std::string& path) {

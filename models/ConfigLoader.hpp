@@ -2,6 +2,7 @@
 // `$param` substitution. configs/schema/network.schema.json documents the format.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "graph/NetworkDef.hpp"
@@ -20,5 +21,11 @@ graph::NetworkDef load_network(const std::string& path);
 /// As load_network, for config text already in memory; `source_name` stands for the file in
 /// messages and origins.
 graph::NetworkDef parse_network(const std::string& json_text, const std::string& source_name);
+
+/// As parse_network, refusing networks that expand to more than `max_layers` layers (at most the
+/// format's own limit of 2^20), e.g. to keep a fuzzer's inputs fast: 2^20 layers take seconds to
+/// expand and plan.
+graph::NetworkDef parse_network(const std::string& json_text, const std::string& source_name,
+                                std::size_t max_layers);
 
 }  // namespace vdnn::models

@@ -3,7 +3,9 @@
 # On machines without a package manager (the GPU machine) it only reports what is missing.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ libeigen3-dev nlohmann-json3-dev libcli11-dev libgtest-dev)
+# clang and its runtime libraries (libFuzzer, the sanitizers) build tools/fuzz.sh's targets.
+packages=(cmake ninja-build g++ libeigen3-dev nlohmann-json3-dev libcli11-dev libgtest-dev
+  clang libclang-rt-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,5 +1,6 @@
 // Strict JSON parsing: nlohmann's parser with a callback that tracks the JSON Pointer of the value
-// being parsed, so that a repeated key (which nlohmann would silently overwrite) is an error.
+// being parsed, so that a repeated key (which nlohmann would silently overwrite) is an error, and
+// that stops a nesting bomb at kMaxJsonDepth (nlohmann's parser itself does not recurse).
 #include "models/config/JsonReader.hpp"
 
 #include <set>
@@ -56,6 +57,11 @@ Json parse_json(const std::string& text, const std::string& source) {
       case Json::parse_event_t::object_start:
       case Json::parse_event_t::array_start:
         start_value();
+        if (frames.size() == kMaxJsonDepth) {
+          throw ConfigError(
+              source, pointer_of(frames),
+              "objects and arrays nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+        }
         frames.push_back({event == Json::parse_event_t::object_start, {}, {}, 0});
         break;
       case Json::parse_event_t::key: {
@@ -79,9 +85,9 @@ Json parse_json(const std::string& text, const std::string& source) {
   };
   try {
     return Json::parse(text, track, /*allow_exceptions=*/true, /*ignore_comments=*/false);
-  } catch (const Json::parse_error& e) {
-    // Drop nlohmann's "[json.exception.parse_error.101] " prefix; keep "parse error at line L,
-    // column C: ...".
+  } catch (const Json::exception& e) {
+    // parse_error, and out_of_range for a number beyond double ("1e999"). Drop nlohmann's
+    // "[json.exception.parse_error.101] " prefix; keep "parse error at line L, column C: ...".
     std::string what = e.what();
     const std::size_t start = what.find("] ");
     throw ConfigError(

@@ -25,4 +25,8 @@ std::unique_ptr<Dataset> make_dataset(const std::string& source, const SampleFor
                                  "'; expected 'synthetic' or 'cifar10:DIR'");
 }
 
+std::uint64_t dataset_host_bytes(const std::string& source, const SampleFormat& format) noexcept {
+  return source == "synthetic" ? SyntheticDataset::host_bytes(format) : 0;
+}
+
 }  // namespace vdnn::models

@@ -38,4 +38,10 @@ class Dataset {
 std::unique_ptr<Dataset> make_dataset(const std::string& source, const SampleFormat& format,
                                       std::uint64_t seed);
 
+/// Host bytes the dataset of make_dataset(source, format, ...) holds, known without building it
+/// so that a run can be checked against the machine first: for synthetic data, the class
+/// prototypes and the noise bank; 0 for cifar10 (a fixed ~150 MiB). Saturates at UINT64_MAX.
+/// Never throws; an unknown source counts 0 (make_dataset rejects it).
+std::uint64_t dataset_host_bytes(const std::string& source, const SampleFormat& format) noexcept;
+
 }  // namespace vdnn::models

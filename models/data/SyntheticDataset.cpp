@@ -2,6 +2,7 @@
 #include "models/data/SyntheticDataset.hpp"
 
 #include <cmath>
+#include <limits>
 
 #include "runtime/Random.hpp"
 
@@ -51,6 +52,17 @@ SyntheticDataset::SyntheticDataset(const SampleFormat& format, std::uint64_t see
       }
     }
   }
+}
+
+std::uint64_t SyntheticDataset::host_bytes(const SampleFormat& format) noexcept {
+  // In long double: classes x channels x height x width may not fit 64 bits.
+  const long double floats =
+      static_cast<long double>(format.num_classes) * static_cast<long double>(format.channels) *
+          static_cast<long double>(format.height) * static_cast<long double>(format.width) +
+      static_cast<long double>(kNoiseBank);
+  const long double bytes = floats * sizeof(float);
+  return bytes >= 1.8e19L ? std::numeric_limits<std::uint64_t>::max()
+                          : static_cast<std::uint64_t>(bytes);
 }
 
 void SyntheticDataset::next_batch(std::int64_t batch, float* images, std::int32_t* labels) {

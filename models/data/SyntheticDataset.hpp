@@ -13,6 +13,8 @@ namespace vdnn::models {
 class SyntheticDataset final : public Dataset {
  public:
   SyntheticDataset(const SampleFormat& format, std::uint64_t seed);
+  /// Host bytes a dataset of `format` holds (saturating at UINT64_MAX).
+  static std::uint64_t host_bytes(const SampleFormat& format) noexcept;
   void next_batch(std::int64_t batch, float* images, std::int32_t* labels) override;
   std::string description() const override { return "synthetic"; }
 

@@ -90,6 +90,9 @@ TEST(Graph, RejectsMissingOrMisplacedLoss) {
   auto two = testing::small_residual_net();
   two.layers.push_back(layer("loss2", layers::SoftmaxCrossEntropySpec{}, {"fc"}));
   expect_error(two, "exactly one softmax_cross_entropy");
+  // Found by tests/fuzz: the loss alone looked up the logits' node at index -1 (std::out_of_range).
+  expect_error(network({layer("loss", layers::SoftmaxCrossEntropySpec{}, {"input"})}),
+               "test.json at /layers/loss: the loss reads the network input");
 }
 
 TEST(Graph, RejectsClassCountMismatch) {

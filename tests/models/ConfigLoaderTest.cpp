@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "graph/Graph.hpp"
+#include "models/config/JsonReader.hpp"
 
 namespace vdnn::models {
 namespace {
@@ -454,6 +455,48 @@ TEST(ConfigLoader, MalformedJsonNamesTheSourceAndPosition) {
   const std::string e = config_error("{\"name\": \"net\",\n  \"layers\": [1, 2,]}");
   EXPECT_TRUE(contains(e, "net.json: malformed JSON: parse error at line 2, column"));
   EXPECT_TRUE(contains(config_error("{\"name\": \"net\"} // comment"), "net.json: malformed JSON"));
+}
+
+TEST(ConfigLoader, ALayerLimitBoundsTheExpansion) {
+  // A block of 3 x 2 layers, then 3 plain ones: 9 layers.
+  const std::string text =
+      network(R"({"name": "b", "template": "t", "repeat": 3}, )" + kHead,
+              R"("t": [{"name": "r1", "type": "relu"}, {"name": "r2", "type": "relu"}])");
+  EXPECT_EQ(parse_network(text, kSource, 9).layers.size(), 9u);
+  const auto error = [&](std::size_t max_layers) {
+    try {
+      parse_network(text, kSource, max_layers);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_TRUE(contains(error(8), "net.json at /layers/3: the network would have more than 8"));
+  EXPECT_TRUE(contains(error(5),
+                       "net.json at /layers/0/repeat: the network would have more "
+                       "than 5 layers"));
+}
+
+TEST(ConfigLoader, NumbersBeyondDoubleAreMalformedJson) {
+  // Found by tests/fuzz: nlohmann's out_of_range escaped as a foreign exception (exit code 1).
+  EXPECT_TRUE(contains(config_error(R"({"name": 1e999})"),
+                       "net.json: malformed JSON: number overflow parsing '1e999'"));
+}
+
+TEST(ConfigLoader, RefusesNestingBombsAtTheDepthLimit) {
+  // 100,000 nested arrays used to overflow the stack when the error message printed the value.
+  const std::string bomb = std::string(100000, '[') + std::string(100000, ']');
+  const std::string e = config_error(bomb);
+  std::string pointer;
+  for (std::size_t i = 0; i < config::kMaxJsonDepth; ++i) pointer += "/0";
+  EXPECT_TRUE(contains(e, "net.json at " + pointer + ": objects and arrays nested deeper than 64"));
+  const auto nested = [](std::size_t depth) {
+    std::string text;
+    for (std::size_t i = 0; i < depth; ++i) text += "{\"a\": ";
+    return text + "1" + std::string(depth, '}');
+  };
+  EXPECT_NO_THROW(config::parse_json(nested(config::kMaxJsonDepth), kSource));
+  EXPECT_THROW(config::parse_json(nested(config::kMaxJsonDepth + 1), kSource), ConfigError);
 }
 
 }  // namespace

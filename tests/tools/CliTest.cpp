@@ -1,48 +1,20 @@
 // The vdnn command line, run as a process: exit codes, outputs, and error messages.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tools/CliRun.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
-
-struct CliRun {
-  int code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-CliRun vdnn(const std::string& args) {
-  const std::string command = std::string(VDNN_CLI_PATH) + " " + args + " 2>&1";
-  CliRun run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  std::array<char, 4096> chunk{};
-  while (std::fgets(chunk.data(), static_cast<int>(chunk.size()), pipe) != nullptr) {
-    run.output += chunk.data();
-  }
-  const int status = pclose(pipe);
-  run.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
-
-std::string config(const std::string& name) {
-  return std::string(VDNN_SOURCE_DIR) + "/configs/" + name;
-}
-
-fs::path temp_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("vdnn-cli-" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+using vdnn::test::CliRun;
+using vdnn::test::config;
+using vdnn::test::temp_dir;
+using vdnn::test::vdnn;
 
 TEST(Cli, UsageErrorsExitWith2) {
   EXPECT_EQ(vdnn("").code, 2);

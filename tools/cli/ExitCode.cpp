@@ -6,6 +6,7 @@
 #include "graph/Graph.hpp"
 #include "models/ConfigLoader.hpp"
 #include "runtime/Error.hpp"
+#include "tools/cli/Divergence.hpp"
 
 namespace vdnn::tools {
 
@@ -24,6 +25,9 @@ int report_error(const std::exception_ptr& error) noexcept {
   } catch (const runtime::OutOfMemory& e) {
     std::cerr << "vdnn: does not fit: " << e.what() << "\n";
     return kExitDoesNotFit;
+  } catch (const Diverged& e) {
+    std::cerr << "vdnn: diverged: " << e.what() << "\n";
+    return kExitDiverged;
   } catch (const std::exception& e) {
     std::cerr << "vdnn: error: " << e.what() << "\n";
     return kExitRuntimeError;

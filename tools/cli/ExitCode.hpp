@@ -9,7 +9,8 @@ enum ExitCode : int {
   kExitOk = 0,
   kExitRuntimeError = 1,  // anything else that went wrong while running
   kExitUsage = 2,         // bad command line, bad config, bad option value
-  kExitDoesNotFit = 3,    // the network does not fit the memory budget
+  kExitDoesNotFit = 3,    // the network does not fit the memory budget or the machine
+  kExitDiverged = 4,      // training stopped at a non-finite loss
 };
 
 /// Prints `error` to stderr with a prefix saying what kind of problem it is and returns the

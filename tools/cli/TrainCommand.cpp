@@ -12,14 +12,19 @@
 #include <vector>
 
 #include "graph/LrSchedule.hpp"
+#include "graph/MemoryCheck.hpp"
 #include "graph/Session.hpp"
 #include "layers/Registry.hpp"
 #include "models/ConfigLoader.hpp"
 #include "models/data/Dataset.hpp"
 #include "runtime/ByteSize.hpp"
 #include "runtime/Device.hpp"
+#include "runtime/HostMemory.hpp"
+#include "tools/cli/Divergence.hpp"
+#include "tools/cli/OutputDir.hpp"
 #include "tools/cli/PlanJson.hpp"
 #include "tools/cli/Progress.hpp"
+#include "tools/cli/Validators.hpp"
 
 namespace vdnn::tools {
 namespace {
@@ -129,12 +134,15 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
   cmd->add_option("--lr", o.lr, "Base learning rate")
       ->capture_default_str()
+      ->check(finite_number())
       ->check(CLI::PositiveNumber);
   cmd->add_option("--momentum", o.momentum, "SGD momentum")
       ->capture_default_str()
+      ->check(finite_number())
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--weight-decay", o.weight_decay, "L2 weight decay")
       ->capture_default_str()
+      ->check(finite_number())
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--schedule", o.schedule, "Learning-rate schedule over --iters")
       ->capture_default_str()
@@ -166,6 +174,9 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
                 "Fill freed and offloaded device memory with NaN");
   cmd->add_flag("--deterministic", o.deterministic,
                 "CUDA: deterministic algorithms only (bitwise reproducible runs)");
+  cmd->add_flag("--check-gradients", o.check_gradients,
+                "Stop with exit code 4 when a parameter gradient is not finite (reads every "
+                "gradient back each step)");
   cmd->add_flag("--profile-layers", o.profile_layers,
                 "Time every layer with events; writes layers.json (the last step)");
   cmd->add_option("--math", o.math, "CUDA convolutions: tf32 (tensor cores) or fp32")
@@ -177,9 +188,9 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
 int run_train(const TrainOptions& o) {
   const graph::NetworkDef def = models::load_network(o.config);
   graph::Graph graph = graph::Graph::build(def, o.batch);
+  const std::filesystem::path out = o.out.empty() ? "runs/" + def.name : o.out;
+  prepare_output_dir(out);
   const layers::Backend backend = resolve_device(o.device);
-  auto dataset =
-      models::make_dataset(o.data, {def.channels, def.height, def.width, def.num_classes}, o.seed);
 
   graph::LrSchedule schedule;
   schedule.policy = graph::parse_lr_policy(o.schedule);
@@ -201,13 +212,17 @@ int run_train(const TrainOptions& o) {
   if (!o.debug_device_free.empty()) {
     options.cpu_free_device_bytes = runtime::parse_bytes(o.debug_device_free);
   }
+  const models::SampleFormat format{def.channels, def.height, def.width, def.num_classes};
+  graph::check_host_memory(
+      graph, options.policy, options.budget_bytes, backend,
+      {{"the " + o.data + " dataset", models::dataset_host_bytes(o.data, format)}},
+      runtime::available_host_memory());
+  auto dataset = models::make_dataset(o.data, format, o.seed);
   graph::Session session(std::move(graph), options);
   graph::Executor& executor = session.executor();
   const graph::Plan& plan = session.plan();
   const std::int64_t batch = session.graph().batch();
 
-  const std::filesystem::path out = o.out.empty() ? "runs/" + def.name : o.out;
-  std::filesystem::create_directories(out);
   std::ofstream metrics(out / "metrics.jsonl");
   if (!metrics) throw runtime::Error("cannot write " + (out / "metrics.jsonl").string());
 
@@ -215,6 +230,7 @@ int run_train(const TrainOptions& o) {
   std::vector<double> losses;
   std::vector<double> iter_ms;
   std::map<std::string, std::vector<double>> transfer_series;
+  std::vector<float> gradient_scratch;
   const bool managed = plan.memory == graph::DeviceMemory::Managed;
   Progress progress(o.iters);
   for (std::int64_t it = 0; it < o.iters; ++it) {
@@ -242,6 +258,8 @@ int run_train(const TrainOptions& o) {
              {"peak_device_bytes", executor.memory().device_peak}};
     row.update(rates);
     metrics << row.dump() << "\n";
+    check_loss_finite(r.loss, it, o.iters, lr);
+    if (o.check_gradients) check_gradients_finite(session, it, o.iters, gradient_scratch);
     progress.update(it + 1, r.loss, r.accuracy, images_per_s);
   }
 

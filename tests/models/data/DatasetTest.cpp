@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <vector>
 
 #include "models/data/Cifar10Dataset.hpp"
@@ -91,6 +92,14 @@ TEST(Dataset, RejectsUnknownSourcesAndMismatchedNetworks) {
   EXPECT_THROW(make_dataset("cifar10:/nonexistent", SampleFormat{3, 224, 224, 1000}, 1),
                runtime::InvalidArgument);
   EXPECT_THROW(make_dataset("cifar10:/nonexistent", kCifar, 1), runtime::DataError);
+}
+
+TEST(Dataset, HostBytesAreKnownBeforeBuilding) {
+  // Synthetic: one float per class and pixel (the prototypes) and the 2^20-float noise bank.
+  EXPECT_EQ(dataset_host_bytes("synthetic", kCifar), (10u * 3 * 32 * 32 + (1u << 20)) * 4);
+  const SampleFormat huge{1 << 20, 1 << 20, 1 << 20, 1 << 20};
+  EXPECT_EQ(dataset_host_bytes("synthetic", huge), std::numeric_limits<std::uint64_t>::max());
+  EXPECT_EQ(dataset_host_bytes("cifar10:/anywhere", kCifar), 0u);
 }
 
 }  // namespace

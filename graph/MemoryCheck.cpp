@@ -1,0 +1,88 @@
+// The host memory check made before a run allocates: the plan's host-side pools, the batch
+// staging and the caller's extras (the dataset), against the machine's available memory.
+#include "graph/MemoryCheck.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "graph/Planner.hpp"
+#include "runtime/ByteSize.hpp"
+
+namespace vdnn::graph {
+namespace {
+
+constexpr std::size_t kTensorsNamed = 3;
+
+std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
+  return a > std::numeric_limits<std::uint64_t>::max() - b
+             ? std::numeric_limits<std::uint64_t>::max()
+             : a + b;
+}
+
+bool larger_first(const HostNeed& a, const HostNeed& b) { return a.bytes > b.bytes; }
+
+// "input [2, 3, 100000, 100000] 223.52 GiB, ..." for the largest feature maps.
+std::string largest_tensors(const Graph& graph) {
+  std::vector<HostNeed> maps{{std::string(kInputName) + " " + graph.input_shape().to_string(),
+                              graph.input_shape().bytes(runtime::DType::F32)}};
+  for (const Node& node : graph.nodes()) {
+    maps.push_back({node.name + " " + node.output_shape.to_string(),
+                    node.output_shape.bytes(runtime::DType::F32)});
+  }
+  const std::size_t named = std::min(kTensorsNamed, maps.size());
+  std::stable_sort(maps.begin(), maps.end(), larger_first);
+  std::string text;
+  for (std::size_t i = 0; i < named; ++i) {
+    text += (i == 0 ? "" : ", ") + maps[i].what + " " + runtime::format_bytes(maps[i].bytes);
+  }
+  return text;
+}
+
+}  // namespace
+
+std::vector<HostNeed> host_needs(const Graph& graph, Policy policy, std::uint64_t budget_bytes,
+                                 layers::Backend backend) {
+  PlanRequest request;
+  request.policy = policy;
+  const Plan plan = make_plan(graph, request);
+  const std::uint64_t labels = static_cast<std::uint64_t>(graph.batch()) * sizeof(std::int32_t);
+  std::vector<HostNeed> needs{
+      {"the pinned input batch", graph.input_shape().bytes(runtime::DType::F32) + labels}};
+  // Under a budget the planner keeps on the device what the budget holds, so fewer maps may go to
+  // pinned memory than without one: count none, the need stays a lower bound.
+  if (budget_bytes == 0) needs.push_back({"the pinned pool of the offloads", plan.pinned_bytes});
+  // A managed pool holds every map's range whatever the budget (Note [Managed memory]).
+  const bool whole_pool = budget_bytes == 0 || plan.memory == DeviceMemory::Managed;
+  if (backend == layers::Backend::Cpu) {
+    needs.push_back({"the device pool (the CPU backend's device memory is host memory)",
+                     whole_pool ? plan.pool_bytes : std::min(budget_bytes, plan.pool_bytes)});
+  } else if (budget_bytes == 0 && plan.memory == DeviceMemory::Managed) {
+    needs.push_back({"the host pages of evicted managed memory", plan.evicted_bytes});
+  }
+  return needs;
+}
+
+void check_host_memory(const Graph& graph, Policy policy, std::uint64_t budget_bytes,
+                       layers::Backend backend, const std::vector<HostNeed>& extra,
+                       const runtime::HostMemory& machine) {
+  std::vector<HostNeed> needs = host_needs(graph, policy, budget_bytes, backend);
+  needs.insert(needs.end(), extra.begin(), extra.end());
+  std::uint64_t total = 0;
+  for (const HostNeed& need : needs) total = saturating_add(total, need.bytes);
+  if (total <= machine.available_bytes) return;
+  std::stable_sort(needs.begin(), needs.end(), larger_first);
+  std::string items;
+  for (const HostNeed& need : needs) {
+    if (need.bytes == 0) continue;
+    items += (items.empty() ? "" : ", ") + need.what + " " + runtime::format_bytes(need.bytes);
+  }
+  throw HostMemoryExceeded(
+      "network " + graph.name() + " at batch " + std::to_string(graph.batch()) +
+          " needs at least " + runtime::format_bytes(total) + " of host memory but " +
+          runtime::format_bytes(machine.available_bytes) + " is available (" + machine.source +
+          "): " + items + "; the largest feature maps: " + largest_tensors(graph) +
+          ". Use a smaller --batch or input",
+      total, 0, machine.available_bytes);
+}
+
+}  // namespace vdnn::graph

@@ -1,0 +1,47 @@
+// MemoryCheck: before a run allocates anything, the host memory it needs at the least against
+// what the machine has, so that an absurd network or batch fails with the numbers and the tensors
+// to blame instead of std::bad_alloc halfway through setup.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/Graph.hpp"
+#include "graph/Plan.hpp"
+#include "layers/Layer.hpp"
+#include "runtime/Error.hpp"
+#include "runtime/HostMemory.hpp"
+
+namespace vdnn::graph {
+
+/// One item of host memory a run needs, named for messages ("the synthetic dataset").
+struct HostNeed {
+  std::string what;
+  std::uint64_t bytes = 0;
+};
+
+/// A run needs more host memory than the machine has available (exit code 3 in the CLI, as a
+/// budget that does not fit). bytes_requested() is the need, bytes_limit() what is available.
+class HostMemoryExceeded : public runtime::OutOfMemory {
+ public:
+  using OutOfMemory::OutOfMemory;
+};
+
+/// The host memory a training step of `graph` on `backend` needs at the least, item by item, from
+/// a plan of `policy` made without budget or workspace (fast; layers add their workspace later):
+/// the pinned input and label batch; without a budget, the pinned pool of the offloads (managed
+/// memory on CUDA: the host pages its evictions take); on the CPU backend, where device memory is
+/// host memory, the device pool (at most `budget_bytes` when that is not 0, unless the pool is
+/// managed). Runs no kernel and allocates no tensor. Throws as make_plan.
+std::vector<HostNeed> host_needs(const Graph& graph, Policy policy, std::uint64_t budget_bytes,
+                                 layers::Backend backend);
+
+/// Throws HostMemoryExceeded when host_needs(graph, policy, budget_bytes, backend) and `extra`
+/// together are more than machine.available_bytes. The message gives both totals, every item
+/// largest first, and the largest feature maps of `graph` with their shapes.
+void check_host_memory(const Graph& graph, Policy policy, std::uint64_t budget_bytes,
+                       layers::Backend backend, const std::vector<HostNeed>& extra,
+                       const runtime::HostMemory& machine);
+
+}  // namespace vdnn::graph

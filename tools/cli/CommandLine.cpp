@@ -1,0 +1,28 @@
+// The `vdnn` app: one subcommand required, parse errors mapped to the usage exit code.
+#include "tools/cli/CommandLine.hpp"
+
+#include "tools/cli/ExitCode.hpp"
+
+namespace vdnn::tools {
+
+CommandLine::CommandLine()
+    : train_cmd_(add_train_command(app_, train_)),
+      inspect_cmd_(add_inspect_command(app_, inspect_)),
+      plan_cmd_(add_plan_command(app_, plan_)) {
+  app_.require_subcommand(1);
+}
+
+void CommandLine::parse(int argc, const char* const* argv) { app_.parse(argc, argv); }
+
+int CommandLine::exit(const CLI::ParseError& error) {
+  return app_.exit(error) == 0 ? kExitOk : kExitUsage;
+}
+
+int CommandLine::run() const {
+  if (train_chosen()) return run_train(train_);
+  if (inspect_chosen()) return run_inspect(inspect_);
+  if (plan_chosen()) return run_plan(plan_);
+  return kExitUsage;
+}
+
+}  // namespace vdnn::tools
