@@ -39,6 +39,7 @@ void check_values(const vdnn::tools::CommandLine& cli) {
     static_cast<void>(graph::parse_policy(cli.train().policy));
     static_cast<void>(graph::parse_lr_policy(cli.train().schedule));
     budget(cli.train().mem_budget);
+    budget(cli.train().debug_device_free);
   }
   if (cli.plan_chosen()) {
     static_cast<void>(graph::parse_policy(cli.plan().policy));
