@@ -22,6 +22,24 @@ namespace {
 
 bool managed(const Plan& plan) { return plan.memory == DeviceMemory::Managed; }
 
+bool moves_data(Op op) {
+  return op == Op::Offload || op == Op::Prefetch || op == Op::Evict || op == Op::Migrate;
+}
+
+// A profiler range (NVTX on CUDA) around the work enqueued while it lives.
+class ScopedRange {
+ public:
+  ScopedRange(runtime::ExecutionContext& context, const char* name) : context_(context) {
+    context_.range_begin(name);
+  }
+  ScopedRange(const ScopedRange&) = delete;
+  ScopedRange& operator=(const ScopedRange&) = delete;
+  ~ScopedRange() { context_.range_end(); }
+
+ private:
+  runtime::ExecutionContext& context_;
+};
+
 }  // namespace
 
 // The driver's migration counters for a managed plan, or null and why it has none.
@@ -99,11 +117,21 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
     a.backward.workspace = workspace_view();
   }
   managed_device_peak_ = device_.stats().current_bytes;
+  range_names_.resize(plan.actions.size());
+  for (std::size_t i = 0; i < plan.actions.size(); ++i) {
+    const Action& a = plan.actions[i];
+    if (moves_data(a.op))
+      range_names_[i] = std::string(op_name(a.op)) + " " + tensor(a.tensor).name();
+  }
 }
 
 Executor::~Executor() { abandon_step(); }
 
 runtime::ResidentTensor& Executor::tensor(NodeId t) {
+  return *tensors_[t == kNetworkInput ? tensors_.size() - 1 : static_cast<std::size_t>(t)];
+}
+
+const runtime::ResidentTensor& Executor::tensor(NodeId t) const {
   return *tensors_[t == kNetworkInput ? tensors_.size() - 1 : static_cast<std::size_t>(t)];
 }
 
@@ -120,9 +148,15 @@ StepResult Executor::train_step(const float* images, const std::int32_t* labels,
   std::copy_n(labels, graph_.batch(), static_cast<std::int32_t*>(label_staging_.data()));
   try {
     step_started_->record(context_.compute());
-    for (const Action& action : plan_.actions) {
+    for (std::size_t i = 0; i < plan_.actions.size(); ++i) {
+      const Action& action = plan_.actions[i];
       if (managed(plan_)) gate_managed(action);
-      run(action, images);
+      if (moves_data(action.op)) {
+        const ScopedRange range(context_, range_names_[i].c_str());
+        run(action, images);
+      } else {
+        run(action, images);
+      }
       if (managed(plan_)) track_residency(action);
     }
     update(lr);
@@ -234,6 +268,7 @@ void Executor::backward(NodeId id) {
 
 template <typename Enqueue>
 void Executor::timed(NodeId id, std::size_t phase, Enqueue enqueue) {
+  const ScopedRange range(context_, graph_.node(id).name.c_str());
   if (layer_events_.empty()) {
     enqueue();
     return;
@@ -342,6 +377,38 @@ void Executor::abandon_step() noexcept {
   // Every event has completed: the pools forget them before the tensors owning them go.
   device_pool_.retire_completed();
   pinned_pool_.retire_completed();
+}
+
+StepTimeline Executor::timeline() const {
+  VDNN_EXPECTS(!layer_times_.empty() && step_ > 0,
+               "a step timeline needs profile_layers and a step that has run");
+  const runtime::Event& origin = *step_started_;
+  StepTimeline timeline;
+  auto interval = [&](Op op, NodeId t, const char* stream, const runtime::Event& start,
+                      const runtime::Event& end, std::uint64_t bytes) {
+    timeline.events.push_back(
+        {op, t, stream, start.seconds_since(origin), end.seconds_since(origin), bytes});
+  };
+  double now = 0.0;  // where the compute stream was at the latest action
+  std::uint64_t pinned = 0;
+  for (const Action& a : plan_.actions) {
+    const runtime::ResidentTensor& t = tensor(a.tensor);
+    if ((a.op == Op::Forward && a.tensor != kNetworkInput) || a.op == Op::Backward) {
+      const std::size_t at = 4 * static_cast<std::size_t>(a.tensor) + (a.op == Op::Forward ? 0 : 2);
+      interval(a.op, a.tensor, "compute", *layer_events_[at], *layer_events_[at + 1], 0);
+      now = timeline.events.back().end;
+    } else if (a.op == Op::Offload || a.op == Op::Evict) {
+      interval(a.op, a.tensor, "offload", t.offload_started(), t.offload_done(), t.bytes());
+    } else if (a.op == Op::Prefetch || a.op == Op::Migrate) {
+      interval(a.op, a.tensor, "prefetch", t.prefetch_started(), t.prefetch_done(), t.bytes());
+    }
+    if (a.op == Op::Offload) pinned += t.bytes();
+    if (a.op == Op::AwaitPrefetch && plan_.placement_of(a.tensor) == Placement::Offloaded) {
+      pinned -= t.bytes();
+    }
+    timeline.memory.push_back({now, plan_.resident_bytes + a.device_bytes, pinned});
+  }
+  return timeline;
 }
 
 MemoryReport Executor::memory() const {

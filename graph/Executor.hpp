@@ -44,6 +44,29 @@ struct LayerTime {
   double backward = 0.0;
 };
 
+/// One interval of the last step on one stream, from the events around it (profile_layers).
+struct TimelineEvent {
+  Op op = Op::Forward;             // Forward, Backward, Offload, Prefetch, Evict or Migrate
+  NodeId tensor = 0;               // the node (Forward, Backward) or the feature map moved
+  const char* stream = "compute";  // "compute", "offload" or "prefetch"
+  double start = 0.0;              // seconds since the step started on the compute stream
+  double end = 0.0;
+  std::uint64_t bytes = 0;  // bytes moved (copies and migrations)
+};
+
+/// Memory in use after an action of the last step, when the compute stream had reached it.
+struct MemorySample {
+  double time = 0.0;               // seconds since the step started
+  std::uint64_t device_bytes = 0;  // parameters and everything allocated (managed: on the device)
+  std::uint64_t pinned_bytes = 0;  // pinned buffers of offloaded maps
+};
+
+/// The last step as intervals per stream and memory samples (see Executor::timeline()).
+struct StepTimeline {
+  std::vector<TimelineEvent> events;
+  std::vector<MemorySample> memory;
+};
+
 /// What one training step reports.
 struct StepResult {
   double loss = 0.0;
@@ -116,6 +139,11 @@ class Executor {
   const TransferReport& transfers() const noexcept { return transfers_; }
   /// Per node, the last step's layer times; empty unless options.profile_layers.
   const std::vector<LayerTime>& layer_times() const noexcept { return layer_times_; }
+  /// The last step: every layer's forward and backward on the compute stream, every copy and
+  /// migration on its stream, and the memory in use after each action. Times come from the
+  /// backend's events (CUDA: the device clock). Throws InvalidArgument unless
+  /// options.profile_layers and a step has run.
+  StepTimeline timeline() const;
   /// Steps taken so far.
   std::int64_t steps() const noexcept { return step_; }
   /// Managed memory: true when transfers().migration comes from the driver's counters.
@@ -146,6 +174,7 @@ class Executor {
   void track_residency(const Action& action);
   void gate_managed(const Action& action);
   runtime::ResidentTensor& tensor(NodeId t);
+  const runtime::ResidentTensor& tensor(NodeId t) const;
   runtime::TensorView workspace_view() const;
 
   const Graph& graph_;
@@ -183,6 +212,7 @@ class Executor {
   // profile_layers: per node, events around forward and backward (start, end, start, end).
   std::vector<std::unique_ptr<runtime::Event>> layer_events_;
   std::vector<LayerTime> layer_times_;
+  std::vector<std::string> range_names_;  // per action: profiler range names of copies
   // Managed memory: bytes evicted now, the measured peak of bytes on the device, and the gate that
   // keeps the pages really on the device within the budget.
   std::uint64_t evicted_now_ = 0;

@@ -54,6 +54,11 @@ class ExecutionContext {
   /// Counters of managed-memory migrations on this device, or nullptr when this backend or driver
   /// cannot count them, with the reason in `why_not`. Made at setup, never inside a step.
   virtual std::unique_ptr<MigrationCounters> make_migration_counters(std::string& why_not) = 0;
+  /// Opens a named range on the calling host thread for profilers (NVTX on CUDA, which Nsight
+  /// shows over the work enqueued inside it; nothing on the CPU). Ranges nest; close each with
+  /// range_end(). Never throws.
+  virtual void range_begin(const char* name) noexcept = 0;
+  virtual void range_end() noexcept = 0;
   /// Enqueues, on `stream`, filling `bytes` of device memory at `ptr` with quiet NaNs (float).
   virtual void fill_nan_async(Stream& stream, void* ptr, std::size_t bytes) = 0;
 };

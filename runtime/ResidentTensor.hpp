@@ -78,6 +78,12 @@ class ResidentTensor {
   /// The device data, for work enqueued on the compute stream. Throws InvalidArgument unless the
   /// tensor is Device or Offloading: reading never moves data.
   TensorView view() const;
+  /// The timing events around the latest offload copy or eviction, and prefetch copy or migration
+  /// back (completed once the streams synchronized).
+  const Event& offload_started() const noexcept { return *offload_started_; }
+  const Event& offload_done() const noexcept { return *offloaded_; }
+  const Event& prefetch_started() const noexcept { return *prefetch_started_; }
+  const Event& prefetch_done() const noexcept { return *prefetched_; }
   /// Device seconds of the latest offload and prefetch copies or migrations (after the streams
   /// synchronized).
   double offload_seconds() const { return offloaded_->seconds_since(*offload_started_); }

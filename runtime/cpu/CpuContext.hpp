@@ -34,6 +34,8 @@ class CpuContext final : public ExecutionContext {
   std::uint64_t free_device_bytes() const override { return free_device_bytes_; }
   void migrate_async(Stream& stream, void* ptr, std::size_t bytes, MigrateTo to) override;
   std::unique_ptr<MigrationCounters> make_migration_counters(std::string& why_not) override;
+  void range_begin(const char* /*name*/) noexcept override {}
+  void range_end() noexcept override {}
   void fill_nan_async(Stream& stream, void* ptr, std::size_t bytes) override;
 
   /// Counters of the copy streams (bytes copied, busy time), for metrics.

@@ -2,6 +2,7 @@
 #include "runtime/cuda/CudaContext.hpp"
 
 #include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExt.h>
 
 #include "runtime/cuda/CudaCheck.hpp"
 #include "runtime/cuda/CuptiMigrationCounters.hpp"
@@ -40,6 +41,10 @@ cudaStream_t cuda_stream(Stream& stream, const char* what) {
 void CudaContext::fill_nan_async(Stream& stream, void* ptr, std::size_t bytes) {
   cuda::fill_nan_async(cuda_stream(stream, "fill_nan_async"), ptr, bytes);
 }
+
+void CudaContext::range_begin(const char* name) noexcept { nvtxRangePushA(name); }
+
+void CudaContext::range_end() noexcept { nvtxRangePop(); }
 
 std::uint64_t CudaContext::free_device_bytes() const {
   device_.make_current();

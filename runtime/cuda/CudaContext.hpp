@@ -31,6 +31,8 @@ class CudaContext final : public ExecutionContext {
   std::uint64_t free_device_bytes() const override;
   void migrate_async(Stream& stream, void* ptr, std::size_t bytes, MigrateTo to) override;
   std::unique_ptr<MigrationCounters> make_migration_counters(std::string& why_not) override;
+  void range_begin(const char* name) noexcept override;
+  void range_end() noexcept override;
   void fill_nan_async(Stream& stream, void* ptr, std::size_t bytes) override;
 
   DeviceContext& device() noexcept { return device_; }

@@ -89,5 +89,33 @@ TEST(Executor, LabelsOutOfRangeThrowAndLeaveItUsable) {
   EXPECT_EQ(session.executor().memory().device_current, session.plan().resident_bytes);
 }
 
+TEST(Executor, TimelineNeedsProfilingAndFollowsThePlan) {
+  Session plain(Graph::build(testing::small_residual_net(), 4), options(Policy::VdnnAll));
+  std::vector<std::int32_t> labels = {0, 1, 2, 3};
+  plain.executor().train_step(plain.executor().input_staging(), labels.data(), 0.01);
+  EXPECT_THROW(static_cast<void>(plain.executor().timeline()), runtime::InvalidArgument);
+
+  SessionOptions o = options(Policy::VdnnAll);
+  o.executor.profile_layers = true;
+  Session session(Graph::build(testing::small_residual_net(), 4), o);
+  session.executor().train_step(session.executor().input_staging(), labels.data(), 0.01);
+  const StepTimeline timeline = session.executor().timeline();
+  const Plan& plan = session.plan();
+  ASSERT_EQ(timeline.memory.size(), plan.actions.size());
+  for (std::size_t i = 0; i < plan.actions.size(); ++i) {
+    EXPECT_EQ(timeline.memory[i].device_bytes, plan.resident_bytes + plan.actions[i].device_bytes);
+  }
+  EXPECT_EQ(timeline.memory.back().pinned_bytes, 0u);  // every pinned buffer came back
+  std::size_t layers = 0;
+  std::size_t offloads = 0;
+  for (const TimelineEvent& e : timeline.events) {
+    EXPECT_LE(e.start, e.end);
+    layers += e.op == Op::Forward || e.op == Op::Backward ? 1 : 0;
+    offloads += e.op == Op::Offload ? 1 : 0;
+  }
+  EXPECT_EQ(layers, 2 * session.graph().nodes().size());
+  EXPECT_GT(offloads, 0u);
+}
+
 }  // namespace
 }  // namespace vdnn::graph

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -158,6 +159,40 @@ TEST(Cli, PlanShowsEvictionsAndMigrations) {
       vdnn("plan --config " + config("resnet20-cifar.json") + " --batch 8 --policy uvm-evict");
   EXPECT_NE(evict.output.find("fault-in        stage1.000.relu1"), std::string::npos)
       << evict.output;
+}
+
+TEST(Cli, TraceHasAThreadPerStreamEveryLayerAndCopyAndMemoryCounters) {
+  const fs::path out = temp_dir("trace");
+  const CliRun run = vdnn("train --config " + config("resnet20-cifar.json") +
+                          " --batch 4 --iters 2 --device cpu --policy vdnn-all --out " +
+                          out.string() + " --trace " + (out / "trace.json").string());
+  ASSERT_EQ(run.code, 0) << run.output;
+  const auto trace = nlohmann::json::parse(std::ifstream(out / "trace.json"))["traceEvents"];
+  std::map<int, std::string> threads;
+  std::map<std::string, int> per_category;
+  int counters = 0;
+  for (const auto& e : trace) {
+    if (e["ph"] == "M" && e["name"] == "thread_name") threads[e["tid"]] = e["args"]["name"];
+    if (e["ph"] == "C") ++counters;
+    if (e["ph"] != "X") continue;
+    ++per_category[e["cat"]];
+    EXPECT_GE(e["dur"].get<double>(), 0.0);
+    EXPECT_TRUE(e["args"].contains("tensor"));
+    if (e["cat"] == "offload") {
+      EXPECT_EQ(threads[e["tid"]], "offload");
+      EXPECT_GT(e["args"]["bytes"].get<double>(), 0.0);
+    }
+  }
+  EXPECT_EQ(threads, (std::map<int, std::string>{{1, "compute"}, {2, "offload"}, {3, "prefetch"}}));
+  const auto plan = nlohmann::json::parse(
+      vdnn("plan --config " + config("resnet20-cifar.json") + " --batch 4 --policy vdnn-all --json")
+          .output);
+  int offloads = 0;
+  for (const auto& a : plan["actions"]) offloads += a["op"] == "offload" ? 1 : 0;
+  EXPECT_EQ(per_category["offload"], offloads);
+  EXPECT_EQ(per_category["prefetch"], offloads);
+  EXPECT_EQ(per_category["forward"], per_category["backward"]);
+  EXPECT_EQ(counters, static_cast<int>(plan["actions"].size()));
 }
 
 TEST(Cli, InspectReportsTorchvisionResNet50ParameterCount) {

@@ -24,6 +24,7 @@
 #include "tools/cli/OutputDir.hpp"
 #include "tools/cli/PlanJson.hpp"
 #include "tools/cli/Progress.hpp"
+#include "tools/cli/TraceWriter.hpp"
 #include "tools/cli/Validators.hpp"
 
 namespace vdnn::tools {
@@ -174,6 +175,9 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
                 "Fill freed and offloaded device memory with NaN");
   cmd->add_flag("--deterministic", o.deterministic,
                 "CUDA: deterministic algorithms only (bitwise reproducible runs)");
+  cmd->add_option("--trace", o.trace,
+                  "Write the last step as Chrome Trace Event JSON (Perfetto): streams, layers, "
+                  "copies, memory; times every layer like --profile-layers");
   cmd->add_flag("--check-gradients", o.check_gradients,
                 "Stop with exit code 4 when a parameter gradient is not finite (reads every "
                 "gradient back each step)");
@@ -202,7 +206,8 @@ int run_train(const TrainOptions& o) {
   options.backend = backend;
   options.policy = graph::parse_policy(o.policy);
   options.budget_bytes = o.mem_budget.empty() ? 0 : runtime::parse_bytes(o.mem_budget);
-  options.executor = {o.seed, o.momentum, o.weight_decay, o.debug_poison, o.profile_layers};
+  options.executor = {o.seed, o.momentum, o.weight_decay, o.debug_poison,
+                      o.profile_layers || !o.trace.empty()};
   options.deterministic = o.deterministic;
   options.allow_tf32 = o.math == "tf32";
   options.stress.enabled = o.debug_stream_delays >= 0;
@@ -290,6 +295,7 @@ int run_train(const TrainOptions& o) {
   for (const auto& [name, values] : transfer_series) summary[name + "_median"] = median(values);
   summary.update(managed_summary(session));
   write_json(out / "summary.json", summary);
+  if (!o.trace.empty()) write_trace(o.trace, session);
   std::cout << "vdnn: trained " << def.name << " for " << o.iters << " iterations on "
             << layers::backend_name(backend) << " with " << graph::policy_name(plan.policy)
             << "; loss " << losses.front() << " -> " << losses.back() << "\nvdnn: results in "

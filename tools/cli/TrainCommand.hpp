@@ -31,6 +31,7 @@ struct TrainOptions {
   std::string math = "tf32";              // CUDA convolutions: tf32 | fp32
   bool profile_layers = false;            // layers.json: device time per layer, last step
   bool check_gradients = false;           // exit 4 at the first non-finite parameter gradient
+  std::string trace;                      // Chrome Trace Event JSON of the last step
   bool allow_oversubscription = false;    // UVM: managed memory beyond the device's free memory
   bool count_migrations = true;           // UVM: CUPTI's migration counters each step
   std::string debug_device_free;          // CPU: free device memory the managed guard sees

@@ -131,6 +131,29 @@ INSTANTIATE_TEST_SUITE_P(Policies, CudaNoAllocation,
                            return name;
                          });
 
+// vDNN's point: the offload stream copies while the compute stream computes.
+TEST_F(CudaTraining, OffloadsOverlapCompute) {
+  SessionOptions o = cuda_options(Policy::VdnnAll);
+  o.executor.profile_layers = true;
+  Session session(load_config("resnet50.json", 32), o);
+  std::vector<std::int32_t> labels(32, 3);
+  Executor& exec = session.executor();
+  for (int i = 0; i < 2; ++i) exec.train_step(exec.input_staging(), labels.data(), 0.01);
+  const StepTimeline timeline = exec.timeline();
+  double overlap = 0.0;
+  double offloading = 0.0;
+  for (const TimelineEvent& copy : timeline.events) {
+    if (copy.op != Op::Offload) continue;
+    offloading += copy.end - copy.start;
+    for (const TimelineEvent& layer : timeline.events) {
+      if (layer.op != Op::Forward) continue;
+      overlap += std::max(0.0, std::min(copy.end, layer.end) - std::max(copy.start, layer.start));
+    }
+  }
+  EXPECT_GT(offloading, 0.0);
+  EXPECT_GT(overlap, 0.5 * offloading) << "offload copies mostly ran beside forward layers";
+}
+
 // A managed pool larger than the device's free memory is refused before anything is allocated.
 TEST_F(CudaTraining, ManagedMemoryBeyondTheFreeDeviceMemoryIsRefused) {
   std::size_t free_before = 0;

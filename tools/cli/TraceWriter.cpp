@@ -1,0 +1,77 @@
+// Chrome Trace Event JSON of one step (the "JSON Array/Object Format": "X" complete events,
+// "C" counters, "M" names), times in microseconds from the step's start.
+#include "tools/cli/TraceWriter.hpp"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "layers/LayerSpec.hpp"
+
+namespace vdnn::tools {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr int kPid = 1;
+
+int thread_of(const std::string& stream) {
+  if (stream == "offload") return 2;
+  if (stream == "prefetch") return 3;
+  return 1;
+}
+
+Json thread_name(int tid, const char* name) {
+  return {{"ph", "M"},
+          {"name", "thread_name"},
+          {"pid", kPid},
+          {"tid", tid},
+          {"args", {{"name", name}}}};
+}
+
+}  // namespace
+
+void write_trace(const std::filesystem::path& path, graph::Session& session) {
+  const graph::StepTimeline timeline = session.executor().timeline();
+  const graph::Graph& g = session.graph();
+  const auto tensor_name = [&](graph::NodeId t) {
+    return t == graph::kNetworkInput ? std::string(graph::kInputName) : g.node(t).name;
+  };
+  Json events = Json::array();
+  events.push_back({{"ph", "M"},
+                    {"name", "process_name"},
+                    {"pid", kPid},
+                    {"args",
+                     {{"name", "vdnn " + g.name() + " batch " + std::to_string(g.batch()) + ", " +
+                                   graph::policy_name(session.plan().policy)}}}});
+  events.push_back(thread_name(1, "compute"));
+  events.push_back(thread_name(2, "offload"));
+  events.push_back(thread_name(3, "prefetch"));
+  for (const graph::TimelineEvent& e : timeline.events) {
+    const bool layer = e.op == graph::Op::Forward || e.op == graph::Op::Backward;
+    Json args{{"tensor", tensor_name(e.tensor)}};
+    if (layer) args["type"] = std::string(layers::type_name(g.node(e.tensor).spec));
+    if (!layer) args["bytes"] = e.bytes;
+    events.push_back({{"ph", "X"},
+                      {"name", std::string(graph::op_name(e.op)) + " " + tensor_name(e.tensor)},
+                      {"cat", graph::op_name(e.op)},
+                      {"pid", kPid},
+                      {"tid", thread_of(e.stream)},
+                      {"ts", 1e6 * e.start},
+                      {"dur", 1e6 * (e.end - e.start)},
+                      {"args", args}});
+  }
+  for (const graph::MemorySample& m : timeline.memory) {
+    events.push_back(
+        {{"ph", "C"},
+         {"name", "memory"},
+         {"pid", kPid},
+         {"ts", 1e6 * m.time},
+         {"args", {{"device bytes", m.device_bytes}, {"pinned bytes", m.pinned_bytes}}}});
+  }
+  std::ofstream out(path);
+  out << Json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << "\n";
+  if (!out) throw runtime::Error("cannot write the trace " + path.string());
+}
+
+}  // namespace vdnn::tools
