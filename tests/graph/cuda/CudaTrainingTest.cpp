@@ -142,6 +142,10 @@ TEST_F(CudaTraining, OffloadsOverlapCompute) {
   const StepTimeline timeline = exec.timeline();
   double overlap = 0.0;
   double offloading = 0.0;
+  double forward = 0.0;
+  for (const TimelineEvent& layer : timeline.events) {
+    if (layer.op == Op::Forward) forward += layer.end - layer.start;
+  }
   for (const TimelineEvent& copy : timeline.events) {
     if (copy.op != Op::Offload) continue;
     offloading += copy.end - copy.start;
@@ -150,8 +154,10 @@ TEST_F(CudaTraining, OffloadsOverlapCompute) {
       overlap += std::max(0.0, std::min(copy.end, layer.end) - std::max(copy.start, layer.start));
     }
   }
+  // The copies take longer than forward (PCIe against HBM): forward runs mostly beside them.
   EXPECT_GT(offloading, 0.0);
-  EXPECT_GT(overlap, 0.5 * offloading) << "offload copies mostly ran beside forward layers";
+  EXPECT_GT(overlap, 0.5 * std::min(offloading, forward))
+      << "forward " << forward << " s, offloads " << offloading << " s, overlapping " << overlap;
 }
 
 // A managed pool larger than the device's free memory is refused before anything is allocated.
