@@ -34,6 +34,8 @@ class ScopedRange {
   }
   ScopedRange(const ScopedRange&) = delete;
   ScopedRange& operator=(const ScopedRange&) = delete;
+  ScopedRange(ScopedRange&&) = delete;
+  ScopedRange& operator=(ScopedRange&&) = delete;
   ~ScopedRange() { context_.range_end(); }
 
  private:

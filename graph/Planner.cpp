@@ -17,6 +17,11 @@ namespace {
 
 constexpr std::uint64_t kF32 = sizeof(float);
 
+// In the order of enum Op.
+constexpr const char* kOpNames[] = {
+    "allocate",      "forward",  "offload",   "release", "free",    "prefetch", "await-prefetch",
+    "allocate-grad", "backward", "free-grad", "evict",   "migrate", "fault-in"};
+
 // In the order of enum Policy.
 constexpr const char* kPolicyNames[] = {"baseline", "vdnn-all",  "vdnn-conv",   "vdnn-dyn",
                                         "uvm",      "uvm-evict", "uvm-prefetch"};
@@ -419,12 +424,7 @@ const char* device_memory_name(DeviceMemory memory) noexcept {
   return memory == DeviceMemory::Managed ? "managed" : "dedicated";
 }
 
-const char* op_name(Op op) noexcept {
-  static const char* const kNames[] = {
-      "allocate",      "forward",  "offload",   "release", "free",    "prefetch", "await-prefetch",
-      "allocate-grad", "backward", "free-grad", "evict",   "migrate", "fault-in"};
-  return kNames[static_cast<int>(op)];
-}
+const char* op_name(Op op) noexcept { return kOpNames[static_cast<int>(op)]; }
 
 std::uint64_t resident_bytes(const Graph& g, std::uint64_t workspace_bytes) {
   std::uint64_t bytes = workspace_bytes + kF32;  // the loss gradient seed
