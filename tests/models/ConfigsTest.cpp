@@ -196,16 +196,24 @@ TEST(ZooGenerator, InvalidDepthsNameTheRule) {
 }
 
 TEST(Configs, ImageNetFeatureMapShapes) {
-  const graph::Graph resnet50 = build("resnet50.json");
-  const auto shape_of = [&](const std::string& name) {
-    for (const graph::Node& n : resnet50.nodes()) {
+  const auto shape_of = [](const graph::Graph& g, const std::string& name) {
+    for (const graph::Node& n : g.nodes()) {
       if (n.name == name) return n.output_shape;
     }
     return runtime::Shape{};
   };
-  EXPECT_EQ(shape_of("maxpool"), runtime::Shape::nchw(2, 64, 56, 56));
-  EXPECT_EQ(shape_of("layer1.000.relu3"), runtime::Shape::nchw(2, 256, 56, 56));
-  EXPECT_EQ(shape_of("layer4.002.relu3"), runtime::Shape::nchw(2, 2048, 7, 7));
+  const graph::Graph resnet50 = build("resnet50.json");
+  EXPECT_EQ(shape_of(resnet50, "maxpool"), runtime::Shape::nchw(2, 64, 56, 56));
+  EXPECT_EQ(shape_of(resnet50, "layer1.000.relu3"), runtime::Shape::nchw(2, 256, 56, 56));
+  EXPECT_EQ(shape_of(resnet50, "layer4.002.relu3"), runtime::Shape::nchw(2, 2048, 7, 7));
+  // torchvision's GoogLeNet pools in ceil mode: 112 -> 56 -> 28 -> 14 -> 7.
+  const graph::Graph googlenet = build("googlenet.json");
+  EXPECT_EQ(shape_of(googlenet, "pool1"), runtime::Shape::nchw(2, 64, 56, 56));
+  EXPECT_EQ(shape_of(googlenet, "pool2"), runtime::Shape::nchw(2, 192, 28, 28));
+  EXPECT_EQ(shape_of(googlenet, "inception3b.000.concat"), runtime::Shape::nchw(2, 480, 28, 28));
+  EXPECT_EQ(shape_of(googlenet, "pool3"), runtime::Shape::nchw(2, 480, 14, 14));
+  EXPECT_EQ(shape_of(googlenet, "pool4"), runtime::Shape::nchw(2, 832, 7, 7));
+  EXPECT_EQ(shape_of(googlenet, "inception5b.000.concat"), runtime::Shape::nchw(2, 1024, 7, 7));
 }
 
 TEST(Configs, ExpandedNamesAreDeterministic) {
