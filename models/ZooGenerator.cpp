@@ -57,9 +57,9 @@ Stages resnet_stages(ZooInput input, std::int64_t depth) {
                                 "(9n+2 for He et al.'s n blocks per stage)"),
                       3);
   }
-  static const std::map<std::int64_t, Stages> kPaper = {
+  static const std::map<std::int64_t, Stages> paper_stages = {
       {50, {3, 4, 6, 3}}, {101, {3, 4, 23, 3}}, {152, {3, 8, 36, 3}}, {200, {3, 24, 36, 3}}};
-  if (const auto it = kPaper.find(depth); it != kPaper.end()) return it->second;
+  if (const auto it = paper_stages.find(depth); it != paper_stages.end()) return it->second;
   const std::int64_t blocks =
       blocks_of("ResNet", input, depth, 3, 2, 4,
                 "3b+2 with b >= 4 pre-activation bottleneck blocks over 4 stages in ResNet-152's "
@@ -75,11 +75,11 @@ Stages densenet_stages(ZooInput input, std::int64_t depth) {
                                "6n+4 with n >= 1 bottleneck dense layers in each of 3 blocks "
                                "(DenseNet-BC)"));
   }
-  static const std::map<std::int64_t, Stages> kPaper = {{121, {6, 12, 24, 16}},
-                                                        {169, {6, 12, 32, 32}},
-                                                        {201, {6, 12, 48, 32}},
-                                                        {264, {6, 12, 64, 48}}};
-  if (const auto it = kPaper.find(depth); it != kPaper.end()) return it->second;
+  static const std::map<std::int64_t, Stages> paper_stages = {{121, {6, 12, 24, 16}},
+                                                              {169, {6, 12, 32, 32}},
+                                                              {201, {6, 12, 48, 32}},
+                                                              {264, {6, 12, 64, 48}}};
+  if (const auto it = paper_stages.find(depth); it != paper_stages.end()) return it->second;
   const std::int64_t layers = blocks_of(
       "DenseNet", input, depth, 2, 5, 20,
       "121, 169, 201 or 264 (Huang et al.), or 2b+5 with b >= 20 bottleneck dense layers over 4 "
