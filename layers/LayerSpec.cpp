@@ -51,14 +51,25 @@ std::int64_t window_out(std::string_view layer, std::int64_t in, std::int64_t ke
   return (in + 2 * padding - span) / stride + 1;
 }
 
+// With ceil_mode, one more window when the last one would leave input pixels out, as long as it
+// starts before the end of the input (PyTorch's rule), so that no window is all padding.
+std::int64_t pooled_extent(std::string_view layer, std::int64_t in, std::int64_t kernel,
+                           std::int64_t stride, std::int64_t padding, bool ceil_mode,
+                           const std::vector<Shape>& inputs) {
+  std::int64_t out = window_out(layer, in, kernel, stride, padding, 1, inputs);
+  if (ceil_mode && (in + 2 * padding - kernel) % stride != 0 && out * stride < in + padding) ++out;
+  return out;
+}
+
 Shape pooled_shape(std::string_view layer, const Shape& x, const Pair& kernel, const Pair& stride,
-                   const Pair& padding, const std::vector<Shape>& inputs) {
+                   const Pair& padding, bool ceil_mode, const std::vector<Shape>& inputs) {
   const Pair s = effective_stride(stride, kernel);
   if (padding[0] * 2 > kernel[0] || padding[1] * 2 > kernel[1]) {
     shape_error(layer, "padding at most half the kernel", inputs);
   }
-  return Shape::nchw(x.n(), x.c(), window_out(layer, x.h(), kernel[0], s[0], padding[0], 1, inputs),
-                     window_out(layer, x.w(), kernel[1], s[1], padding[1], 1, inputs));
+  return Shape::nchw(x.n(), x.c(),
+                     pooled_extent(layer, x.h(), kernel[0], s[0], padding[0], ceil_mode, inputs),
+                     pooled_extent(layer, x.w(), kernel[1], s[1], padding[1], ceil_mode, inputs));
 }
 
 }  // namespace
@@ -136,11 +147,11 @@ Shape infer_output_shape(const LayerSpec& spec, const std::vector<Shape>& inputs
           },
           [&](const MaxPool2dSpec& p) {
             expect_rank4(name, inputs);
-            return pooled_shape(name, x, p.kernel, p.stride, p.padding, inputs);
+            return pooled_shape(name, x, p.kernel, p.stride, p.padding, p.ceil_mode, inputs);
           },
           [&](const AvgPool2dSpec& p) {
             expect_rank4(name, inputs);
-            return pooled_shape(name, x, p.kernel, p.stride, p.padding, inputs);
+            return pooled_shape(name, x, p.kernel, p.stride, p.padding, false, inputs);
           },
           [&](const GlobalAvgPoolSpec&) {
             expect_rank4(name, inputs);

@@ -34,6 +34,9 @@ struct MaxPool2dSpec {
   Pair kernel{0, 0};  // required
   Pair stride{0, 0};  // 0 means "same as kernel"
   Pair padding{0, 0};
+  // PyTorch's ceil_mode: a last window that starts inside the input (or the left padding) but
+  // runs past its end counts too, clipped (torchvision's GoogLeNet pools so).
+  bool ceil_mode = false;
 };
 struct AvgPool2dSpec {
   Pair kernel{0, 0};  // required

@@ -60,4 +60,12 @@ std::string format_bytes(std::uint64_t bytes) {
   return out;
 }
 
+std::string format_count(std::uint64_t count) {
+  std::string digits = std::to_string(count);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) {
+    digits.insert(static_cast<std::size_t>(i), ",");
+  }
+  return digits;
+}
+
 }  // namespace vdnn::runtime

@@ -13,4 +13,7 @@ std::uint64_t parse_bytes(const std::string& text);
 /// "1.50 GiB", "12.0 MiB", "512 B".
 std::string format_bytes(std::uint64_t bytes);
 
+/// A count with thousands separators: "61,100,840".
+std::string format_count(std::uint64_t count);
+
 }  // namespace vdnn::runtime

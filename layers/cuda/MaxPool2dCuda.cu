@@ -1,5 +1,6 @@
-// CUDA max pooling: cuDNN's deterministic max pooling forward; backward as a gather kernel that
-// re-finds each covering window's arg-max in the input, since the output is not kept for backward.
+// CUDA max pooling: cuDNN's deterministic max pooling forward (an own kernel in ceil mode, whose
+// output extents cuDNN cannot produce); backward as a gather kernel that re-finds each covering
+// window's arg-max in the input, since the output is not kept for backward.
 #include "layers/cuda/MaxPool2dCuda.hpp"
 
 #include <utility>
@@ -42,6 +43,24 @@ struct ArgmaxShare {
   }
 };
 
+// cuDNN pools in floor mode only; ceil mode that adds a window needs the own kernel.
+bool cudnn_can_pool(MaxPool2dSpec spec, const Shape& input, const Shape& output) {
+  spec.ceil_mode = false;
+  return infer_output_shape(spec, {input}) == output;
+}
+
+// One thread per output element; the windows are clipped to the input, so the extra last window
+// of ceil mode reads only input pixels.
+__global__ void max_pool_forward(PoolWindow w, const float* __restrict__ x, float* __restrict__ y) {
+  const int index = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (index >= w.planes * w.out_plane()) return;
+  const int plane = index / w.out_plane();
+  const int pixel = index - plane * w.out_plane();
+  const float* x_plane = x + plane * w.in_plane();
+  y[index] = x_plane[window_argmax(x_plane, w.in_w, w.rows_under(pixel / w.out_w),
+                                   w.cols_under(pixel % w.out_w))];
+}
+
 // One thread per input element.
 __global__ void max_pool_backward(PoolWindow w, const float* __restrict__ x,
                                   const float* __restrict__ dy, float* __restrict__ dx,
@@ -59,8 +78,10 @@ MaxPool2dCuda::MaxPool2dCuda(const MaxPool2dSpec& spec, std::vector<Shape> input
       context_(&checked_context(options, "MaxPool2dCuda")),
       window_(PoolWindow::make(spec.kernel, spec.stride, spec.padding, this->input_shapes()[0],
                                output_shape())),
-      pooling_(std::make_unique<CudnnPooling>(CUDNN_POOLING_MAX_DETERMINISTIC, window_,
-                                              this->input_shapes()[0], output_shape())) {}
+      pooling_(cudnn_can_pool(spec, this->input_shapes()[0], output_shape())
+                   ? std::make_unique<CudnnPooling>(CUDNN_POOLING_MAX_DETERMINISTIC, window_,
+                                                    this->input_shapes()[0], output_shape())
+                   : nullptr) {}
 
 MaxPool2dCuda::~MaxPool2dCuda() = default;
 
@@ -68,7 +89,14 @@ void MaxPool2dCuda::forward(const ForwardArgs& args) {
   VDNN_EXPECTS(args.inputs.size() == 1 && view_matches(args.inputs[0], input_shapes()[0]) &&
                    view_matches(args.output, output_shape()),
                "MaxPool2dCuda::forward: views do not match the layer's shapes");
-  pooling_->forward(context_->cudnn(), args.inputs[0].data, args.output.data);
+  if (pooling_) {
+    pooling_->forward(context_->cudnn(), args.inputs[0].data, args.output.data);
+    return;
+  }
+  max_pool_forward<<<blocks_for(args.output.numel()), kBlockThreads, 0,
+                     context_->compute_stream()>>>(window_, args.inputs[0].as<float>(),
+                                                   args.output.as<float>());
+  VDNN_CHECK_LAUNCH();
 }
 
 void MaxPool2dCuda::backward(const BackwardArgs& args) {

@@ -1,5 +1,5 @@
-// MaxPool2dCuda: 2-D max pooling on the CUDA backend (cuDNN forward, own backward kernel), F32
-// only.
+// MaxPool2dCuda: 2-D max pooling on the CUDA backend (cuDNN forward, or an own kernel in ceil
+// mode, which cuDNN lacks; own backward kernel), F32 only.
 #pragma once
 
 #include <memory>
@@ -31,7 +31,7 @@ class MaxPool2dCuda final : public Layer {
  private:
   runtime::cuda::DeviceContext* context_;
   PoolWindow window_;
-  std::unique_ptr<CudnnPooling> pooling_;
+  std::unique_ptr<CudnnPooling> pooling_;  // null when ceil mode adds a window: own kernel
 };
 
 }  // namespace vdnn::layers::cuda

@@ -66,7 +66,9 @@ std::vector<Attribute<Spec>> pool_attributes() {
 }
 
 std::vector<Attribute<layers::MaxPool2dSpec>> attributes(const layers::MaxPool2dSpec& /*tag*/) {
-  return pool_attributes<layers::MaxPool2dSpec>();
+  auto attrs = pool_attributes<layers::MaxPool2dSpec>();
+  attrs.push_back({"ceil_mode", &layers::MaxPool2dSpec::ceil_mode});
+  return attrs;
 }
 
 std::vector<Attribute<layers::AvgPool2dSpec>> attributes(const layers::AvgPool2dSpec& /*tag*/) {

@@ -48,11 +48,12 @@ inline layers::Conv2dSpec conv(std::int64_t out, layers::Pair kernel, layers::Pa
 }
 
 inline layers::MaxPool2dSpec max_pool(layers::Pair kernel, layers::Pair stride,
-                                      layers::Pair padding) {
+                                      layers::Pair padding, bool ceil_mode = false) {
   layers::MaxPool2dSpec spec;
   spec.kernel = kernel;
   spec.stride = stride;
   spec.padding = padding;
+  spec.ceil_mode = ceil_mode;
   return spec;
 }
 

@@ -1,5 +1,6 @@
-// The shipped configs: each one builds, parameter counts match the reference implementations,
-// depths match the papers, and the schema knows every layer type.
+// The shipped configs: each one builds and plans under every policy, parameter counts match the
+// reference implementations, depths match the papers, the generated ones are exactly what
+// `vdnn gen` writes, and the schema knows every layer type. Also the zoo generator's depth rules.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,9 +8,15 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "graph/Graph.hpp"
+#include "graph/LayerSet.hpp"
+#include "graph/Planner.hpp"
 #include "models/ConfigLoader.hpp"
+#include "models/ZooGenerator.hpp"
+#include "runtime/Error.hpp"
 
 namespace vdnn::models {
 namespace {
@@ -22,14 +29,23 @@ graph::Graph build(const std::string& config) {
   return graph::Graph::build(load_network((kConfigDir / config).string()), 2);
 }
 
-std::int64_t trainable_parameters(const graph::Graph& g) {
-  std::int64_t total = 0;
-  for (graph::NodeId id = 0; id < static_cast<graph::NodeId>(g.nodes().size()); ++id) {
-    for (const layers::ParamSpec& p : layers::param_specs(g.node(id).spec, g.input_shapes(id))) {
-      if (p.kind == layers::ParamKind::Trainable) total += p.shape.numel();
-    }
-  }
-  return total;
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+graph::Graph generated(ZooFamily family, ZooInput input, std::int64_t depth) {
+  return graph::Graph::build(parse_network(generate_zoo_config(family, input, depth), "gen"), 2);
+}
+
+// Plans one step of `g` under `policy` as `vdnn plan` does (CPU workspaces, no budget).
+graph::Plan plan(const graph::Graph& g, graph::Policy policy) {
+  graph::PlanRequest request;
+  request.policy = policy;
+  request.workspace_bytes = graph::LayerSet(g, layers::Backend::Cpu, {}).workspace_bytes();
+  return graph::make_plan(g, request);
 }
 
 // Weighted layers on the main path, as papers count depth: convs and linears, not shortcuts.
@@ -52,13 +68,53 @@ TEST(Configs, EveryConfigLoadsAndBuilds) {
     EXPECT_EQ(g.node(g.logits_node()).output_shape, (runtime::Shape{2, def.num_classes}));
     ++count;
   }
-  EXPECT_GE(count, 7);
+  EXPECT_EQ(count, 13);
+}
+
+TEST(Configs, EveryConfigPlansUnderEveryPolicy) {
+  for (const fs::directory_entry& entry : fs::directory_iterator(kConfigDir)) {
+    if (entry.path().extension() != ".json") continue;
+    const graph::Graph g = graph::Graph::build(load_network(entry.path().string()), 2);
+    graph::PlanRequest request;
+    request.workspace_bytes = graph::LayerSet(g, layers::Backend::Cpu, {}).workspace_bytes();
+    for (const std::string& policy : graph::policy_names()) {
+      SCOPED_TRACE(entry.path().filename().string() + " under " + policy);
+      request.policy = graph::parse_policy(policy);
+      const graph::Plan plan = graph::make_plan(g, request);
+      EXPECT_FALSE(plan.actions.empty());
+    }
+  }
 }
 
 TEST(Configs, TorchvisionParameterCounts) {
+  EXPECT_EQ(trainable_parameters(build("alexnet.json")), 61'100'840);
+  EXPECT_EQ(trainable_parameters(build("vgg16.json")), 138'357'544);
+  EXPECT_EQ(trainable_parameters(build("googlenet.json")), 6'624'904);  // aux_logits=False
   EXPECT_EQ(trainable_parameters(build("resnet18.json")), 11'689'512);
   EXPECT_EQ(trainable_parameters(build("resnet50.json")), 25'557'032);
-  EXPECT_EQ(trainable_parameters(build("vgg16.json")), 138'357'544);
+  EXPECT_EQ(trainable_parameters(build("resnet152.json")), 60'192'808);
+  EXPECT_EQ(trainable_parameters(build("densenet121.json")), 7'978'856);
+}
+
+TEST(Configs, DeepImageNetNetworksMatchThePapers) {
+  const graph::Graph resnet1001 = build("resnet1001.json");
+  EXPECT_EQ(depth(resnet1001), 1001);
+  EXPECT_EQ(trainable_parameters(resnet1001), 377'754'408);  // counted by vdnn
+  const graph::Graph densenet264 = build("densenet264.json");
+  EXPECT_EQ(depth(densenet264), 265);  // 2 * (6 + 12 + 64 + 48) + 5: "264" is the paper's name
+  EXPECT_EQ(densenet264.node(densenet264.logits_node() - 1).output_shape.c(), 2688);
+  EXPECT_EQ(trainable_parameters(densenet264), 33'337'704);  // "33.3M" is often quoted
+}
+
+TEST(Configs, GeneratedConfigsAreWhatVdnnGenWrites) {
+  EXPECT_EQ(read_text(kConfigDir / "resnet1001-cifar.json"),
+            generate_zoo_config(ZooFamily::ResNet, ZooInput::Cifar, 1001));
+  EXPECT_EQ(read_text(kConfigDir / "resnet1001.json"),
+            generate_zoo_config(ZooFamily::ResNet, ZooInput::ImageNet, 1001));
+  EXPECT_EQ(read_text(kConfigDir / "densenet121.json"),
+            generate_zoo_config(ZooFamily::DenseNet, ZooInput::ImageNet, 121));
+  EXPECT_EQ(read_text(kConfigDir / "densenet264.json"),
+            generate_zoo_config(ZooFamily::DenseNet, ZooInput::ImageNet, 264));
 }
 
 TEST(Configs, CifarNetworksMatchThePapers) {
@@ -74,17 +130,90 @@ TEST(Configs, CifarNetworksMatchThePapers) {
   EXPECT_EQ(trainable_parameters(resnet1001), 10'327'706);  // "10.2M"; counted independently
 }
 
+TEST(ZooGenerator, StagesFollowTheDocumentedRules) {
+  using Stages = std::vector<std::int64_t>;
+  EXPECT_EQ(zoo_stages(ZooFamily::ResNet, ZooInput::Cifar, 1001), (Stages{111, 111, 111}));
+  EXPECT_EQ(zoo_stages(ZooFamily::ResNet, ZooInput::Cifar, 5000), (Stages{556, 555, 555}));
+  EXPECT_EQ(zoo_stages(ZooFamily::ResNet, ZooInput::ImageNet, 152), (Stages{3, 8, 36, 3}));
+  EXPECT_EQ(zoo_stages(ZooFamily::ResNet, ZooInput::ImageNet, 200), (Stages{3, 24, 36, 3}));
+  EXPECT_EQ(zoo_stages(ZooFamily::ResNet, ZooInput::ImageNet, 1001), (Stages{20, 53, 240, 20}));
+  EXPECT_EQ(zoo_stages(ZooFamily::ResNet, ZooInput::ImageNet, 14), (Stages{1, 1, 1, 1}));
+  EXPECT_EQ(zoo_stages(ZooFamily::DenseNet, ZooInput::Cifar, 100), (Stages{16, 16, 16}));
+  EXPECT_EQ(zoo_stages(ZooFamily::DenseNet, ZooInput::ImageNet, 121), (Stages{6, 12, 24, 16}));
+  EXPECT_EQ(zoo_stages(ZooFamily::DenseNet, ZooInput::ImageNet, 45), (Stages{6, 12, 1, 1}));
+}
+
+TEST(ZooGenerator, GeneratedNetworksHaveTheRequestedDepth) {
+  for (const auto& [family, input, requested] :
+       std::vector<std::tuple<ZooFamily, ZooInput, std::int64_t>>{
+           {ZooFamily::ResNet, ZooInput::Cifar, 11},
+           {ZooFamily::ResNet, ZooInput::Cifar, 164},
+           {ZooFamily::ResNet, ZooInput::ImageNet, 14},
+           {ZooFamily::ResNet, ZooInput::ImageNet, 50},
+           {ZooFamily::DenseNet, ZooInput::Cifar, 10},
+           {ZooFamily::DenseNet, ZooInput::ImageNet, 45},
+           {ZooFamily::DenseNet, ZooInput::ImageNet, 169}}) {
+    SCOPED_TRACE(std::to_string(requested));
+    const graph::Graph g = generated(family, input, requested);
+    EXPECT_EQ(depth(g), requested);
+    EXPECT_EQ(g.node(g.logits_node()).output_shape.c(), input == ZooInput::Cifar ? 10 : 1000);
+  }
+}
+
+TEST(ZooGenerator, MatchesPublishedCounts) {
+  // bamos/densenet.pytorch reports 769,162 for DenseNet-BC (L=100, k=12), the paper "0.8M".
+  EXPECT_EQ(trainable_parameters(generated(ZooFamily::DenseNet, ZooInput::Cifar, 100)), 769'162);
+  EXPECT_EQ(trainable_parameters(generated(ZooFamily::ResNet, ZooInput::Cifar, 1001)),
+            trainable_parameters(build("resnet1001-cifar.json")));
+}
+
+TEST(ZooGenerator, ResNet2000PlansUnderVdnnAll) {
+  // 2000 = 3 * 666 + 2: 222 blocks per stage.
+  const graph::Graph g = generated(ZooFamily::ResNet, ZooInput::Cifar, 2000);
+  EXPECT_EQ(depth(g), 2000);
+  const graph::Plan all = plan(g, graph::Policy::VdnnAll);
+  const graph::Plan baseline = plan(g, graph::Policy::Baseline);
+  EXPECT_LT(all.predicted_peak, baseline.predicted_peak);
+}
+
+TEST(ZooGenerator, InvalidDepthsNameTheRule) {
+  const auto message = [](ZooFamily family, ZooInput input, std::int64_t depth) {
+    try {
+      generate_zoo_config(family, input, depth);
+    } catch (const runtime::InvalidArgument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(ZooFamily::ResNet, ZooInput::Cifar, 1000).find("3b+2"), std::string::npos);
+  EXPECT_NE(message(ZooFamily::ResNet, ZooInput::Cifar, 1000).find("1000 is not"),
+            std::string::npos);
+  EXPECT_NE(message(ZooFamily::ResNet, ZooInput::Cifar, 8).find("b >= 3"), std::string::npos);
+  EXPECT_NE(message(ZooFamily::ResNet, ZooInput::ImageNet, 11).find("b >= 4"), std::string::npos);
+  EXPECT_NE(message(ZooFamily::DenseNet, ZooInput::Cifar, 41).find("6n+4"), std::string::npos);
+  EXPECT_NE(message(ZooFamily::DenseNet, ZooInput::ImageNet, 122).find("2b+5"), std::string::npos);
+  EXPECT_NE(message(ZooFamily::ResNet, ZooInput::Cifar, -7).find("-7 is not"), std::string::npos);
+}
+
 TEST(Configs, ImageNetFeatureMapShapes) {
-  const graph::Graph resnet50 = build("resnet50.json");
-  const auto shape_of = [&](const std::string& name) {
-    for (const graph::Node& n : resnet50.nodes()) {
+  const auto shape_of = [](const graph::Graph& g, const std::string& name) {
+    for (const graph::Node& n : g.nodes()) {
       if (n.name == name) return n.output_shape;
     }
     return runtime::Shape{};
   };
-  EXPECT_EQ(shape_of("maxpool"), runtime::Shape::nchw(2, 64, 56, 56));
-  EXPECT_EQ(shape_of("layer1.000.relu3"), runtime::Shape::nchw(2, 256, 56, 56));
-  EXPECT_EQ(shape_of("layer4.002.relu3"), runtime::Shape::nchw(2, 2048, 7, 7));
+  const graph::Graph resnet50 = build("resnet50.json");
+  EXPECT_EQ(shape_of(resnet50, "maxpool"), runtime::Shape::nchw(2, 64, 56, 56));
+  EXPECT_EQ(shape_of(resnet50, "layer1.000.relu3"), runtime::Shape::nchw(2, 256, 56, 56));
+  EXPECT_EQ(shape_of(resnet50, "layer4.002.relu3"), runtime::Shape::nchw(2, 2048, 7, 7));
+  // torchvision's GoogLeNet pools in ceil mode: 112 -> 56 -> 28 -> 14 -> 7.
+  const graph::Graph googlenet = build("googlenet.json");
+  EXPECT_EQ(shape_of(googlenet, "pool1"), runtime::Shape::nchw(2, 64, 56, 56));
+  EXPECT_EQ(shape_of(googlenet, "pool2"), runtime::Shape::nchw(2, 192, 28, 28));
+  EXPECT_EQ(shape_of(googlenet, "inception3b.000.concat"), runtime::Shape::nchw(2, 480, 28, 28));
+  EXPECT_EQ(shape_of(googlenet, "pool3"), runtime::Shape::nchw(2, 480, 14, 14));
+  EXPECT_EQ(shape_of(googlenet, "pool4"), runtime::Shape::nchw(2, 832, 7, 7));
+  EXPECT_EQ(shape_of(googlenet, "inception5b.000.concat"), runtime::Shape::nchw(2, 1024, 7, 7));
 }
 
 TEST(Configs, ExpandedNamesAreDeterministic) {
@@ -104,13 +233,10 @@ TEST(Configs, ExpandedNamesAreDeterministic) {
 }
 
 TEST(Configs, SchemaKnowsEveryLayerType) {
-  std::ifstream in(kConfigDir / "schema" / "network.schema.json");
-  std::stringstream text;
-  text << in.rdbuf();
-  ASSERT_FALSE(text.str().empty());
+  const std::string text = read_text(kConfigDir / "schema" / "network.schema.json");
+  ASSERT_FALSE(text.empty());
   for (const std::string_view type : layers::known_type_names()) {
-    EXPECT_NE(text.str().find("{\"const\": \"" + std::string(type) + "\"}"), std::string::npos)
-        << type;
+    EXPECT_NE(text.find("{\"const\": \"" + std::string(type) + "\"}"), std::string::npos) << type;
   }
 }
 

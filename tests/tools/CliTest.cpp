@@ -202,4 +202,37 @@ TEST(Cli, InspectReportsTorchvisionResNet50ParameterCount) {
   EXPECT_NE(run.output.find("layer1.000.conv1"), std::string::npos) << run.output;
 }
 
+TEST(Cli, GenWritesAConfigThatBuildsAndMatchesTheShippedOne) {
+  const fs::path dir = temp_dir("gen");
+  const fs::path out = dir / "resnet1001-cifar.json";
+  const CliRun gen = vdnn("gen resnet --depth 1001 --input cifar --out " + out.string());
+  ASSERT_EQ(gen.code, 0) << gen.output;
+  const CliRun run = vdnn("inspect --config " + out.string() + " --batch 2");
+  ASSERT_EQ(run.code, 0) << run.output;
+  const CliRun shipped = vdnn("inspect --config " + config("resnet1001-cifar.json") + " --batch 2");
+  ASSERT_EQ(shipped.code, 0) << shipped.output;
+  const std::string count = "total parameters: 10,327,706";
+  EXPECT_NE(run.output.find(count), std::string::npos) << run.output;
+  EXPECT_NE(shipped.output.find(count), std::string::npos) << shipped.output;
+  const CliRun printed = vdnn("gen densenet --depth 100 --input cifar");
+  ASSERT_EQ(printed.code, 0) << printed.output;
+  EXPECT_NE(printed.output.find("\"name\": \"densenet100-cifar\""), std::string::npos)
+      << printed.output;
+}
+
+TEST(Cli, GenRejectsAnInvalidDepthWithTheRuleAndExitCode2) {
+  const CliRun resnet = vdnn("gen resnet --depth 1000 --input cifar");
+  EXPECT_EQ(resnet.code, 2);
+  EXPECT_NE(resnet.output.find("ResNet depth for cifar must be 3b+2 with b >= 3"),
+            std::string::npos)
+      << resnet.output;
+  EXPECT_NE(resnet.output.find("1000 is not"), std::string::npos) << resnet.output;
+  const CliRun densenet = vdnn("gen densenet --depth 122 --input imagenet");
+  EXPECT_EQ(densenet.code, 2);
+  EXPECT_NE(densenet.output.find("2b+5"), std::string::npos) << densenet.output;
+  EXPECT_EQ(vdnn("gen lenet --depth 5 --input cifar").code, 2);
+  EXPECT_EQ(vdnn("gen resnet --depth 1001 --input mnist").code, 2);
+  EXPECT_EQ(vdnn("gen resnet --input cifar").code, 2);  // --depth is required
+}
+
 }  // namespace

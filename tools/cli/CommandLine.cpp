@@ -8,7 +8,8 @@ namespace vdnn::tools {
 CommandLine::CommandLine()
     : train_cmd_(add_train_command(app_, train_)),
       inspect_cmd_(add_inspect_command(app_, inspect_)),
-      plan_cmd_(add_plan_command(app_, plan_)) {
+      plan_cmd_(add_plan_command(app_, plan_)),
+      gen_cmd_(add_gen_command(app_, gen_)) {
   app_.require_subcommand(1);
 }
 
@@ -22,6 +23,7 @@ int CommandLine::run() const {
   if (train_chosen()) return run_train(train_);
   if (inspect_chosen()) return run_inspect(inspect_);
   if (plan_chosen()) return run_plan(plan_);
+  if (gen_chosen()) return run_gen(gen_);
   return kExitUsage;
 }
 

@@ -3,14 +3,15 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tools/cli/GenCommand.hpp"
 #include "tools/cli/InspectCommand.hpp"
 #include "tools/cli/PlanCommand.hpp"
 #include "tools/cli/TrainCommand.hpp"
 
 namespace vdnn::tools {
 
-/// The parser of `vdnn train|plan|inspect` and the options it fills. Neither copyable nor movable
-/// (CLI11 holds pointers to the option fields). Not thread-safe.
+/// The parser of `vdnn train|plan|inspect|gen` and the options it fills. Neither copyable nor
+/// movable (CLI11 holds pointers to the option fields). Not thread-safe.
 class CommandLine {
  public:
   CommandLine();
@@ -31,19 +32,23 @@ class CommandLine {
   const TrainOptions& train() const noexcept { return train_; }
   const PlanOptions& plan() const noexcept { return plan_; }
   const InspectOptions& inspect() const noexcept { return inspect_; }
+  const GenOptions& gen() const noexcept { return gen_; }
   /// Whether parse() chose the subcommand.
   bool train_chosen() const { return train_cmd_->parsed(); }
   bool plan_chosen() const { return plan_cmd_->parsed(); }
   bool inspect_chosen() const { return inspect_cmd_->parsed(); }
+  bool gen_chosen() const { return gen_cmd_->parsed(); }
 
  private:
   CLI::App app_{"vdnn: train very deep CNNs in a fraction of the GPU memory they need"};
   TrainOptions train_;
   InspectOptions inspect_;
   PlanOptions plan_;
+  GenOptions gen_;
   CLI::App* train_cmd_ = nullptr;
   CLI::App* inspect_cmd_ = nullptr;
   CLI::App* plan_cmd_ = nullptr;
+  CLI::App* gen_cmd_ = nullptr;
 };
 
 }  // namespace vdnn::tools

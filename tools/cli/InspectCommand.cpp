@@ -7,19 +7,9 @@
 
 #include "graph/Graph.hpp"
 #include "models/ConfigLoader.hpp"
+#include "runtime/ByteSize.hpp"
 
 namespace vdnn::tools {
-namespace {
-
-std::string with_commas(std::uint64_t value) {
-  std::string digits = std::to_string(value);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) {
-    digits.insert(static_cast<std::size_t>(i), ",");
-  }
-  return digits;
-}
-
-}  // namespace
 
 CLI::App* add_inspect_command(CLI::App& app, InspectOptions& o) {
   CLI::App* cmd = app.add_subcommand("inspect", "Print the expanded layer table of a config");
@@ -47,15 +37,15 @@ int run_inspect(const InspectOptions& o) {
     total_bytes += bytes;
     std::printf("%-32s %-22s %-22s %14s %16s\n", node.name.c_str(),
                 std::string(layers::type_name(node.spec)).c_str(),
-                node.output_shape.to_string().c_str(), with_commas(params).c_str(),
-                with_commas(bytes).c_str());
+                node.output_shape.to_string().c_str(), runtime::format_count(params).c_str(),
+                runtime::format_count(bytes).c_str());
   }
   std::printf("\nnetwork %s, batch %lld, input %s, %zu layers\n", graph.name().c_str(),
               static_cast<long long>(graph.batch()), graph.input_shape().to_string().c_str(),
               graph.nodes().size());
-  std::printf("total parameters: %s\n", with_commas(total_params).c_str());
+  std::printf("total parameters: %s\n", runtime::format_count(total_params).c_str());
   std::printf("total activation bytes (input and every layer output, fp32): %s\n",
-              with_commas(total_bytes).c_str());
+              runtime::format_count(total_bytes).c_str());
   return 0;
 }
 

@@ -123,6 +123,12 @@ TEST(GradCheck, MaxPool2dOverlappingPadded) {
   EXPECT_TRUE(gradients_match({max_pool({3, 3}, {2, 2}, {1, 1}), {Shape::nchw(2, 2, 7, 7)}}));
 }
 
+TEST(GradCheck, MaxPool2dCeilMode) {
+  layers::MaxPool2dSpec spec = max_pool({3, 3}, {2, 2}, {0, 0});
+  spec.ceil_mode = true;  // 8x7 -> 4x3: a last, clipped row of windows
+  EXPECT_TRUE(gradients_match({spec, {Shape::nchw(2, 2, 8, 7)}}));
+}
+
 TEST(GradCheck, AvgPool2dUnpadded) {
   EXPECT_TRUE(gradients_match({avg_pool({2, 2}, {0, 0}, {0, 0}, true), {Shape::nchw(2, 2, 6, 6)}}));
 }

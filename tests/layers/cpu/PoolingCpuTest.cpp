@@ -36,6 +36,9 @@ std::vector<PoolCase> cases() {
       {"max_overlapping_3x3_stride1", Shape{1, 2, 5, 6}, max_pool({3, 3}, {1, 1}, {1, 1})},
       {"max_2x3_nonsquare", Shape{2, 1, 7, 9}, max_pool({2, 3}, {1, 2}, {1, 1})},
       {"max_accumulate", Shape{2, 2, 8, 8}, max_pool({3, 3}, {2, 2}, {1, 1}), true},
+      {"max_ceil_3x3_stride2", Shape{2, 2, 8, 7}, max_pool({3, 3}, {2, 2}, {0, 0}, true)},
+      {"max_ceil_2x3_pad1_nonsquare", Shape{1, 3, 7, 10}, max_pool({2, 3}, {2, 2}, {1, 1}, true)},
+      {"max_ceil_accumulate", Shape{2, 2, 10, 10}, max_pool({3, 3}, {2, 2}, {0, 0}, true), true},
       {"avg_2x2_stride_default", Shape{2, 3, 6, 8}, avg_pool({2, 2}, {0, 0}, {0, 0}, true)},
       {"avg_3x3_pad1_include_pad", Shape{2, 2, 7, 7}, avg_pool({3, 3}, {2, 2}, {1, 1}, true)},
       {"avg_3x3_pad1_exclude_pad", Shape{2, 2, 7, 7}, avg_pool({3, 3}, {2, 2}, {1, 1}, false)},
@@ -164,6 +167,22 @@ void check_all_cases(double tolerance) {
 TEST(PoolingCpu, MatchesReferenceF64) { check_all_cases<double>(1e-12); }
 
 TEST(PoolingCpu, MatchesReferenceF32) { check_all_cases<float>(1e-5); }
+
+TEST(PoolingCpu, CeilModeShapesFollowPyTorch) {
+  const auto pooled = [](const MaxPool2dSpec& spec, const Shape& input) {
+    return infer_output_shape(spec, {input});
+  };
+  // torchvision's GoogLeNet: 112 -> 56 -> ... where floor mode gives 55.
+  EXPECT_EQ(pooled(max_pool({3, 3}, {2, 2}, {0, 0}, true), Shape{1, 1, 112, 112}),
+            (Shape{1, 1, 56, 56}));
+  EXPECT_EQ(pooled(max_pool({3, 3}, {2, 2}, {0, 0}, false), Shape{1, 1, 112, 112}),
+            (Shape{1, 1, 55, 55}));
+  EXPECT_EQ(pooled(max_pool({2, 2}, {2, 2}, {0, 0}, true), Shape{1, 1, 14, 14}),
+            (Shape{1, 1, 7, 7}));  // windows that tile the input: no extra one
+  // Height: the extra window would start at row 7 = the input's end, all padding: left out.
+  EXPECT_EQ(pooled(max_pool({2, 3}, {2, 2}, {1, 1}, true), Shape{1, 3, 7, 10}),
+            (Shape{1, 3, 4, 6}));
+}
 
 TEST(PoolingCpu, MaxPoolTiesGoToFirstMaximumInScanOrder) {
   // Overlapping 2x2 windows over a constant plane: every window's first pixel is its top-left.
