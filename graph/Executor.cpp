@@ -3,6 +3,7 @@
 #include "graph/Executor.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace vdnn::graph {
 
@@ -130,7 +131,7 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
 Executor::~Executor() { abandon_step(); }
 
 runtime::ResidentTensor& Executor::tensor(NodeId t) {
-  return *tensors_[t == kNetworkInput ? tensors_.size() - 1 : static_cast<std::size_t>(t)];
+  return const_cast<runtime::ResidentTensor&>(std::as_const(*this).tensor(t));
 }
 
 const runtime::ResidentTensor& Executor::tensor(NodeId t) const {

@@ -188,4 +188,20 @@ std::vector<runtime::Shape> Graph::input_shapes(NodeId id) const {
   return shapes;
 }
 
+std::int64_t Graph::trainable_parameters(NodeId id) const {
+  std::int64_t total = 0;
+  for (const layers::ParamSpec& p : layers::param_specs(node(id).spec, input_shapes(id))) {
+    if (p.kind == layers::ParamKind::Trainable) total += p.shape.numel();
+  }
+  return total;
+}
+
+std::int64_t Graph::trainable_parameters() const {
+  std::int64_t total = 0;
+  for (NodeId id = 0; id < static_cast<NodeId>(nodes_.size()); ++id) {
+    total += trainable_parameters(id);
+  }
+  return total;
+}
+
 }  // namespace vdnn::graph

@@ -53,6 +53,9 @@ class Graph {
   const std::vector<NodeId>& input_consumers() const noexcept { return input_consumers_; }
   /// Shapes of a node's inputs.
   std::vector<runtime::Shape> input_shapes(NodeId id) const;
+  /// Trainable parameters (weights and biases, not running statistics) of node `id`, and of all.
+  std::int64_t trainable_parameters(NodeId id) const;
+  std::int64_t trainable_parameters() const;
   /// The loss node (the last node).
   NodeId loss_node() const noexcept { return static_cast<NodeId>(nodes_.size()) - 1; }
   /// The node whose output feeds the loss (the logits).

@@ -316,16 +316,6 @@ std::string format_config(const Json& config) {
 
 }  // namespace
 
-std::int64_t trainable_parameters(const graph::Graph& g) {
-  std::int64_t total = 0;
-  for (graph::NodeId id = 0; id < static_cast<graph::NodeId>(g.nodes().size()); ++id) {
-    for (const layers::ParamSpec& p : layers::param_specs(g.node(id).spec, g.input_shapes(id))) {
-      if (p.kind == layers::ParamKind::Trainable) total += p.shape.numel();
-    }
-  }
-  return total;
-}
-
 std::vector<std::int64_t> zoo_stages(ZooFamily family, ZooInput input, std::int64_t depth) {
   return family == ZooFamily::ResNet ? resnet_stages(input, depth) : densenet_stages(input, depth);
 }
@@ -337,7 +327,7 @@ std::string generate_zoo_config(ZooFamily family, ZooInput input, std::int64_t d
   const graph::Graph g = graph::Graph::build(parse_network(format_config(config), name), 1);
   config["description"] =
       config["description"].get<std::string>() + "; " +
-      runtime::format_count(static_cast<std::uint64_t>(trainable_parameters(g))) + " parameters.";
+      runtime::format_count(static_cast<std::uint64_t>(g.trainable_parameters())) + " parameters.";
   return format_config(config);
 }
 

@@ -7,14 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace vdnn::graph {
-class Graph;
-}
-
 namespace vdnn::models {
-
-/// Number of trainable parameters (weights and biases, not running statistics) of `g`.
-std::int64_t trainable_parameters(const graph::Graph& g);
 
 enum class ZooFamily : std::uint8_t { ResNet, DenseNet };
 enum class ZooInput : std::uint8_t { Cifar, ImageNet };

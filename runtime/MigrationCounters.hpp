@@ -14,6 +14,15 @@ struct MigrationTraffic {
   std::uint64_t gpu_page_faults = 0;  // GPU page-fault groups the driver served
   double to_device_seconds = 0.0;     // summed durations of the host -> device transfers
   double to_host_seconds = 0.0;       // summed durations of the device -> host transfers
+
+  MigrationTraffic& operator+=(const MigrationTraffic& more) noexcept {
+    to_device_bytes += more.to_device_bytes;
+    to_host_bytes += more.to_host_bytes;
+    gpu_page_faults += more.gpu_page_faults;
+    to_device_seconds += more.to_device_seconds;
+    to_host_seconds += more.to_host_seconds;
+    return *this;
+  }
 };
 
 /// Counts the migrations of managed memory on one device. Used from one host thread.

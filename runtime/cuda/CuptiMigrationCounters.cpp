@@ -17,20 +17,24 @@
 namespace vdnn::runtime::cuda {
 namespace {
 
-[[noreturn]] void throw_cupti_error(CUptiResult status, const char* statement, const char* file,
-                                    int line) {
+// CUPTI's name for `status` ("CUPTI_ERROR_..."), or "unknown".
+const char* result_name(CUptiResult status) noexcept {
   const char* name = nullptr;
   if (cuptiGetResultString(status, &name) != CUPTI_SUCCESS || name == nullptr) name = "unknown";
+  return name;
+}
+
+[[noreturn]] void throw_cupti_error(CUptiResult status, const char* statement, const char* file,
+                                    int line) {
   throw CudaError(std::string(statement) + " failed at " + file + ":" + std::to_string(line) +
-                  ": CUPTI error " + name + " (" + std::to_string(static_cast<int>(status)) + ")");
+                  ": CUPTI error " + result_name(status) + " (" +
+                  std::to_string(static_cast<int>(status)) + ")");
 }
 
 void log_cupti_error(CUptiResult status, const char* statement, const char* file,
                      int line) noexcept {
-  const char* name = nullptr;
-  if (cuptiGetResultString(status, &name) != CUPTI_SUCCESS || name == nullptr) name = "unknown";
   std::fprintf(stderr, "vdnn: %s failed at %s:%d: CUPTI error %s (%d)\n", statement, file, line,
-               name, static_cast<int>(status));
+               result_name(status), static_cast<int>(status));
 }
 
 // The CUPTI members of the VDNN_CHECK_* family, local to this file (the only CUPTI user).
@@ -141,11 +145,7 @@ void CUPTIAPI complete_buffer(CUcontext context, std::uint32_t stream_id, std::u
 
   std::lock_guard<std::mutex> lock(r.mutex);
   if (!r.claimed) return;  // no collector: nobody asked for these records
-  r.pending.to_device_bytes += sum.to_device_bytes;
-  r.pending.to_host_bytes += sum.to_host_bytes;
-  r.pending.gpu_page_faults += sum.gpu_page_faults;
-  r.pending.to_device_seconds += sum.to_device_seconds;
-  r.pending.to_host_seconds += sum.to_host_seconds;
+  r.pending += sum;
   r.lost_records += lost;
 }
 
@@ -182,9 +182,7 @@ std::string refusal(CUptiResult status, const char* statement, int line) {
   if (status == CUPTI_SUCCESS) return {};
   const char* reason = unavailable_reason(status);
   if (reason == nullptr) throw_cupti_error(status, statement, __FILE__, line);
-  const char* name = nullptr;
-  if (cuptiGetResultString(status, &name) != CUPTI_SUCCESS || name == nullptr) name = "unknown";
-  return std::string(reason) + " (" + name + ")";
+  return std::string(reason) + " (" + result_name(status) + ")";
 }
 
 class CuptiMigrationCounters final : public MigrationCounters {

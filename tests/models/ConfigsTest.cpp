@@ -87,23 +87,23 @@ TEST(Configs, EveryConfigPlansUnderEveryPolicy) {
 }
 
 TEST(Configs, TorchvisionParameterCounts) {
-  EXPECT_EQ(trainable_parameters(build("alexnet.json")), 61'100'840);
-  EXPECT_EQ(trainable_parameters(build("vgg16.json")), 138'357'544);
-  EXPECT_EQ(trainable_parameters(build("googlenet.json")), 6'624'904);  // aux_logits=False
-  EXPECT_EQ(trainable_parameters(build("resnet18.json")), 11'689'512);
-  EXPECT_EQ(trainable_parameters(build("resnet50.json")), 25'557'032);
-  EXPECT_EQ(trainable_parameters(build("resnet152.json")), 60'192'808);
-  EXPECT_EQ(trainable_parameters(build("densenet121.json")), 7'978'856);
+  EXPECT_EQ(build("alexnet.json").trainable_parameters(), 61'100'840);
+  EXPECT_EQ(build("vgg16.json").trainable_parameters(), 138'357'544);
+  EXPECT_EQ(build("googlenet.json").trainable_parameters(), 6'624'904);  // aux_logits=False
+  EXPECT_EQ(build("resnet18.json").trainable_parameters(), 11'689'512);
+  EXPECT_EQ(build("resnet50.json").trainable_parameters(), 25'557'032);
+  EXPECT_EQ(build("resnet152.json").trainable_parameters(), 60'192'808);
+  EXPECT_EQ(build("densenet121.json").trainable_parameters(), 7'978'856);
 }
 
 TEST(Configs, DeepImageNetNetworksMatchThePapers) {
   const graph::Graph resnet1001 = build("resnet1001.json");
   EXPECT_EQ(depth(resnet1001), 1001);
-  EXPECT_EQ(trainable_parameters(resnet1001), 377'754'408);  // counted by vdnn
+  EXPECT_EQ(resnet1001.trainable_parameters(), 377'754'408);  // counted by vdnn
   const graph::Graph densenet264 = build("densenet264.json");
   EXPECT_EQ(depth(densenet264), 265);  // 2 * (6 + 12 + 64 + 48) + 5: "264" is the paper's name
   EXPECT_EQ(densenet264.node(densenet264.logits_node() - 1).output_shape.c(), 2688);
-  EXPECT_EQ(trainable_parameters(densenet264), 33'337'704);  // "33.3M" is often quoted
+  EXPECT_EQ(densenet264.trainable_parameters(), 33'337'704);  // "33.3M" is often quoted
 }
 
 TEST(Configs, GeneratedConfigsAreWhatVdnnGenWrites) {
@@ -120,14 +120,14 @@ TEST(Configs, GeneratedConfigsAreWhatVdnnGenWrites) {
 TEST(Configs, CifarNetworksMatchThePapers) {
   const graph::Graph resnet20 = build("resnet20-cifar.json");
   EXPECT_EQ(depth(resnet20), 20);
-  EXPECT_EQ(trainable_parameters(resnet20), 272'474);  // "0.27M", with projection shortcuts
+  EXPECT_EQ(resnet20.trainable_parameters(), 272'474);  // "0.27M", with projection shortcuts
   const graph::Graph densenet = build("densenet40-cifar.json");
   EXPECT_EQ(depth(densenet), 40);
   EXPECT_EQ(densenet.node(densenet.logits_node() - 1).output_shape.c(), 448);  // 16 + 3 * 12 * 12
-  EXPECT_EQ(trainable_parameters(densenet), 1'019'722);                        // "1.0M"
+  EXPECT_EQ(densenet.trainable_parameters(), 1'019'722);                       // "1.0M"
   const graph::Graph resnet1001 = build("resnet1001-cifar.json");
   EXPECT_EQ(depth(resnet1001), 1001);
-  EXPECT_EQ(trainable_parameters(resnet1001), 10'327'706);  // "10.2M"; counted independently
+  EXPECT_EQ(resnet1001.trainable_parameters(), 10'327'706);  // "10.2M"; counted independently
 }
 
 TEST(ZooGenerator, StagesFollowTheDocumentedRules) {
@@ -162,9 +162,9 @@ TEST(ZooGenerator, GeneratedNetworksHaveTheRequestedDepth) {
 
 TEST(ZooGenerator, MatchesPublishedCounts) {
   // bamos/densenet.pytorch reports 769,162 for DenseNet-BC (L=100, k=12), the paper "0.8M".
-  EXPECT_EQ(trainable_parameters(generated(ZooFamily::DenseNet, ZooInput::Cifar, 100)), 769'162);
-  EXPECT_EQ(trainable_parameters(generated(ZooFamily::ResNet, ZooInput::Cifar, 1001)),
-            trainable_parameters(build("resnet1001-cifar.json")));
+  EXPECT_EQ(generated(ZooFamily::DenseNet, ZooInput::Cifar, 100).trainable_parameters(), 769'162);
+  EXPECT_EQ(generated(ZooFamily::ResNet, ZooInput::Cifar, 1001).trainable_parameters(),
+            build("resnet1001-cifar.json").trainable_parameters());
 }
 
 TEST(ZooGenerator, ResNet2000PlansUnderVdnnAll) {

@@ -27,11 +27,7 @@ int run_inspect(const InspectOptions& o) {
   std::uint64_t total_bytes = graph.input_shape().bytes(runtime::DType::F32);
   for (graph::NodeId id = 0; id < static_cast<graph::NodeId>(graph.nodes().size()); ++id) {
     const graph::Node& node = graph.node(id);
-    std::uint64_t params = 0;
-    for (const layers::ParamSpec& p : layers::param_specs(node.spec, graph.input_shapes(id))) {
-      if (p.kind == layers::ParamKind::Trainable)
-        params += static_cast<std::uint64_t>(p.shape.numel());
-    }
+    const auto params = static_cast<std::uint64_t>(graph.trainable_parameters(id));
     const std::uint64_t bytes = node.output_shape.bytes(runtime::DType::F32);
     total_params += params;
     total_bytes += bytes;
