@@ -26,17 +26,44 @@ int cuda_device_count() noexcept {
 #endif
 }
 
-std::string cuda_device_name(int ordinal) {
+namespace {
+
 #ifdef VDNN_HAVE_CUDA
+void expect_device(int ordinal) {
   const int count = cuda_device_count();
   VDNN_EXPECTS(ordinal >= 0 && ordinal < count, "no CUDA device " + std::to_string(ordinal) + ": " +
                                                     std::to_string(count) + " visible");
+}
+#else
+[[noreturn]] void no_cuda(int ordinal) {
+  throw InvalidArgument("no CUDA device " + std::to_string(ordinal) +
+                        ": vdnn was built without CUDA");
+}
+#endif
+
+}  // namespace
+
+std::string cuda_device_name(int ordinal) {
+#ifdef VDNN_HAVE_CUDA
+  expect_device(ordinal);
   cudaDeviceProp properties{};
   VDNN_CHECK_CUDA(cudaGetDeviceProperties(&properties, ordinal));
   return properties.name;
 #else
-  throw InvalidArgument("no CUDA device " + std::to_string(ordinal) +
-                        ": vdnn was built without CUDA");
+  no_cuda(ordinal);
+#endif
+}
+
+std::uint64_t cuda_free_memory(int ordinal) {
+#ifdef VDNN_HAVE_CUDA
+  expect_device(ordinal);
+  VDNN_CHECK_CUDA(cudaSetDevice(ordinal));
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  VDNN_CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return free_bytes;
+#else
+  no_cuda(ordinal);
 #endif
 }
 

@@ -2,6 +2,7 @@
 // Includes no CUDA header and links in builds without CUDA, where no device is ever reported.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace vdnn::runtime {
@@ -15,5 +16,9 @@ int cuda_device_count() noexcept;
 /// `ordinal` is not in [0, cuda_device_count()) (always, without CUDA), CudaError when the query
 /// fails. Thread-safe.
 std::string cuda_device_name(int ordinal);
+
+/// Free memory of CUDA device `ordinal` now, in bytes (what cudaMemGetInfo reports on it). Makes
+/// `ordinal` the calling thread's device. Throws as cuda_device_name.
+std::uint64_t cuda_free_memory(int ordinal);
 
 }  // namespace vdnn::runtime

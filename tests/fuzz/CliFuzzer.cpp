@@ -37,9 +37,9 @@ void check_values(const vdnn::tools::CommandLine& cli) {
   };
   if (cli.train_chosen()) {
     static_cast<void>(graph::parse_policy(cli.train().policy));
-    static_cast<void>(graph::parse_lr_policy(cli.train().schedule));
+    static_cast<void>(graph::parse_lr_policy(cli.train().run.schedule));
     budget(cli.train().mem_budget);
-    budget(cli.train().debug_device_free);
+    budget(cli.train().run.debug_device_free);
   }
   if (cli.plan_chosen()) {
     static_cast<void>(graph::parse_policy(cli.plan().policy));

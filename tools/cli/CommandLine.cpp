@@ -9,7 +9,8 @@ CommandLine::CommandLine()
     : train_cmd_(add_train_command(app_, train_)),
       inspect_cmd_(add_inspect_command(app_, inspect_)),
       plan_cmd_(add_plan_command(app_, plan_)),
-      gen_cmd_(add_gen_command(app_, gen_)) {
+      gen_cmd_(add_gen_command(app_, gen_)),
+      compare_cmd_(add_compare_command(app_, compare_)) {
   app_.require_subcommand(1);
 }
 
@@ -24,6 +25,7 @@ int CommandLine::run() const {
   if (inspect_chosen()) return run_inspect(inspect_);
   if (plan_chosen()) return run_plan(plan_);
   if (gen_chosen()) return run_gen(gen_);
+  if (compare_chosen()) return run_compare(compare_);
   return kExitUsage;
 }
 

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tools/cli/CompareCommand.hpp"
 #include "tools/cli/GenCommand.hpp"
 #include "tools/cli/InspectCommand.hpp"
 #include "tools/cli/PlanCommand.hpp"
@@ -10,7 +11,7 @@
 
 namespace vdnn::tools {
 
-/// The parser of `vdnn train|plan|inspect|gen` and the options it fills. Neither copyable nor
+/// The parser of `vdnn train|plan|inspect|gen|compare` and the options it fills. Neither copyable nor
 /// movable (CLI11 holds pointers to the option fields). Not thread-safe.
 class CommandLine {
  public:
@@ -33,11 +34,13 @@ class CommandLine {
   const PlanOptions& plan() const noexcept { return plan_; }
   const InspectOptions& inspect() const noexcept { return inspect_; }
   const GenOptions& gen() const noexcept { return gen_; }
+  const CompareOptions& compare() const noexcept { return compare_; }
   /// Whether parse() chose the subcommand.
   bool train_chosen() const { return train_cmd_->parsed(); }
   bool plan_chosen() const { return plan_cmd_->parsed(); }
   bool inspect_chosen() const { return inspect_cmd_->parsed(); }
   bool gen_chosen() const { return gen_cmd_->parsed(); }
+  bool compare_chosen() const { return compare_cmd_->parsed(); }
 
  private:
   CLI::App app_{"vdnn: train very deep CNNs in a fraction of the GPU memory they need"};
@@ -45,10 +48,12 @@ class CommandLine {
   InspectOptions inspect_;
   PlanOptions plan_;
   GenOptions gen_;
+  CompareOptions compare_;
   CLI::App* train_cmd_ = nullptr;
   CLI::App* inspect_cmd_ = nullptr;
   CLI::App* plan_cmd_ = nullptr;
   CLI::App* gen_cmd_ = nullptr;
+  CLI::App* compare_cmd_ = nullptr;
 };
 
 }  // namespace vdnn::tools

@@ -6,7 +6,7 @@
 #include "graph/Graph.hpp"
 #include "models/ConfigLoader.hpp"
 #include "runtime/Error.hpp"
-#include "tools/cli/Divergence.hpp"
+#include "models/train/Divergence.hpp"
 
 namespace vdnn::tools {
 
@@ -25,7 +25,7 @@ int report_error(const std::exception_ptr& error) noexcept {
   } catch (const runtime::OutOfMemory& e) {
     std::cerr << "vdnn: does not fit: " << e.what() << "\n";
     return kExitDoesNotFit;
-  } catch (const Diverged& e) {
+  } catch (const models::Diverged& e) {
     std::cerr << "vdnn: diverged: " << e.what() << "\n";
     return kExitDiverged;
   } catch (const std::exception& e) {

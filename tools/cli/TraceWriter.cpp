@@ -13,40 +13,34 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr int kPid = 1;
-
 int thread_of(const std::string& stream) {
   if (stream == "offload") return 2;
   if (stream == "prefetch") return 3;
   return 1;
 }
 
-Json thread_name(int tid, const char* name) {
+Json thread_name(int pid, int tid, const char* name) {
   return {{"ph", "M"},
           {"name", "thread_name"},
-          {"pid", kPid},
+          {"pid", pid},
           {"tid", tid},
           {"args", {{"name", name}}}};
 }
 
 }  // namespace
 
-void write_trace(const std::filesystem::path& path, graph::Session& session) {
+Json trace_events(graph::Session& session, int pid, const std::string& label) {
   const graph::StepTimeline timeline = session.executor().timeline();
   const graph::Graph& g = session.graph();
   const auto tensor_name = [&](graph::NodeId t) {
     return t == graph::kNetworkInput ? std::string(graph::kInputName) : g.node(t).name;
   };
   Json events = Json::array();
-  events.push_back({{"ph", "M"},
-                    {"name", "process_name"},
-                    {"pid", kPid},
-                    {"args",
-                     {{"name", "vdnn " + g.name() + " batch " + std::to_string(g.batch()) + ", " +
-                                   graph::policy_name(session.plan().policy)}}}});
-  events.push_back(thread_name(1, "compute"));
-  events.push_back(thread_name(2, "offload"));
-  events.push_back(thread_name(3, "prefetch"));
+  events.push_back(
+      {{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"args", {{"name", label}}}});
+  events.push_back(thread_name(pid, 1, "compute"));
+  events.push_back(thread_name(pid, 2, "offload"));
+  events.push_back(thread_name(pid, 3, "prefetch"));
   for (const graph::TimelineEvent& e : timeline.events) {
     const bool layer = e.op == graph::Op::Forward || e.op == graph::Op::Backward;
     Json args{{"tensor", tensor_name(e.tensor)}};
@@ -55,7 +49,7 @@ void write_trace(const std::filesystem::path& path, graph::Session& session) {
     events.push_back({{"ph", "X"},
                       {"name", std::string(graph::op_name(e.op)) + " " + tensor_name(e.tensor)},
                       {"cat", graph::op_name(e.op)},
-                      {"pid", kPid},
+                      {"pid", pid},
                       {"tid", thread_of(e.stream)},
                       {"ts", 1e6 * e.start},
                       {"dur", 1e6 * (e.end - e.start)},
@@ -65,10 +59,14 @@ void write_trace(const std::filesystem::path& path, graph::Session& session) {
     events.push_back(
         {{"ph", "C"},
          {"name", "memory"},
-         {"pid", kPid},
+         {"pid", pid},
          {"ts", 1e6 * m.time},
          {"args", {{"device bytes", m.device_bytes}, {"pinned bytes", m.pinned_bytes}}}});
   }
+  return events;
+}
+
+void write_trace(const std::filesystem::path& path, const Json& events) {
   std::ofstream out(path);
   out << Json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << "\n";
   if (!out) throw runtime::Error("cannot write the trace " + path.string());

@@ -1,6 +1,6 @@
 // Divergence checks of the training loop: a non-finite loss, and (--check-gradients) the
 // parameter gradient nearest the loss that is not finite.
-#include "tools/cli/Divergence.hpp"
+#include "models/train/Divergence.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 
 #include "graph/SessionHarness.hpp"
 
-namespace vdnn::tools {
+namespace vdnn::models {
 namespace {
 
 TEST(Divergence, ANonFiniteLossNamesTheIteration) {
@@ -53,4 +53,4 @@ TEST(Divergence, ANonFiniteGradientNamesTheParameterNearestTheLoss) {
 }
 
 }  // namespace
-}  // namespace vdnn::tools
+}  // namespace vdnn::models

@@ -8,9 +8,9 @@
 #include "graph/Session.hpp"
 #include "runtime/Error.hpp"
 
-namespace vdnn::tools {
+namespace vdnn::models {
 
-/// The loss became NaN or infinite (exit code 4 in the CLI). what() names the iteration.
+/// The loss became NaN or infinite (exit code 4 in the CLI; stop and report it). what() names the iteration.
 class Diverged : public runtime::Error {
  public:
   Diverged(const std::string& what, std::int64_t iteration) : Error(what), iteration_(iteration) {}
@@ -32,4 +32,4 @@ void check_loss_finite(double loss, std::int64_t iteration, std::int64_t iterati
 void check_gradients_finite(graph::Session& session, std::int64_t iteration,
                             std::int64_t iterations, std::vector<float>& scratch);
 
-}  // namespace vdnn::tools
+}  // namespace vdnn::models

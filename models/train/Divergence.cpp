@@ -1,11 +1,11 @@
 // The divergence check of the training loop and its message.
-#include "tools/cli/Divergence.hpp"
+#include "models/train/Divergence.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 
-namespace vdnn::tools {
+namespace vdnn::models {
 
 void check_loss_finite(double loss, std::int64_t iteration, std::int64_t iterations, double lr) {
   if (std::isfinite(loss)) return;
@@ -38,4 +38,4 @@ void check_gradients_finite(graph::Session& session, std::int64_t iteration,
   throw Diverged(what.str(), iteration);
 }
 
-}  // namespace vdnn::tools
+}  // namespace vdnn::models

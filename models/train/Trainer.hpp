@@ -1,0 +1,92 @@
+// Trainer: the training loop as a library type: a session for one network, policy and budget,
+// its data source and learning-rate schedule, and one call per step. `vdnn train` and
+// `vdnn compare` are clients of it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/LrSchedule.hpp"
+#include "graph/NetworkDef.hpp"
+#include "graph/Session.hpp"
+#include "models/data/Dataset.hpp"
+
+namespace vdnn::models {
+
+/// Every default of a training run lives here (the CLI's defaults are set from its own options).
+struct TrainerOptions {
+  graph::SessionOptions session;  // backend, policy, budget, seed (session.executor.seed), ...
+  std::string data = "synthetic";  // synthetic | cifar10:DIR (see make_dataset)
+  graph::LrSchedule schedule;      // the learning rate of each step
+  bool check_gradients = false;    // throw Diverged at the first non-finite parameter gradient
+};
+
+/// What one step did, as metrics.jsonl records it.
+struct StepRecord {
+  std::int64_t iteration = 0;  // zero-based
+  double loss = 0.0;
+  double accuracy = 0.0;
+  double lr = 0.0;
+  double ms = 0.0;  // host wall time of the step, from the call to the loss being known
+  double images_per_s = 0.0;
+  std::uint64_t peak_device_bytes = 0;  // measured by the executor's allocator statistics
+  graph::TransferReport transfers;      // the step's copies and migrations
+};
+
+/// Owns one training run. Not thread-safe. Many trainers may live in one process one after
+/// another or side by side (no global state).
+class Trainer {
+ public:
+  using StepCallback = std::function<void(const StepRecord&)>;
+
+  /// Checks that the run fits the host (graph::HostMemoryExceeded), builds the dataset
+  /// (runtime::InvalidArgument, runtime::DataError) and the session (graph::DoesNotFit,
+  /// runtime::OversubscriptionRefused, runtime::OutOfMemory, runtime::InvalidArgument).
+  Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOptions options);
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+  Trainer(Trainer&&) = delete;
+  Trainer& operator=(Trainer&&) = delete;
+  ~Trainer();
+
+  /// Trains one iteration: next batch, forward, backward, update; calls every callback. Throws
+  /// Diverged when the loss (or, with check_gradients, a gradient) is not finite; the executor's
+  /// errors otherwise.
+  const StepRecord& step();
+  /// Registers `callback`, called after every step in registration order.
+  void on_step(StepCallback callback);
+
+  /// Steps taken so far.
+  std::int64_t iteration() const noexcept { return static_cast<std::int64_t>(history_.size()); }
+  /// Every step's record, in order.
+  const std::vector<StepRecord>& history() const noexcept { return history_; }
+  graph::Session& session() noexcept { return *session_; }
+  const graph::Session& session() const noexcept { return *session_; }
+  const Dataset& dataset() const noexcept { return *dataset_; }
+  const TrainerOptions& options() const noexcept { return options_; }
+
+ private:
+  TrainerOptions options_;
+  std::unique_ptr<Dataset> dataset_;
+  std::unique_ptr<graph::Session> session_;
+  std::vector<std::int32_t> labels_;
+  std::vector<float> gradient_scratch_;
+  std::vector<StepRecord> history_;
+  std::vector<StepCallback> callbacks_;
+};
+
+/// Medians over the steps of a run after `warmup` steps (all steps when there are no more).
+struct RunMedians {
+  double ms = 0.0;
+  double images_per_s = 0.0;  // batch / median ms
+};
+RunMedians run_medians(const std::vector<StepRecord>& history, std::int64_t batch,
+                       std::int64_t warmup);
+
+/// The median of `values` (0 when empty).
+double median(std::vector<double> values);
+
+}  // namespace vdnn::models

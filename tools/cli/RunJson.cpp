@@ -1,0 +1,79 @@
+// Copy and migration figures of training steps as JSON, and their medians.
+#include "tools/cli/RunJson.hpp"
+
+#include <fstream>
+
+#include "models/train/Trainer.hpp"
+
+namespace vdnn::tools {
+namespace {
+
+using Json = nlohmann::json;
+
+// Achieved copy bandwidth in GB/s (1e9 bytes), 0 without copies.
+double gbps(std::uint64_t bytes, double seconds) {
+  return seconds > 0.0 ? static_cast<double>(bytes) / seconds / 1e9 : 0.0;
+}
+
+// Fraction of the step a copy stream was busy.
+double busy(double copy_seconds, double step_seconds) {
+  return step_seconds > 0.0 ? copy_seconds / step_seconds : 0.0;
+}
+
+}  // namespace
+
+Json transfer_metrics(const graph::TransferReport& c, bool managed) {
+  Json j{{"offloaded_bytes", c.offloaded_bytes},
+         {"prefetched_bytes", c.prefetched_bytes},
+         {"offload_gbps", gbps(c.offloaded_bytes, c.offload_seconds)},
+         {"prefetch_gbps", gbps(c.prefetched_bytes, c.prefetch_seconds)},
+         {"offload_busy", busy(c.offload_seconds, c.step_seconds)},
+         {"prefetch_busy", busy(c.prefetch_seconds, c.step_seconds)}};
+  if (!managed) return j;
+  const runtime::MigrationTraffic& m = c.migration;
+  j.update(Json{{"evicted_bytes", c.evicted_bytes},
+                {"migrated_bytes", c.migrated_bytes},
+                {"evict_gbps", gbps(c.evicted_bytes, c.evict_seconds)},
+                {"migrate_gbps", gbps(c.migrated_bytes, c.migrate_seconds)},
+                {"evict_busy", busy(c.evict_seconds, c.step_seconds)},
+                {"migrate_busy", busy(c.migrate_seconds, c.step_seconds)},
+                {"migrated_to_device_bytes", m.to_device_bytes},
+                {"migrated_to_host_bytes", m.to_host_bytes},
+                {"gpu_page_faults", m.gpu_page_faults},
+                {"migration_to_device_gbps", gbps(m.to_device_bytes, m.to_device_seconds)},
+                {"migration_to_host_gbps", gbps(m.to_host_bytes, m.to_host_seconds)}});
+  return j;
+}
+
+void TransferSeries::add(const Json& metrics) {
+  for (const auto& [name, value] : metrics.items()) series_[name].push_back(value.get<double>());
+}
+
+Json TransferSeries::medians() const {
+  Json out = Json::object();
+  for (const auto& [name, values] : series_) {
+    const auto size = static_cast<std::int64_t>(values.size());
+    const auto skip = warmup_ < size ? warmup_ : 0;
+    out[name + "_median"] = models::median({values.begin() + skip, values.end()});
+  }
+  return out;
+}
+
+Json managed_summary(graph::Session& session) {
+  const graph::Plan& plan = session.plan();
+  if (plan.memory != graph::DeviceMemory::Managed) return Json::object();
+  return {{"managed_memory", session.context().managed_memory_is_real()
+                                 ? "cudaMallocManaged"
+                                 : "emulated: the CPU backend runs the plan on host memory, "
+                                   "migrations move nothing"},
+          {"migration_source", session.executor().migration_source()},
+          {"pool_peak_bytes", session.executor().memory().pool_peak}};
+}
+
+void write_json(const std::filesystem::path& path, const Json& value) {
+  std::ofstream out(path);
+  out << value.dump(2) << "\n";
+  if (!out) throw runtime::Error("cannot write " + path.string());
+}
+
+}  // namespace vdnn::tools

@@ -1,0 +1,39 @@
+// A training run as JSON: each step's copy and migration figures (metrics.jsonl), their medians,
+// and what summary.json says about managed memory. Shared by `vdnn train` and `vdnn compare`.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "graph/Session.hpp"
+
+namespace vdnn::tools {
+
+/// One step's copies and, with managed memory, migrations: bytes, GB/s (1e9 bytes) and the
+/// fraction of the step each copy stream was busy.
+nlohmann::json transfer_metrics(const graph::TransferReport& copies, bool managed);
+
+/// The per-step series of transfer_metrics() and their medians, after `warmup` steps.
+class TransferSeries {
+ public:
+  explicit TransferSeries(std::int64_t warmup = 0) : warmup_(warmup) {}
+  /// Adds one step's transfer_metrics().
+  void add(const nlohmann::json& metrics);
+  /// `<name>_median` for every series (the steps after the warmup; all when there are no more).
+  nlohmann::json medians() const;
+
+ private:
+  std::int64_t warmup_;
+  std::map<std::string, std::vector<double>> series_;
+};
+
+/// What summary.json says about managed memory (an empty object with dedicated memory).
+nlohmann::json managed_summary(graph::Session& session);
+
+/// Writes `value` as indented JSON; throws runtime::Error when the file cannot be written.
+void write_json(const std::filesystem::path& path, const nlohmann::json& value);
+
+}  // namespace vdnn::tools

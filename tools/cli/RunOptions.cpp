@@ -1,0 +1,103 @@
+// The shared options of the training commands and their translation to the trainer's.
+#include "tools/cli/RunOptions.hpp"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+
+#include "layers/Registry.hpp"
+#include "runtime/ByteSize.hpp"
+#include "runtime/Device.hpp"
+#include "tools/cli/Validators.hpp"
+
+namespace vdnn::tools {
+namespace {
+
+void add_optimizer_options(CLI::App& cmd, RunOptions& o) {
+  cmd.add_option("--lr", o.lr, "Base learning rate")
+      ->capture_default_str()
+      ->check(finite_number())
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--momentum", o.momentum, "SGD momentum")
+      ->capture_default_str()
+      ->check(finite_number())
+      ->check(CLI::Range(0.0, 1.0));
+  cmd.add_option("--weight-decay", o.weight_decay, "L2 weight decay")
+      ->capture_default_str()
+      ->check(finite_number())
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--schedule", o.schedule, "Learning-rate schedule over the iterations")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"constant", "step", "cosine"}));
+  cmd.add_option("--seed", o.seed, "Seed of initialization, data and dropout")
+      ->capture_default_str();
+}
+
+void add_uvm_options(CLI::App& cmd, RunOptions& o, bool counters_default) {
+  cmd.add_flag("--allow-oversubscription", o.allow_oversubscription,
+               "UVM policies: allow more managed memory than the device has free (the driver "
+               "pages under the kernels; this can hang a shared GPU)");
+  o.count_migrations = counters_default;
+  if (counters_default) {
+    cmd.add_flag("!--no-migration-counters", o.count_migrations,
+                 "UVM policies: do not read CUPTI's migration counters (report the plan's bytes)");
+  } else {
+    cmd.add_flag("--migration-counters", o.count_migrations,
+                 "UVM policies: read CUPTI's migration counters (they cost ~20% throughput)");
+  }
+  cmd.add_option("--debug-device-free", o.debug_device_free,
+                 "CPU backend: the free device memory the managed-memory guard sees, e.g. 1GiB");
+}
+
+}  // namespace
+
+void add_run_options(CLI::App& cmd, RunOptions& o, bool migration_counters_default) {
+  add_optimizer_options(cmd, o);
+  cmd.add_option("--device", o.device, "auto: CUDA when a GPU is present, else CPU")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  cmd.add_option("--data", o.data, "synthetic or cifar10:DIR")->capture_default_str();
+  add_uvm_options(cmd, o, migration_counters_default);
+  cmd.add_option("--debug-stream-delays", o.debug_stream_delays,
+                 "CPU backend: random delays on every stream operation, from this seed");
+  cmd.add_flag("--debug-poison", o.debug_poison, "Fill freed and offloaded device memory with NaN");
+  cmd.add_flag("--deterministic", o.deterministic,
+               "CUDA: deterministic algorithms only (bitwise reproducible runs)");
+  cmd.add_option("--math", o.math, "CUDA convolutions: tf32 (tensor cores) or fp32")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"tf32", "fp32"}));
+}
+
+layers::Backend resolve_device(const std::string& device) {
+  if (device == "cpu") return layers::Backend::Cpu;
+  if (device == "cuda") return layers::Backend::Cuda;
+  const bool gpu = runtime::cuda_device_count() > 0 && layers::has_backend(layers::Backend::Cuda);
+  return gpu ? layers::Backend::Cuda : layers::Backend::Cpu;
+}
+
+models::TrainerOptions trainer_options(const RunOptions& o, const std::string& policy,
+                                       const std::string& budget, std::int64_t iterations,
+                                       bool profile_layers) {
+  models::TrainerOptions t;
+  t.data = o.data;
+  t.schedule.policy = graph::parse_lr_policy(o.schedule);
+  t.schedule.base_lr = o.lr;
+  t.schedule.total_steps = iterations;
+  t.schedule.step_size = std::max<std::int64_t>(1, iterations / 3);
+  graph::SessionOptions& s = t.session;
+  s.backend = resolve_device(o.device);
+  s.policy = graph::parse_policy(policy);
+  s.budget_bytes = budget.empty() ? 0 : runtime::parse_bytes(budget);
+  s.executor = {o.seed, o.momentum, o.weight_decay, o.debug_poison, profile_layers};
+  s.executor.allow_oversubscription = o.allow_oversubscription;
+  s.executor.count_migrations = o.count_migrations;
+  s.deterministic = o.deterministic;
+  s.allow_tf32 = o.math == "tf32";
+  s.stress.enabled = o.debug_stream_delays >= 0;
+  s.stress.seed = static_cast<std::uint64_t>(o.debug_stream_delays);
+  if (!o.debug_device_free.empty()) {
+    s.cpu_free_device_bytes = runtime::parse_bytes(o.debug_device_free);
+  }
+  return t;
+}
+
+}  // namespace vdnn::tools

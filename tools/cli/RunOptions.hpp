@@ -1,0 +1,50 @@
+// The options every training command shares (`vdnn train`, `vdnn compare`): the optimizer, data,
+// device and the debugging switches, and how they become a models::TrainerOptions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "layers/Layer.hpp"
+#include "models/train/Trainer.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace vdnn::tools {
+
+/// Every default of a run's shared options lives here.
+struct RunOptions {
+  double lr = 0.05;
+  double momentum = 0.9;
+  double weight_decay = 5e-4;
+  std::string schedule = "constant";  // constant | step | cosine (over the run's iterations)
+  std::uint64_t seed = 1;
+  std::string device = "auto";            // auto | cpu | cuda
+  std::string data = "synthetic";         // synthetic | cifar10:DIR
+  std::int64_t debug_stream_delays = -1;  // >= 0: random stream delays from this seed (CPU)
+  bool debug_poison = false;              // NaN-fill freed and offloaded device memory
+  bool deterministic = false;             // CUDA: deterministic algorithms only
+  std::string math = "tf32";              // CUDA convolutions: tf32 | fp32
+  bool allow_oversubscription = false;    // UVM: managed memory beyond the device's free memory
+  bool count_migrations = true;           // UVM: CUPTI's migration counters each step
+  std::string debug_device_free;          // CPU: free device memory the managed guard sees
+};
+
+/// Registers the shared options on `cmd`. `migration_counters_default` sets the UVM counters'
+/// default: train counts them (--no-migration-counters), compare does not (--migration-counters)
+/// because they cost a fifth of the throughput it compares.
+void add_run_options(CLI::App& cmd, RunOptions& options, bool migration_counters_default);
+
+/// auto: CUDA when a GPU is present and this build has the CUDA backend, else CPU.
+layers::Backend resolve_device(const std::string& device);
+
+/// The trainer's options for a run of `iterations` steps of `policy` under `budget` ("" for
+/// none). `profile_layers` times every layer (layers.json, traces). Throws
+/// runtime::InvalidArgument for a malformed budget or size.
+models::TrainerOptions trainer_options(const RunOptions& options, const std::string& policy,
+                                       const std::string& budget, std::int64_t iterations,
+                                       bool profile_layers);
+
+}  // namespace vdnn::tools
