@@ -4,8 +4,9 @@
 set -euo pipefail
 
 # clang and its runtime libraries (libFuzzer, the sanitizers) build tools/fuzz.sh's targets.
+# chromium-headless-shell renders report.html for the report_renders_in_chromium test.
 packages=(cmake ninja-build g++ libeigen3-dev nlohmann-json3-dev libcli11-dev libgtest-dev
-  clang libclang-rt-dev)
+  clang libclang-rt-dev chromium-headless-shell)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

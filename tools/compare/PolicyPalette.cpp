@@ -1,0 +1,43 @@
+// The stable policy-to-colour assignment of report.html.
+#include "tools/compare/PolicyPalette.hpp"
+
+#include <array>
+#include <utility>
+
+namespace vdnn::tools {
+namespace {
+
+constexpr std::array<std::pair<const char*, const char*>, 9> kKnown = {{
+    {"baseline", "#332288"},
+    {"vdnn-all", "#117733"},
+    {"vdnn-conv", "#44AA99"},
+    {"vdnn-dyn", "#88CCEE"},
+    {"uvm", "#DDCC77"},
+    {"uvm-evict", "#CC6677"},
+    {"uvm-prefetch", "#AA4499"},
+    {"auto", "#882255"},
+    {"recompute", "#999933"},
+}};
+
+// For names vdnn does not know; distinct from kKnown and from the timeline's colours.
+constexpr std::array<const char*, 6> kExtra = {"#EE3377", "#33BBEE", "#CC3311",
+                                               "#009988", "#FFAABB", "#AAAA00"};
+
+}  // namespace
+
+PolicyPalette::PolicyPalette(const std::vector<std::string>& policies) {
+  for (const auto& [name, colour] : kKnown) colours_.emplace(name, colour);
+  std::size_t next_extra = 0;
+  for (const std::string& policy : policies) {
+    if (colours_.count(policy) != 0) continue;
+    // More unknown names than colours: they repeat, which the legend still disambiguates by name.
+    colours_.emplace(policy, kExtra[next_extra++ % kExtra.size()]);
+  }
+}
+
+const std::string& PolicyPalette::colour(const std::string& policy) const {
+  const auto it = colours_.find(policy);
+  return it == colours_.end() ? unknown_ : it->second;
+}
+
+}  // namespace vdnn::tools
