@@ -27,7 +27,7 @@ void add_sweep_options(CLI::App& cmd, CompareOptions& o) {
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
   cmd.add_option("--mem-budget", o.budgets,
-                 "Device memory budgets, comma-separated, e.g. 4GiB,16GiB (default: none)")
+                 "Device memory budgets, comma-separated, e.g. none,4GiB,16GiB (default: none)")
       ->delimiter(',');
   cmd.add_option("--warmup", o.warmup, "Untimed steps per cell")
       ->capture_default_str()
@@ -69,6 +69,10 @@ void check_usage(const CompareOptions& o) {
         " searches under a budget: give --mem-budget, e.g. --mem-budget 16GiB");
   }
   for (const std::string& budget : o.budgets) {
+    if (budget == "none") {
+      if (o.max_batch || sweep) throw runtime::InvalidArgument("a search needs a budget, not none");
+      continue;
+    }
     if (runtime::parse_bytes(budget) == 0) {
       throw runtime::InvalidArgument("--mem-budget " + budget + ": a budget must be above 0");
     }
@@ -151,8 +155,8 @@ int run_compare(const CompareOptions& o) {
                           : has_vdnn_all      ? "vdnn-all"
                                               : o.policies.front();
   setup.cells = {o.run, o.warmup, o.iters, !o.trace.empty()};
-  const Sweep s{o.policies, o.batches,
-                o.budgets.empty() ? std::vector<std::string>{""} : o.budgets};
+  Sweep s{o.policies, o.batches, o.budgets.empty() ? std::vector<std::string>{""} : o.budgets};
+  for (std::string& budget : s.budgets) budget = budget == "none" ? "" : budget;
   const bool matrix = !o.max_batch && !sweep;
   setup.planned_cells = matrix ? static_cast<std::int64_t>(s.policies.size() * s.batches.size() *
                                                            s.budgets.size())
