@@ -39,7 +39,7 @@ for step in "${steps[@]}"; do
         --policies baseline,vdnn-all,vdnn-conv,vdnn-dyn,uvm,uvm-evict,uvm-prefetch ;;
     maxbatch-r50)
       compare maxbatch-resnet50 --config configs/resnet50.json --max-batch --mem-budget 16GiB \
-        --policies baseline,vdnn-all,vdnn-conv,uvm-prefetch --warmup 1 --iters 2 ;;
+        --policies baseline,vdnn-all,vdnn-conv --warmup 1 --iters 2 ;;
     maxbatch-r1001)
       compare maxbatch-resnet1001-cifar --config configs/resnet1001-cifar.json --max-batch \
         --mem-budget 16GiB --policies baseline,vdnn-all --warmup 1 --iters 2 ;;

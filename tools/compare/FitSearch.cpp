@@ -17,6 +17,12 @@ std::uint64_t host_bytes(const std::vector<graph::HostNeed>& needs) {
   return total;
 }
 
+// A search must not pin nearly all of the host's memory: it leaves an eighth, at least 4 GiB, to
+// the rest of the machine.
+std::uint64_t host_headroom(std::uint64_t available) {
+  return std::max<std::uint64_t>(std::uint64_t{4} << 30, available / 8);
+}
+
 // The ladders' first rung (b, n or b of the rule) and step in depth.
 struct Rule {
   std::int64_t first_depth;
@@ -49,7 +55,8 @@ bool plan_fits(const graph::Graph& graph, const FitLimits& limits) {
   const std::uint64_t host =
       host_bytes(graph::host_needs(graph, limits.policy, limits.budget_bytes, limits.backend)) +
       limits.host_extra_bytes;
-  return host <= runtime::available_host_memory().available_bytes;
+  const std::uint64_t available = runtime::available_host_memory().available_bytes;
+  return host <= available - std::min(available, host_headroom(available));
 }
 
 std::int64_t largest_fitting(std::int64_t lo, std::int64_t hi,

@@ -24,7 +24,8 @@ struct FitLimits {
 };
 
 /// True when the planner places `graph` within `limits` (the CPU backend's workspace sizes stand
-/// in for the device's; the confirming run downgrades algorithms where the device needs more).
+/// in for the device's; the confirming run downgrades algorithms where the device needs more) and
+/// the host keeps an eighth of its available memory (at least 4 GiB) besides.
 /// Throws what make_plan throws, except DoesNotFit.
 bool plan_fits(const graph::Graph& graph, const FitLimits& limits);
 
