@@ -52,9 +52,12 @@ bool plan_fits(const graph::Graph& graph, const FitLimits& limits) {
       plan.pool_bytes > limits.managed_limit_bytes) {
     return false;
   }
+  // Under a budget host_needs() leaves the pinned pool out (a lower bound made before planning);
+  // this plan is the one the run will make, so its pinned pool counts.
+  const std::uint64_t pinned = limits.budget_bytes != 0 ? plan.pinned_bytes : 0;
   const std::uint64_t host =
       host_bytes(graph::host_needs(graph, limits.policy, limits.budget_bytes, limits.backend)) +
-      limits.host_extra_bytes;
+      pinned + limits.host_extra_bytes;
   const std::uint64_t available = runtime::available_host_memory().available_bytes;
   return host <= available - std::min(available, host_headroom(available));
 }
