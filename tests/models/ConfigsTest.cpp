@@ -41,9 +41,10 @@ graph::Graph generated(ZooFamily family, ZooInput input, std::int64_t depth) {
 }
 
 // Plans one step of `g` under `policy` as `vdnn plan` does (CPU workspaces, no budget).
-graph::Plan plan(const graph::Graph& g, graph::Policy policy) {
+graph::Plan plan(const graph::Graph& g, graph::Policy policy, std::uint64_t budget = 0) {
   graph::PlanRequest request;
   request.policy = policy;
+  request.budget_bytes = budget;
   request.workspace_bytes = graph::LayerSet(g, layers::Backend::Cpu, {}).workspace_bytes();
   return graph::make_plan(g, request);
 }
@@ -174,6 +175,13 @@ TEST(ZooGenerator, ResNet2000PlansUnderVdnnAll) {
   const graph::Plan all = plan(g, graph::Policy::VdnnAll);
   const graph::Plan baseline = plan(g, graph::Policy::Baseline);
   EXPECT_LT(all.predicted_peak, baseline.predicted_peak);
+  // Under a budget between the two, the planner keeps what fits (a bisection over thousands of
+  // maps: seconds, where trying them one by one took minutes).
+  const std::uint64_t budget = (all.predicted_peak + baseline.predicted_peak) / 2;
+  const graph::Plan kept = plan(g, graph::Policy::VdnnAll, budget);
+  EXPECT_LE(kept.predicted_peak, budget);
+  EXPECT_GT(kept.predicted_peak, all.predicted_peak);
+  EXPECT_LT(kept.offloaded_bytes, all.offloaded_bytes);
 }
 
 TEST(ZooGenerator, InvalidDepthsNameTheRule) {
