@@ -10,7 +10,8 @@
 
 namespace vdnn::models {
 
-/// The loss became NaN or infinite (exit code 4 in the CLI; stop and report it). what() names the iteration.
+/// The loss became NaN or infinite (exit code 4 in the CLI; stop and report it). what() names the
+/// iteration.
 class Diverged : public runtime::Error {
  public:
   Diverged(const std::string& what, std::int64_t iteration) : Error(what), iteration_(iteration) {}

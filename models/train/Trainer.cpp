@@ -47,8 +47,8 @@ const StepRecord& Trainer::step() {
   r.lr = options_.schedule.at(it);
   const auto start = std::chrono::steady_clock::now();
   const graph::StepResult result = executor.train_step(images, labels_.data(), r.lr);
-  r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-             .count();
+  r.ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   r.loss = result.loss;
   r.accuracy = result.accuracy;
   r.images_per_s = static_cast<double>(batch) * 1000.0 / r.ms;

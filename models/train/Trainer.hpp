@@ -18,7 +18,7 @@ namespace vdnn::models {
 
 /// Every default of a training run lives here (the CLI's defaults are set from its own options).
 struct TrainerOptions {
-  graph::SessionOptions session;  // backend, policy, budget, seed (session.executor.seed), ...
+  graph::SessionOptions session;   // backend, policy, budget, seed (session.executor.seed), ...
   std::string data = "synthetic";  // synthetic | cifar10:DIR (see make_dataset)
   graph::LrSchedule schedule;      // the learning rate of each step
   bool check_gradients = false;    // throw Diverged at the first non-finite parameter gradient

@@ -33,7 +33,8 @@ TEST(Compare, MatrixWritesEveryCellToTheThreeFiles) {
   const auto dir = test::temp_dir("compare-matrix");
   const auto run = test::vdnn("compare" + resnet20() +
                               " --device cpu --policies baseline,vdnn-all,uvm-prefetch "
-                              "--batches 2,4 --warmup 1 --iters 2 --out " + dir.string());
+                              "--batches 2,4 --warmup 1 --iters 2 --out " +
+                              dir.string());
   ASSERT_EQ(run.code, kExitOk) << run.output;
   EXPECT_NE(run.output.find("cell 6/6"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("(0 left after it)"), std::string::npos);
@@ -68,7 +69,8 @@ TEST(Compare, ACellThatDoesNotFitIsRecordedAndTheRunGoesOn) {
   const auto dir = test::temp_dir("compare-mixed");
   const auto run = test::vdnn("compare" + resnet20() +
                               " --device cpu --policies baseline,vdnn-all --batches 8 "
-                              "--mem-budget none,12MiB --warmup 0 --iters 1 --out " + dir.string());
+                              "--mem-budget none,12MiB --warmup 0 --iters 1 --out " +
+                              dir.string());
   ASSERT_EQ(run.code, kExitOk) << run.output;
   const json r = read_json(dir / "results.json");
   ASSERT_EQ(r["cells"].size(), 4U);
@@ -84,7 +86,8 @@ TEST(Compare, ABudgetBelowEveryPolicysNeedExitsWith3AndKeepsTheFiles) {
   const auto dir = test::temp_dir("compare-none-fit");
   const auto run = test::vdnn("compare" + resnet20() +
                               " --device cpu --policies baseline,vdnn-all --batches 4 "
-                              "--mem-budget 64KiB --warmup 0 --iters 1 --out " + dir.string());
+                              "--mem-budget 64KiB --warmup 0 --iters 1 --out " +
+                              dir.string());
   EXPECT_EQ(run.code, kExitDoesNotFit) << run.output;
   EXPECT_NE(run.output.find("no cell fits"), std::string::npos) << run.output;
   const json r = read_json(dir / "results.json");
@@ -114,7 +117,8 @@ TEST(Compare, MaxBatchFindsALargerBatchForVdnnAllConfirmedByARealRun) {
   const auto dir = test::temp_dir("compare-max-batch");
   const auto run = test::vdnn("compare" + resnet20() +
                               " --device cpu --policies baseline,vdnn-all --max-batch "
-                              "--mem-budget 48MiB --warmup 0 --iters 1 --out " + dir.string());
+                              "--mem-budget 48MiB --warmup 0 --iters 1 --out " +
+                              dir.string());
   ASSERT_EQ(run.code, kExitOk) << run.output;
   const json r = read_json(dir / "results.json");
   EXPECT_EQ(r["mode"], "max-batch");
@@ -154,8 +158,8 @@ TEST(Compare, TraceHasAProcessPerCellWithItsStreams) {
   const auto dir = test::temp_dir("compare-trace");
   const auto run = test::vdnn("compare" + resnet20() +
                               " --device cpu --policies baseline,vdnn-all --batches 2 "
-                              "--warmup 0 --iters 1 --out " + dir.string() + " --trace " +
-                              (dir / "trace.json").string());
+                              "--warmup 0 --iters 1 --out " +
+                              dir.string() + " --trace " + (dir / "trace.json").string());
   ASSERT_EQ(run.code, kExitOk) << run.output;
   const json trace = read_json(dir / "trace.json");
   std::set<int> processes;

@@ -11,8 +11,8 @@
 
 namespace vdnn::tools {
 
-/// The parser of `vdnn train|plan|inspect|gen|compare` and the options it fills. Neither copyable nor
-/// movable (CLI11 holds pointers to the option fields). Not thread-safe.
+/// The parser of `vdnn train|plan|inspect|gen|compare` and the options it fills. Neither copyable
+/// nor movable (CLI11 holds pointers to the option fields). Not thread-safe.
 class CommandLine {
  public:
   CommandLine();

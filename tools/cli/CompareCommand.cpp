@@ -115,9 +115,10 @@ DepthLadder ladder_of(const CompareOptions& o) {
 }  // namespace
 
 CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
-  CLI::App* cmd = app.add_subcommand(
-      "compare", "Compare policies x batches x budgets on one network: results.csv, "
-                 "results.json, report.html");
+  CLI::App* cmd =
+      app.add_subcommand("compare",
+                         "Compare policies x batches x budgets on one network: results.csv, "
+                         "results.json, report.html");
   cmd->add_option("--config", o.config, "Network config (JSON)");
   add_sweep_options(*cmd, o);
   add_mode_options(*cmd, o);
@@ -158,14 +159,14 @@ int run_compare(const CompareOptions& o) {
   Sweep s{o.policies, o.batches, o.budgets.empty() ? std::vector<std::string>{""} : o.budgets};
   for (std::string& budget : s.budgets) budget = budget == "none" ? "" : budget;
   const bool matrix = !o.max_batch && !sweep;
-  setup.planned_cells = matrix ? static_cast<std::int64_t>(s.policies.size() * s.batches.size() *
-                                                           s.budgets.size())
-                               : 0;
+  setup.planned_cells =
+      matrix ? static_cast<std::int64_t>(s.policies.size() * s.batches.size() * s.budgets.size())
+             : 0;
   const models::TrainerOptions t = trainer_options(o.run, "baseline", "", 1, false);
   CompareResults header;
   header.network = sweep ? family : def.name;
   header.device = device_description(t.session.backend, t.session.device);
-  header.mode = matrix ? CompareMode::Matrix
+  header.mode = matrix  ? CompareMode::Matrix
                 : sweep ? CompareMode::DepthSweep
                         : CompareMode::MaxBatch;
   Comparison comparison(std::move(header), setup);

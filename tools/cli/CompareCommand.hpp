@@ -23,13 +23,13 @@ struct CompareOptions {
   std::vector<std::string> budgets;  // empty: no budget
   std::int64_t warmup = 2;
   std::int64_t iters = 5;
-  std::string out;               // default: runs/compare-<network>
-  bool max_batch = false;        // per policy and budget, the largest batch that fits
-  std::string depth_sweep;       // resnet | densenet: the deepest network that fits
-  std::string input = "cifar";   // depth sweep: cifar | imagenet
+  std::string out;                 // default: runs/compare-<network>
+  bool max_batch = false;          // per policy and budget, the largest batch that fits
+  std::string depth_sweep;         // resnet | densenet: the deepest network that fits
+  std::string input = "cifar";     // depth sweep: cifar | imagenet
   std::int64_t max_depth = 10000;  // depth sweep: the deepest network tried
-  std::string timeline;          // whose memory timeline the report draws (default: vdnn-all)
-  std::string trace;             // Chrome Trace Event JSON of every cell's last step
+  std::string timeline;            // whose memory timeline the report draws (default: vdnn-all)
+  std::string trace;               // Chrome Trace Event JSON of every cell's last step
   RunOptions run;
 };
 

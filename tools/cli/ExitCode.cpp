@@ -5,8 +5,8 @@
 
 #include "graph/Graph.hpp"
 #include "models/ConfigLoader.hpp"
-#include "runtime/Error.hpp"
 #include "models/train/Divergence.hpp"
+#include "runtime/Error.hpp"
 
 namespace vdnn::tools {
 

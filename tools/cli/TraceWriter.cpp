@@ -20,11 +20,8 @@ int thread_of(const std::string& stream) {
 }
 
 Json thread_name(int pid, int tid, const char* name) {
-  return {{"ph", "M"},
-          {"name", "thread_name"},
-          {"pid", pid},
-          {"tid", tid},
-          {"args", {{"name", name}}}};
+  return {
+      {"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}};
 }
 
 }  // namespace

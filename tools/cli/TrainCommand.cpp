@@ -131,8 +131,12 @@ int run_train(const TrainOptions& o) {
   trainer.on_step([&](const models::StepRecord& r) {
     const Json rates = transfer_metrics(r.transfers, managed);
     transfers.add(rates);
-    Json row{{"iter", r.iteration},   {"loss", r.loss}, {"accuracy", r.accuracy},
-             {"lr", r.lr},            {"ms", r.ms},     {"images_per_s", r.images_per_s},
+    Json row{{"iter", r.iteration},
+             {"loss", r.loss},
+             {"accuracy", r.accuracy},
+             {"lr", r.lr},
+             {"ms", r.ms},
+             {"images_per_s", r.images_per_s},
              {"peak_device_bytes", r.peak_device_bytes}};
     row.update(rates);
     metrics << row.dump() << "\n";

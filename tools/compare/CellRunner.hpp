@@ -31,7 +31,7 @@ struct CellSettings {
 
 struct CellOutcome {
   CellResult result;
-  std::optional<MemoryTimeline> timeline;  // Ok cells: the plan's memory over one step
+  std::optional<MemoryTimeline> timeline;          // Ok cells: the plan's memory over one step
   nlohmann::json trace = nlohmann::json::array();  // trace events of the last step, pid `pid`
 };
 

@@ -69,7 +69,9 @@ void run_max_batch(Comparison& comparison, const graph::NetworkDef& def, const S
       // Nothing planned: one real cell at batch 1 says why.
       s.value = confirm(
           std::max<std::int64_t>(planned, 1),
-          [&](std::int64_t batch) { return comparison.run(def, {policy, batch, budget, 0}); },
+          [&](std::int64_t batch) {
+            return comparison.run(def, {policy, batch, budget, 0});
+          },
           s.images_per_s);
       comparison.add_search(s);
     }

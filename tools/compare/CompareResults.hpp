@@ -12,9 +12,9 @@ namespace vdnn::tools {
 
 /// How a cell ended.
 enum class CellStatus : std::uint8_t {
-  Ok,         // trained: the measurements are valid
-  DoesNotFit, // the policy cannot run this batch under this budget (planner or device said so)
-  Failed,     // any other error (message says which); the run went on
+  Ok,          // trained: the measurements are valid
+  DoesNotFit,  // the policy cannot run this batch under this budget (planner or device said so)
+  Failed,      // any other error (message says which); the run went on
 };
 const char* cell_status_name(CellStatus status) noexcept;
 
@@ -72,8 +72,8 @@ struct CompareResults {
   std::string network;  // the config's network name (depth sweep: the family, e.g. "resnet")
   std::string device;   // "cpu" or "cuda" (and the GPU's name when known)
   CompareMode mode = CompareMode::Matrix;
-  std::vector<CellResult> cells;      // in the order they ran
-  std::vector<SearchResult> searches; // max-batch or depth sweep only, one per policy
+  std::vector<CellResult> cells;       // in the order they ran
+  std::vector<SearchResult> searches;  // max-batch or depth sweep only, one per policy
   std::optional<MemoryTimeline> timeline;
 };
 

@@ -65,7 +65,7 @@ bool plan_fits(const graph::Graph& graph, const FitLimits& limits) {
 std::int64_t largest_fitting(std::int64_t lo, std::int64_t hi,
                              const std::function<bool(std::int64_t)>& fits) {
   if (lo > hi || !fits(lo)) return 0;
-  std::int64_t good = lo;  // fits
+  std::int64_t good = lo;     // fits
   std::int64_t bad = hi + 1;  // does not fit (or beyond the range)
   for (std::int64_t step = 1; good + step <= hi; step *= 2) {
     if (!fits(good + step)) {
