@@ -34,6 +34,7 @@ struct Slot {
 
 std::vector<std::int64_t> dims(const runtime::Shape& shape) {
   std::vector<std::int64_t> out;
+  out.reserve(static_cast<std::size_t>(shape.rank()));
   for (int axis = 0; axis < shape.rank(); ++axis) out.push_back(shape[axis]);
   return out;
 }
@@ -179,7 +180,7 @@ CheckpointState load_checkpoint(const std::filesystem::path& path, graph::Sessio
                                 const LoadOptions& options) {
   const std::string source = "'" + path.string() + "'";
   const SafetensorsFile file = read_safetensors(path, /*require_checksum=*/!options.weights_only);
-  const CheckpointState state = state_of(file, source, options);
+  CheckpointState state = state_of(file, source, options);
   const std::vector<Slot> slots = slots_of(session);
   const std::vector<std::string> lines = differences(slots, file, options);
   if (!lines.empty()) {

@@ -212,6 +212,8 @@ class FileDescriptor {
   explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
   FileDescriptor(const FileDescriptor&) = delete;
   FileDescriptor& operator=(const FileDescriptor&) = delete;
+  FileDescriptor(FileDescriptor&&) = delete;
+  FileDescriptor& operator=(FileDescriptor&&) = delete;
   ~FileDescriptor() {
     if (fd_ >= 0) ::close(fd_);
   }
@@ -229,6 +231,8 @@ class TempFileGuard {
   explicit TempFileGuard(std::filesystem::path path) : path_(std::move(path)) {}
   TempFileGuard(const TempFileGuard&) = delete;
   TempFileGuard& operator=(const TempFileGuard&) = delete;
+  TempFileGuard(TempFileGuard&&) = delete;
+  TempFileGuard& operator=(TempFileGuard&&) = delete;
   ~TempFileGuard() {
     if (!path_.empty()) ::unlink(path_.c_str());
   }

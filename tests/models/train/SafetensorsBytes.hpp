@@ -62,6 +62,8 @@ class TempDir {
   }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
+  TempDir(TempDir&&) = delete;
+  TempDir& operator=(TempDir&&) = delete;
   ~TempDir() {
     std::error_code ignored;
     std::filesystem::remove_all(path_, ignored);
