@@ -282,6 +282,11 @@ void Executor::timed(NodeId id, std::size_t phase, Enqueue enqueue) {
   layer_events_[at + 1]->record(context_.compute());
 }
 
+void Executor::set_steps(std::int64_t steps) {
+  VDNN_EXPECTS(steps >= 0, "a step count is never negative, got " + std::to_string(steps));
+  step_ = steps;
+}
+
 void Executor::update(double lr) {
   const layers::SgdHyper hyper{lr, options_.momentum, options_.weight_decay, step_ == 0};
   context_.compute().enqueue([this, hyper] {

@@ -146,6 +146,10 @@ class Executor {
   StepTimeline timeline() const;
   /// Steps taken so far.
   std::int64_t steps() const noexcept { return step_; }
+  /// Continues as after `steps` steps (resuming from a checkpoint): the next SGD update uses the
+  /// velocities as they are instead of starting them, and step-seeded layers (dropout) continue
+  /// their sequence. Throws InvalidArgument when `steps` is negative.
+  void set_steps(std::int64_t steps);
   /// Managed memory: true when transfers().migration comes from the driver's counters.
   bool migrations_counted() const noexcept { return migration_.counters != nullptr; }
   /// Where transfers().migration comes from: "cupti", or "plan" and why the counters are missing;

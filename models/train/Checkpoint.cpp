@@ -1,0 +1,206 @@
+// Saving and loading a session's state as safetensors: which tensors a network has, under which
+// PyTorch names, the device<->host copies, and the one mismatch error that lists every difference.
+#include "models/train/Checkpoint.hpp"
+
+#include <charconv>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <variant>
+#include <vector>
+
+namespace vdnn::models {
+namespace {
+
+constexpr const char* kIterationKey = "vdnn.iteration";
+constexpr const char* kSeedKey = "vdnn.seed";
+constexpr const char* kConfigKey = "vdnn.config";
+constexpr const char* kFormatKey = "vdnn.format";
+constexpr const char* kFormat = "vdnn-checkpoint-1";
+constexpr const char* kNumBatchesTracked = "num_batches_tracked";
+
+// Weights are what --init-from loads; the other kinds belong to resuming a run.
+enum class SlotKind : std::uint8_t { Weight, Counter, Optimizer };
+
+// One tensor that the session's checkpoint holds, and where its data lives in the session.
+struct Slot {
+  std::string name;
+  SlotKind kind = SlotKind::Weight;
+  TensorDType dtype = TensorDType::F32;
+  std::vector<std::int64_t> shape;
+  void* device = nullptr;  // null for a Counter, which has no storage in the session
+  std::size_t bytes = 0;
+};
+
+std::vector<std::int64_t> dims(const runtime::Shape& shape) {
+  std::vector<std::int64_t> out;
+  out.reserve(static_cast<std::size_t>(shape.rank()));
+  for (int axis = 0; axis < shape.rank(); ++axis) out.push_back(shape[axis]);
+  return out;
+}
+
+std::vector<Slot> slots_of(graph::Session& session) {
+  const graph::Graph& graph = session.graph();
+  const graph::ParameterStore& store = session.executor().parameters();
+  std::vector<Slot> slots;
+  for (graph::NodeId id = 0; id < static_cast<graph::NodeId>(graph.nodes().size()); ++id) {
+    bool has_counter = false;
+    for (std::size_t index : store.of_node(id)) {
+      const graph::Parameter& p = store.all()[index];
+      slots.push_back({p.name, SlotKind::Weight, TensorDType::F32, dims(p.spec.shape),
+                       p.value.data(), p.value.bytes()});
+      has_counter = has_counter || p.spec.name == kNumBatchesTracked;
+    }
+    const graph::Node& node = graph.node(id);
+    if (std::holds_alternative<layers::BatchNorm2dSpec>(node.spec) && !has_counter) {
+      slots.push_back({node.name + "." + kNumBatchesTracked,
+                       SlotKind::Counter,
+                       TensorDType::I64,
+                       {},
+                       nullptr,
+                       sizeof(std::int64_t)});
+    }
+  }
+  for (const graph::Parameter& p : store.all()) {
+    if (!p.trainable()) continue;
+    slots.push_back({momentum_buffer_name(p.name), SlotKind::Optimizer, TensorDType::F32,
+                     dims(p.spec.shape), p.velocity.data(), p.velocity.bytes()});
+  }
+  return slots;
+}
+
+std::string describe(TensorDType dtype, const std::vector<std::int64_t>& shape) {
+  return std::string(dtype_name(dtype)) + " " + shape_string(shape);
+}
+
+// weights_only ignores what resuming needs, wherever the file came from.
+bool ignored(const std::string& name, const LoadOptions& options) {
+  const auto ends_with = [&](const std::string& suffix) {
+    return name.size() >= suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return options.weights_only &&
+         (name.rfind("optimizer.", 0) == 0 || ends_with(std::string(".") + kNumBatchesTracked));
+}
+
+// Every difference between the file and the session, or nothing; one line each.
+std::vector<std::string> differences(const std::vector<Slot>& slots, const SafetensorsFile& file,
+                                     const LoadOptions& options) {
+  std::map<std::string, const SafetensorsTensor*> found;
+  for (const SafetensorsTensor& t : file.tensors) found[t.name] = &t;
+  std::vector<std::string> lines;
+  std::map<std::string, bool> expected;
+  for (const Slot& slot : slots) {
+    if (ignored(slot.name, options)) continue;
+    expected[slot.name] = true;
+    const auto it = found.find(slot.name);
+    if (it == found.end()) {
+      lines.push_back("missing " + slot.name + " (expected " + describe(slot.dtype, slot.shape) +
+                      ")");
+    } else if (it->second->dtype != slot.dtype || it->second->shape != slot.shape) {
+      lines.push_back("mismatched " + slot.name + ": expected " + describe(slot.dtype, slot.shape) +
+                      ", found " + describe(it->second->dtype, it->second->shape));
+    }
+  }
+  for (const SafetensorsTensor& t : file.tensors) {
+    if (expected.count(t.name) == 0 && !ignored(t.name, options)) {
+      lines.push_back("unexpected " + t.name + " (found " + describe(t.dtype, t.shape) + ")");
+    }
+  }
+  return lines;
+}
+
+template <typename Int>
+Int parse_int(const std::map<std::string, std::string>& metadata, const char* key,
+              const std::string& source) {
+  const auto it = metadata.find(key);
+  Int value = 0;
+  if (it == metadata.end()) return value;
+  const std::string& text = it->second;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) {
+    throw CheckpointError("checkpoint " + source + ": __metadata__ " + key + " is \"" + text +
+                          "\", not an integer");
+  }
+  return value;
+}
+
+CheckpointState state_of(const SafetensorsFile& file, const std::string& source,
+                         const LoadOptions& options) {
+  if (!options.weights_only && file.metadata.count(kIterationKey) == 0) {
+    throw CheckpointError("checkpoint " + source + ": no " + kIterationKey +
+                          " in __metadata__, so it cannot resume a run (load it weights-only)");
+  }
+  CheckpointState state;
+  state.iteration = parse_int<std::int64_t>(file.metadata, kIterationKey, source);
+  state.seed = parse_int<std::uint64_t>(file.metadata, kSeedKey, source);
+  const auto config = file.metadata.find(kConfigKey);
+  if (config != file.metadata.end()) state.config_json = config->second;
+  if (state.iteration < 0) {
+    throw CheckpointError("checkpoint " + source + ": negative " + kIterationKey);
+  }
+  return state;
+}
+
+}  // namespace
+
+std::string momentum_buffer_name(const std::string& parameter) {
+  return "optimizer." + parameter + ".momentum_buffer";
+}
+
+void save_checkpoint(const std::filesystem::path& path, graph::Session& session,
+                     const CheckpointState& state, const WriteProgress& progress) {
+  const std::vector<Slot> slots = slots_of(session);
+  // Before the first step a velocity holds no value yet (the first update overwrites it).
+  const bool velocities_set = session.executor().steps() > 0;
+  SafetensorsFile file;
+  file.tensors.reserve(slots.size());
+  runtime::Stream& compute = session.context().compute();
+  for (const Slot& slot : slots) {
+    SafetensorsTensor& t = file.tensors.emplace_back();
+    t.name = slot.name;
+    t.dtype = slot.dtype;
+    t.shape = slot.shape;
+    t.data.resize(slot.bytes);  // zeros
+    if (slot.kind == SlotKind::Counter) {
+      std::memcpy(t.data.data(), &state.iteration, sizeof(state.iteration));
+    } else if (slot.kind == SlotKind::Weight || velocities_set) {
+      compute.copy_async(t.data.data(), slot.device, slot.bytes);
+    }
+  }
+  compute.synchronize();
+  file.metadata = {{kFormatKey, kFormat},
+                   {kIterationKey, std::to_string(state.iteration)},
+                   {kSeedKey, std::to_string(state.seed)},
+                   {kConfigKey, state.config_json}};
+  write_safetensors(path, file, progress);
+}
+
+CheckpointState load_checkpoint(const std::filesystem::path& path, graph::Session& session,
+                                const LoadOptions& options) {
+  const std::string source = "'" + path.string() + "'";
+  const SafetensorsFile file = read_safetensors(path, /*require_checksum=*/!options.weights_only);
+  CheckpointState state = state_of(file, source, options);
+  const std::vector<Slot> slots = slots_of(session);
+  const std::vector<std::string> lines = differences(slots, file, options);
+  if (!lines.empty()) {
+    std::ostringstream what;
+    what << "checkpoint " << source << " does not match the network (" << lines.size()
+         << (lines.size() == 1 ? " difference" : " differences") << "):";
+    for (const std::string& line : lines) what << "\n  " << line;
+    throw CheckpointError(what.str());
+  }
+  std::map<std::string, const SafetensorsTensor*> found;
+  for (const SafetensorsTensor& t : file.tensors) found[t.name] = &t;
+  runtime::Stream& compute = session.context().compute();
+  for (const Slot& slot : slots) {
+    // A Counter is derived from the iteration: nothing in the session stores it.
+    if (slot.kind == SlotKind::Counter || ignored(slot.name, options)) continue;
+    compute.copy_async(slot.device, found.at(slot.name)->data.data(), slot.bytes);
+  }
+  compute.synchronize();
+  if (!options.weights_only) session.executor().set_steps(state.iteration);
+  return state;
+}
+
+}  // namespace vdnn::models
