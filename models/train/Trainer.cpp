@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "graph/MemoryCheck.hpp"
+#include "models/train/Checkpoint.hpp"
 #include "models/train/Divergence.hpp"
 #include "runtime/HostMemory.hpp"
 
@@ -61,6 +62,37 @@ const StepRecord& Trainer::step() {
   check_loss_finite(r.loss, it, total, r.lr);
   if (options_.check_gradients) check_gradients_finite(*session_, it, total, gradient_scratch_);
   return history_.back();
+}
+
+void Trainer::save(const std::filesystem::path& path) {
+  save_checkpoint(path, *session_,
+                  {iteration(), options_.session.executor.seed, options_.config_json});
+}
+
+void Trainer::resume(const std::filesystem::path& path) {
+  if (!history_.empty() || start_ != 0) {
+    throw runtime::InvalidArgument("resume " + path.string() + ": the run has already started");
+  }
+  const CheckpointState state = load_checkpoint(path, *session_);
+  if (state.seed != options_.session.executor.seed) {
+    throw runtime::InvalidArgument(
+        "resume " + path.string() + ": it was trained with seed " + std::to_string(state.seed) +
+        ", this run has seed " + std::to_string(options_.session.executor.seed) +
+        "; the data would differ (pass --seed " + std::to_string(state.seed) + ")");
+  }
+  // The data stream is a function of the seed and the batches drawn: draw the trained ones again.
+  const std::int64_t batch = session_->graph().batch();
+  float* staging = session_->executor().input_staging();
+  for (std::int64_t i = 0; i < state.iteration; ++i) {
+    dataset_->next_batch(batch, staging, labels_.data());
+  }
+  start_ = state.iteration;
+}
+
+void Trainer::init_from(const std::filesystem::path& path) {
+  LoadOptions options;
+  options.weights_only = true;
+  load_checkpoint(path, *session_, options);
 }
 
 void Trainer::on_step(StepCallback callback) { callbacks_.push_back(std::move(callback)); }

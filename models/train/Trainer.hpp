@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -22,6 +23,7 @@ struct TrainerOptions {
   std::string data = "synthetic";  // synthetic | cifar10:DIR (see make_dataset)
   graph::LrSchedule schedule;      // the learning rate of each step
   bool check_gradients = false;    // throw Diverged at the first non-finite parameter gradient
+  std::string config_json;         // recorded verbatim in every checkpoint's metadata
 };
 
 /// What one step did, as metrics.jsonl records it.
@@ -59,9 +61,22 @@ class Trainer {
   /// Registers `callback`, called after every step in registration order.
   void on_step(StepCallback callback);
 
-  /// Steps taken so far.
-  std::int64_t iteration() const noexcept { return static_cast<std::int64_t>(history_.size()); }
-  /// Every step's record, in order.
+  /// Writes a checkpoint of the run so far (models/train/Checkpoint: parameters, BatchNorm
+  /// statistics, velocities, the iteration; atomically). Throws CheckpointError.
+  void save(const std::filesystem::path& path);
+  /// Continues the run `path` recorded: loads it whole and advances the data stream past the
+  /// batches already trained, so the steps that follow are bitwise those of an uninterrupted run.
+  /// Only before the first step. Throws CheckpointError, runtime::InvalidArgument.
+  void resume(const std::filesystem::path& path);
+  /// Starts from the weights (and BatchNorm statistics) in `path`, e.g. written by PyTorch with
+  /// the same names; optimizer state and iteration start afresh. Throws CheckpointError.
+  void init_from(const std::filesystem::path& path);
+
+  /// Steps trained so far (a resumed run counts the checkpoint's).
+  std::int64_t iteration() const noexcept {
+    return start_ + static_cast<std::int64_t>(history_.size());
+  }
+  /// Every step's record since construction (or resume), in order.
   const std::vector<StepRecord>& history() const noexcept { return history_; }
   graph::Session& session() noexcept { return *session_; }
   const graph::Session& session() const noexcept { return *session_; }
@@ -74,6 +89,7 @@ class Trainer {
   std::unique_ptr<graph::Session> session_;
   std::vector<std::int32_t> labels_;
   std::vector<float> gradient_scratch_;
+  std::int64_t start_ = 0;  // the iteration a resumed run started from
   std::vector<StepRecord> history_;
   std::vector<StepCallback> callbacks_;
 };

@@ -13,6 +13,7 @@
 #include "layers/Registry.hpp"
 #include "models/ConfigLoader.hpp"
 #include "models/train/Trainer.hpp"
+#include "tools/cli/CheckpointFiles.hpp"
 #include "tools/cli/OutputDir.hpp"
 #include "tools/cli/PlanJson.hpp"
 #include "tools/cli/Progress.hpp"
@@ -47,6 +48,57 @@ void write_layer_times(const std::filesystem::path& path, const graph::Graph& g,
 
 }  // namespace
 
+namespace {
+
+void add_checkpoint_options(CLI::App& cmd, TrainOptions& o) {
+  cmd.add_option("--checkpoint-every", o.checkpoint_every,
+                 "Write OUT/checkpoints/iter-N.safetensors every N steps and at the end")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  cmd.add_option("--keep", o.keep, "Checkpoints kept (the newest)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
+  cmd.add_option("--resume", o.resume,
+                 "Continue from a checkpoint (PATH, or latest: the newest good one under OUT) up "
+                 "to --iters in total");
+  cmd.add_option("--init-from", o.init_from,
+                 "Start from these weights (safetensors, PyTorch names), optimizer afresh")
+      ->excludes("--resume");
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// --resume and --init-from, before the first step.
+void restore(models::Trainer& trainer, const TrainOptions& o, const std::filesystem::path& out) {
+  if (!o.init_from.empty()) trainer.init_from(o.init_from);
+  if (o.resume.empty()) return;
+  const std::filesystem::path from =
+      o.resume == "latest" ? latest_good_checkpoint(out) : std::filesystem::path(o.resume);
+  trainer.resume(from);
+  if (trainer.iteration() >= o.iters) {
+    throw runtime::InvalidArgument("--resume " + from.string() + " is at iteration " +
+                                   std::to_string(trainer.iteration()) + " and --iters is " +
+                                   std::to_string(o.iters) + ": nothing is left to train");
+  }
+  std::cerr << "vdnn: resumed from " << from.string() << " at iteration " << trainer.iteration()
+            << "\n";
+}
+
+// Every --checkpoint-every steps and after the last: a checkpoint, then the oldest beyond --keep
+// go.
+void checkpoint_if_due(models::Trainer& trainer, const TrainOptions& o,
+                       const std::filesystem::path& out) {
+  const std::int64_t it = trainer.iteration();
+  if (o.checkpoint_every == 0 || (it % o.checkpoint_every != 0 && it != o.iters)) return;
+  std::filesystem::create_directories(checkpoint_path(out, it).parent_path());
+  trainer.save(checkpoint_path(out, it));
+  prune_checkpoints(out, o.keep);
+}
+
+}  // namespace
+
 CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
   CLI::App* cmd = app.add_subcommand("train", "Train a network defined in a JSON config");
   cmd->add_option("--config", o.config, "Network config (JSON)")->required();
@@ -73,6 +125,7 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
                 "gradient back each step)");
   cmd->add_flag("--profile-layers", o.profile_layers,
                 "Time every layer with events; writes layers.json (the last step)");
+  add_checkpoint_options(*cmd, o);
   return cmd;
 }
 
@@ -120,10 +173,13 @@ int run_train(const TrainOptions& o) {
   const graph::NetworkDef def = models::load_network(o.config);
   const std::filesystem::path out = o.out.empty() ? "runs/" + def.name : o.out;
   prepare_output_dir(out);
-  models::Trainer trainer(def, o.batch,
-                          trainer_options(o.run, o.policy, o.mem_budget, o.iters,
-                                          o.profile_layers || !o.trace.empty()));
-  std::ofstream metrics(out / "metrics.jsonl");
+  models::TrainerOptions options =
+      trainer_options(o.run, o.policy, o.mem_budget, o.iters, o.profile_layers || !o.trace.empty());
+  options.config_json = file_text(o.config);
+  models::Trainer trainer(def, o.batch, std::move(options));
+  restore(trainer, o, out);
+  // A resumed run appends to the metrics of the run it continues.
+  std::ofstream metrics(out / "metrics.jsonl", o.resume.empty() ? std::ios::trunc : std::ios::app);
   if (!metrics) throw runtime::Error("cannot write " + (out / "metrics.jsonl").string());
   const bool managed = trainer.session().plan().memory == graph::DeviceMemory::Managed;
   TransferSeries transfers;
@@ -142,7 +198,10 @@ int run_train(const TrainOptions& o) {
     metrics << row.dump() << "\n";
     progress.update(r.iteration + 1, r.loss, r.accuracy, r.images_per_s);
   });
-  while (trainer.iteration() < o.iters) trainer.step();
+  while (trainer.iteration() < o.iters) {
+    trainer.step();
+    checkpoint_if_due(trainer, o, out);
+  }
 
   graph::Session& session = trainer.session();
   if (o.profile_layers) write_layer_times(out / "layers.json", session.graph(), session.executor());

@@ -17,12 +17,16 @@ struct TrainOptions {
   std::string config;
   std::int64_t batch = 32;
   std::int64_t iters = 100;
-  std::string out;                  // default: runs/<network name>
-  std::string policy = "baseline";  // graph::policy_names()
-  std::string mem_budget;           // e.g. 6GiB; empty: all the device can give
-  bool profile_layers = false;      // layers.json: device time per layer, last step
-  bool check_gradients = false;     // exit 4 at the first non-finite parameter gradient
-  std::string trace;                // Chrome Trace Event JSON of the last step
+  std::string out;                    // default: runs/<network name>
+  std::string policy = "baseline";    // graph::policy_names()
+  std::string mem_budget;             // e.g. 6GiB; empty: all the device can give
+  bool profile_layers = false;        // layers.json: device time per layer, last step
+  bool check_gradients = false;       // exit 4 at the first non-finite parameter gradient
+  std::string trace;                  // Chrome Trace Event JSON of the last step
+  std::int64_t checkpoint_every = 0;  // write a checkpoint every N steps and at the end; 0: none
+  std::int64_t keep = 3;              // checkpoints kept under OUT/checkpoints
+  std::string resume;                 // PATH or "latest": continue that run up to --iters
+  std::string init_from;              // weights (PyTorch names) to start from
   RunOptions run;
 };
 
