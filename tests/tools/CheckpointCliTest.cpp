@@ -140,5 +140,58 @@ TEST(CheckpointCli, KillNineAtRandomMomentsNeverLeavesABadCheckpoint) {
   EXPECT_NO_THROW(static_cast<void>(latest_good_checkpoint(out)));
 }
 
+// Waits for `pid` and returns its exit code (-1 when a signal killed it).
+int exit_code(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Waits (up to a minute) until the run in `out` has logged `steps` steps, so that its signal
+// handlers are in place.
+void wait_for_steps(const std::filesystem::path& out, std::size_t steps) {
+  for (int i = 0; i < 600 && losses(out).size() < steps; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+TEST(CheckpointCli, SigintFinishesTheStepWritesACheckpointAndExitsWith5) {
+  const auto out = test::temp_dir("ckpt-sigint");
+  const pid_t pid = spawn(train_args(out, 100000));
+  ASSERT_GT(pid, 0);
+  wait_for_steps(out, 3);
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  EXPECT_EQ(exit_code(pid), kExitInterrupted);
+  const auto checkpoints = checkpoints_newest_first(out);
+  ASSERT_EQ(checkpoints.size(), 1U);
+  const auto file = models::read_safetensors(checkpoints.front(), true);
+  const std::string iteration = file.metadata.at("vdnn.iteration");
+  EXPECT_EQ(std::to_string(losses(out).size()), iteration);  // every step done is in it
+  EXPECT_EQ(checkpoints.front(), checkpoint_path(out, std::stoll(iteration)));
+  const auto run = test::vdnn(train_args(out, std::stoll(iteration) + 2) + " --resume latest");
+  EXPECT_EQ(run.code, kExitOk) << run.output;
+}
+
+TEST(CheckpointCli, ASecondSignalExitsAtOnceAndKeepsTheLastGoodCheckpoint) {
+  const auto out = test::temp_dir("ckpt-sigint-twice");
+  // Batch 64: a step of a few hundred milliseconds, so the second signal comes mid-step.
+  const pid_t pid =
+      spawn("train --config " + test::config("resnet20-cifar.json") +
+            " --device cpu --batch 64 --iters 100000 --checkpoint-every 1 --out " + out.string());
+  ASSERT_GT(pid, 0);
+  wait_for_steps(out, 1);
+  // Into the next step (seconds long), past its predecessor's checkpoint.
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  // Apart, or the kernel may merge them into one pending signal.
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  EXPECT_EQ(exit_code(pid), 128 + SIGTERM);
+  ASSERT_FALSE(checkpoints_newest_first(out).empty());
+  for (const auto& path : checkpoints_newest_first(out)) {
+    EXPECT_NO_THROW(static_cast<void>(models::read_safetensors(path, true))) << path;
+  }
+}
+
 }  // namespace
 }  // namespace vdnn::tools

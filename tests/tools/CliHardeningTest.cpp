@@ -102,10 +102,11 @@ TEST(CliHardening, InputBeyondTheMachinesMemoryExitsWith3NamingTheTensors) {
 
 TEST(CliHardening, ReadmeDocumentsEveryExitCode) {
   // Each code has a row in README.md's table and a test that runs vdnn into it: 0, 1 and 2 in
-  // CliTest.cpp, 3 in CliTest.cpp and above, 4 above.
+  // CliTest.cpp, 3 in CliTest.cpp and above, 4 above, 5 in CheckpointCliTest.cpp.
   std::ifstream in(std::string(VDNN_SOURCE_DIR) + "/README.md");
   const std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  for (const int code : {kExitOk, kExitRuntimeError, kExitUsage, kExitDoesNotFit, kExitDiverged}) {
+  for (const int code : {kExitOk, kExitRuntimeError, kExitUsage, kExitDoesNotFit, kExitDiverged,
+                         kExitInterrupted}) {
     EXPECT_NE(readme.find("| `" + std::to_string(code) + "` | "), std::string::npos) << code;
   }
 }

@@ -7,6 +7,7 @@
 #include "models/ConfigLoader.hpp"
 #include "models/train/Divergence.hpp"
 #include "runtime/Error.hpp"
+#include "tools/cli/StopSignal.hpp"
 
 namespace vdnn::tools {
 
@@ -28,6 +29,9 @@ int report_error(const std::exception_ptr& error) noexcept {
   } catch (const models::Diverged& e) {
     std::cerr << "vdnn: diverged: " << e.what() << "\n";
     return kExitDiverged;
+  } catch (const Interrupted& e) {
+    std::cerr << "vdnn: interrupted: " << e.what() << "\n";
+    return kExitInterrupted;
   } catch (const std::exception& e) {
     std::cerr << "vdnn: error: " << e.what() << "\n";
     return kExitRuntimeError;

@@ -11,6 +11,7 @@ enum ExitCode : int {
   kExitUsage = 2,         // bad command line, bad config, bad option value
   kExitDoesNotFit = 3,    // the network does not fit the memory budget or the machine
   kExitDiverged = 4,      // training stopped at a non-finite loss
+  kExitInterrupted = 5,   // SIGINT/SIGTERM: the step finished, a checkpoint was written
 };
 
 /// Prints `error` to stderr with a prefix saying what kind of problem it is and returns the

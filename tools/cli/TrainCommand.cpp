@@ -18,6 +18,7 @@
 #include "tools/cli/PlanJson.hpp"
 #include "tools/cli/Progress.hpp"
 #include "tools/cli/RunJson.hpp"
+#include "tools/cli/StopSignal.hpp"
 #include "tools/cli/TraceWriter.hpp"
 
 namespace vdnn::tools {
@@ -95,6 +96,21 @@ void checkpoint_if_due(models::Trainer& trainer, const TrainOptions& o,
   std::filesystem::create_directories(checkpoint_path(out, it).parent_path());
   trainer.save(checkpoint_path(out, it));
   prune_checkpoints(out, o.keep);
+}
+
+// A signal asked to stop: the step has finished; checkpoint it (whatever --checkpoint-every
+// says), then stop with Interrupted.
+[[noreturn]] void stop_now(models::Trainer& trainer, const TrainOptions& o,
+                           const std::filesystem::path& out, const StopSignal& stop) {
+  const std::filesystem::path path = checkpoint_path(out, trainer.iteration());
+  if (!std::filesystem::exists(path)) {
+    std::filesystem::create_directories(path.parent_path());
+    trainer.save(path);
+    prune_checkpoints(out, o.keep);
+  }
+  throw Interrupted(stop.name() + " after iteration " + std::to_string(trainer.iteration()) +
+                    " of " + std::to_string(o.iters) + "; checkpoint " + path.string() +
+                    " (continue with --resume latest)");
 }
 
 }  // namespace
@@ -198,9 +214,11 @@ int run_train(const TrainOptions& o) {
     metrics << row.dump() << "\n";
     progress.update(r.iteration + 1, r.loss, r.accuracy, r.images_per_s);
   });
+  const StopSignal stop;
   while (trainer.iteration() < o.iters) {
     trainer.step();
     checkpoint_if_due(trainer, o, out);
+    if (stop.requested()) stop_now(trainer, o, out, stop);
   }
 
   graph::Session& session = trainer.session();
