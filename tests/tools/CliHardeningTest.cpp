@@ -105,8 +105,8 @@ TEST(CliHardening, ReadmeDocumentsEveryExitCode) {
   // CliTest.cpp, 3 in CliTest.cpp and above, 4 above, 5 in CheckpointCliTest.cpp.
   std::ifstream in(std::string(VDNN_SOURCE_DIR) + "/README.md");
   const std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  for (const int code : {kExitOk, kExitRuntimeError, kExitUsage, kExitDoesNotFit, kExitDiverged,
-                         kExitInterrupted}) {
+  for (const int code :
+       {kExitOk, kExitRuntimeError, kExitUsage, kExitDoesNotFit, kExitDiverged, kExitInterrupted}) {
     EXPECT_NE(readme.find("| `" + std::to_string(code) + "` | "), std::string::npos) << code;
   }
 }

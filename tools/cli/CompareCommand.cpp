@@ -91,9 +91,10 @@ std::string device_description(layers::Backend backend, int ordinal) {
   return "cuda (" + runtime::cuda_device_name(ordinal) + ")";
 }
 
-// The searches' view of the machine: the managed-memory guard's limit and the dataset.
-FitLimits machine_limits(const CompareOptions& o, const graph::NetworkDef& def) {
-  const models::TrainerOptions t = trainer_options(o.run, "baseline", "", 1, false);
+// The searches' view of the machine (`t`: the run's options): the managed-memory guard's limit
+// and the dataset.
+FitLimits machine_limits(const CompareOptions& o, const models::TrainerOptions& t,
+                         const graph::NetworkDef& def) {
   FitLimits l;
   l.backend = t.session.backend;
   if (l.backend == layers::Backend::Cuda) {
@@ -171,8 +172,8 @@ int run_compare(const CompareOptions& o) {
                         : CompareMode::MaxBatch;
   Comparison comparison(std::move(header), setup);
   if (matrix) run_matrix(comparison, def, s);
-  if (o.max_batch) run_max_batch(comparison, def, s, machine_limits(o, def));
-  if (sweep) run_depth_sweep(comparison, ladder, o.max_depth, s, machine_limits(o, def));
+  if (o.max_batch) run_max_batch(comparison, def, s, machine_limits(o, t, def));
+  if (sweep) run_depth_sweep(comparison, ladder, o.max_depth, s, machine_limits(o, t, def));
   std::cout << "vdnn: compared " << comparison.results().cells.size() << " cells; results in "
             << out.string() << "/ (results.csv, results.json, report.html)\n";
   comparison.check_outcome();
