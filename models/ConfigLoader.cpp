@@ -321,7 +321,7 @@ graph::NetworkDef parse_network(const std::string& json_text, const std::string&
   return parse_network(json_text, source_name, config::kMaxLayers);
 }
 
-graph::NetworkDef load_network(const std::string& path) {
+std::string read_config_file(const std::string& path) {
   std::error_code error;
   const std::uintmax_t size = std::filesystem::file_size(path, error);
   if (error) throw ConfigError(path, "", "cannot read the file: " + error.message());
@@ -335,7 +335,11 @@ graph::NetworkDef load_network(const std::string& path) {
   if (!in.read(text.data(), static_cast<std::streamsize>(size))) {
     throw ConfigError(path, "", "cannot read the file");
   }
-  return parse_network(text, path);
+  return text;
+}
+
+graph::NetworkDef load_network(const std::string& path) {
+  return parse_network(read_config_file(path), path);
 }
 
 }  // namespace vdnn::models

@@ -18,6 +18,9 @@ namespace vdnn::models {
 /// Shapes, tensor sizes and the loss layer are checked by Graph::build. Thread-safe.
 graph::NetworkDef load_network(const std::string& path);
 
+/// The text of the config file at `path`. Throws ConfigError when it cannot be read or is larger
+/// than a config may be.
+std::string read_config_file(const std::string& path);
 /// As load_network, for config text already in memory; `source_name` stands for the file in
 /// messages and origins.
 graph::NetworkDef parse_network(const std::string& json_text, const std::string& source_name);

@@ -92,6 +92,9 @@ void ResidentTensor::prefetch(MemoryResource& device) {
   device_ = take(device, "device memory");
   gate_->record(context_.compute());
   context_.prefetch().wait(*gate_);
+  // The copy back reads what the offload copy writes: nothing else orders the two copy streams
+  // when a map is prefetched soon after its offload (Note [Stream choreography]).
+  context_.prefetch().wait(*offloaded_);
   timed(context_.prefetch(), *prefetch_started_, *prefetched_,
         [&](Stream& s) { s.copy_async(device_.data(), pinned_.data(), bytes()); });
   residency_ = Residency::Prefetching;

@@ -1,4 +1,5 @@
-// The folder layering tools -> models -> graph -> layers -> runtime: fails on any upward include.
+// The folder layering tools -> models -> graph -> layers -> runtime, with the public API
+// (models/api) above models: fails on any upward include.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -37,6 +38,30 @@ TEST(Layering, NoUpwardIncludes) {
     }
   }
   EXPECT_GT(files, 20);  // the walk really saw the tree
+}
+
+// The public API (models/api, headers <vdnn/...>) sits above models/: nothing below it and
+// nothing in tools/ includes it, so the library's internals never depend on their own facade.
+TEST(Layering, PublicApiIsOnTop) {
+  const std::regex api_re(R"re(^\s*#\s*include\s*(<vdnn/|"models/api/))re");
+  const fs::path api = fs::path(VDNN_SOURCE_DIR) / "models" / "api";
+  int files = 0;
+  for (const char* folder : {"runtime", "layers", "graph", "models", "tools"}) {
+    for (const auto& entry : fs::recursive_directory_iterator(fs::path(VDNN_SOURCE_DIR) / folder)) {
+      if (!entry.is_regular_file()) continue;
+      if (entry.path().string().rfind(api.string(), 0) == 0) continue;
+      const std::string ext = entry.path().extension().string();
+      if (ext != ".hpp" && ext != ".cpp" && ext != ".cu" && ext != ".cuh") continue;
+      ++files;
+      std::ifstream in(entry.path());
+      std::string line;
+      while (std::getline(in, line)) {
+        EXPECT_FALSE(std::regex_search(line, api_re))
+            << entry.path().string() << " includes the public API: " << line;
+      }
+    }
+  }
+  EXPECT_GT(files, 20);
 }
 
 }  // namespace

@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <string>
+#include <thread>
 
 #include "runtime/cpu/CpuContext.hpp"
 #include "runtime/memory/PoolMemoryResource.hpp"
@@ -46,6 +48,42 @@ TEST(ResidentTensor, RoundTripThroughPinnedMemoryKeepsTheData) {
   context.prefetch().synchronize();
   // The pools hold the tensor's events until they retire them (Note [Deferred frees]).
   device.retire_completed();
+  pinned.retire_completed();
+}
+
+// A prefetch issued while the offload copy is still queued must wait for it: the copy back reads
+// the pinned buffer the offload writes (a map offloaded just before the loss and prefetched right
+// after it once read stale data).
+TEST(ResidentTensor, PrefetchWaitsForAnUnfinishedOffload) {
+  cpu::CpuContext context;
+  PoolMemoryResource device(context.device_upstream(), 1 << 16);
+  PoolMemoryResource pinned(context.pinned_upstream(), 1 << 16);
+  ResidentTensor t("x", Shape{32}, context);
+  t.allocate(device);
+  float* data = t.view().as<float>();
+  context.compute().enqueue([data] {
+    for (int i = 0; i < 32; ++i) data[i] = static_cast<float>(i);
+  });
+  // The offload stream is busy for a while, and the prefetch takes memory from another pool so
+  // that the host does not wait for the released block (and with it for the offload).
+  context.offload().enqueue([] { std::this_thread::sleep_for(std::chrono::milliseconds(100)); });
+  t.offload(pinned);
+  t.release(/*poison=*/false);
+  PoolMemoryResource other_device(context.device_upstream(), 1 << 16);
+  t.prefetch(other_device);
+  t.await_prefetch();
+  const float* back = t.view().as<float>();
+  float sum = 0.0f;
+  context.compute().enqueue([back, &sum] {
+    for (int i = 0; i < 32; ++i) sum += back[i];
+  });
+  context.compute().synchronize();
+  EXPECT_EQ(sum, 496.0f);
+  t.free(/*poison=*/false);
+  context.offload().synchronize();
+  context.prefetch().synchronize();
+  device.retire_completed();
+  other_device.retire_completed();
   pinned.retire_completed();
 }
 

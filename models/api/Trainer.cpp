@@ -1,0 +1,132 @@
+// vdnn::Trainer: the public face of models::Trainer (configuration, stats, errors).
+#include <vdnn/Error.hpp>
+#include <vdnn/Trainer.hpp>
+
+#include <algorithm>
+#include <utility>
+
+#include "graph/Plan.hpp"
+#include "layers/Registry.hpp"
+#include "models/api/NetworkDefinition.hpp"
+#include "models/api/PublicErrors.hpp"
+#include "models/train/Trainer.hpp"
+#include "runtime/Device.hpp"
+
+namespace vdnn {
+namespace {
+
+layers::Backend resolve_backend(Backend backend) {
+  switch (backend) {
+    case Backend::Cpu:
+      return layers::Backend::Cpu;
+    case Backend::Cuda:
+      return layers::Backend::Cuda;
+    case Backend::Auto:
+      break;
+  }
+  return cuda_available() ? layers::Backend::Cuda : layers::Backend::Cpu;
+}
+
+models::TrainerOptions trainer_options(const TrainerConfig& c, const std::string& config_json) {
+  if (c.batch <= 0) throw InvalidArgument("batch must be positive, got " + std::to_string(c.batch));
+  if (c.total_steps <= 0) {
+    throw InvalidArgument("total_steps must be positive, got " + std::to_string(c.total_steps));
+  }
+  models::TrainerOptions t;
+  t.data = c.data;
+  t.schedule.policy = graph::parse_lr_policy(c.lr_schedule);
+  t.schedule.base_lr = c.learning_rate;
+  t.schedule.total_steps = c.total_steps;
+  t.schedule.step_size = std::max<std::int64_t>(1, c.total_steps / 3);  // as `vdnn train`
+  t.check_gradients = c.check_gradients;
+  t.config_json = config_json;
+  graph::SessionOptions& s = t.session;
+  s.backend = resolve_backend(c.backend);
+  s.device = c.device;
+  s.policy = graph::parse_policy(c.policy);
+  s.budget_bytes = c.memory_budget;
+  s.deterministic = c.deterministic;
+  s.allow_tf32 = c.tf32;
+  s.executor.seed = c.seed;
+  s.executor.momentum = c.momentum;
+  s.executor.weight_decay = c.weight_decay;
+  return t;
+}
+
+StepStats step_stats(const models::StepRecord& r) {
+  StepStats s;
+  s.iteration = r.iteration;
+  s.loss = r.loss;
+  s.accuracy = r.accuracy;
+  s.learning_rate = r.lr;
+  s.milliseconds = r.ms;
+  s.images_per_second = r.images_per_s;
+  s.peak_device_bytes = r.peak_device_bytes;
+  s.offloaded_bytes = r.transfers.offloaded_bytes;
+  s.prefetched_bytes = r.transfers.prefetched_bytes;
+  return s;
+}
+
+}  // namespace
+
+bool cuda_available() noexcept {
+  return layers::has_backend(layers::Backend::Cuda) && runtime::cuda_device_count() > 0;
+}
+
+std::vector<std::string> policy_names() { return graph::policy_names(); }
+
+struct Trainer::Run {
+  TrainerConfig config;
+  models::Trainer trainer;
+
+  Run(const Network& network, const TrainerConfig& c)
+      : config(c),
+        trainer(network.definition().def, c.batch,
+                trainer_options(c, network.definition().config_json)) {}
+};
+
+Trainer::Trainer(const Network& network, const TrainerConfig& config)
+    : run_(api::translate_errors([&] { return std::make_unique<Run>(network, config); })) {}
+
+Trainer::Trainer(Trainer&&) noexcept = default;
+Trainer& Trainer::operator=(Trainer&&) noexcept = default;
+Trainer::~Trainer() = default;
+
+StepStats Trainer::step() {
+  return api::translate_errors([&] { return step_stats(run_->trainer.step()); });
+}
+
+void Trainer::on_step(std::function<void(const StepStats&)> callback) {
+  run_->trainer.on_step(
+      [callback = std::move(callback)](const models::StepRecord& r) { callback(step_stats(r)); });
+}
+
+std::int64_t Trainer::iteration() const noexcept { return run_->trainer.iteration(); }
+
+MemoryStats Trainer::memory() const {
+  return api::translate_errors([&] {
+    const graph::MemoryReport m = run_->trainer.session().executor().memory();
+    return MemoryStats{m.device_capacity, m.device_peak, m.pinned_capacity, m.pinned_peak};
+  });
+}
+
+Backend Trainer::backend() const noexcept {
+  return run_->trainer.options().session.backend == layers::Backend::Cuda ? Backend::Cuda
+                                                                          : Backend::Cpu;
+}
+
+const TrainerConfig& Trainer::config() const noexcept { return run_->config; }
+
+void Trainer::save(const std::string& path) {
+  api::translate_errors([&] { run_->trainer.save(path); });
+}
+
+void Trainer::resume(const std::string& path) {
+  api::translate_errors([&] { run_->trainer.resume(path); });
+}
+
+void Trainer::init_from(const std::string& path) {
+  api::translate_errors([&] { run_->trainer.init_from(path); });
+}
+
+}  // namespace vdnn

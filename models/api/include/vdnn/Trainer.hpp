@@ -1,0 +1,115 @@
+// Training from C++: a Trainer runs one network under one memory policy and budget, one step per
+// call, and saves, resumes and initializes from safetensors checkpoints.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <vdnn/Export.hpp>
+#include <vdnn/Network.hpp>
+
+namespace vdnn {
+
+enum class Backend : std::uint8_t {
+  Auto,  // CUDA when this build has it and a device is present, else the CPU
+  Cpu,   // Eigen kernels; device memory is emulated in host memory, policies behave the same
+  Cuda,  // cuDNN and cuBLAS on `TrainerConfig::device`
+};
+
+/// True when this build has the CUDA backend and a CUDA device is present.
+VDNN_EXPORT bool cuda_available() noexcept;
+
+/// The memory policies `TrainerConfig::policy` accepts: "baseline", "vdnn-all", "vdnn-conv",
+/// "vdnn-dyn", "uvm", "uvm-evict", "uvm-prefetch" (README.md explains each).
+VDNN_EXPORT std::vector<std::string> policy_names();
+
+/// Everything a training run needs besides the network. The defaults are those of `vdnn train`.
+struct TrainerConfig {
+  std::int64_t batch = 32;
+  Backend backend = Backend::Auto;
+  int device = 0;                        // CUDA device ordinal
+  std::string policy = "baseline";       // one of policy_names()
+  std::uint64_t memory_budget = 0;       // device bytes for the run; 0: what the device has free
+  std::string data = "synthetic";        // "synthetic" or "cifar10:DIR" (CIFAR-10 binary files)
+  std::uint64_t seed = 0;                // parameters and data order
+  double learning_rate = 0.1;            // constant; see lr_schedule
+  std::string lr_schedule = "constant";  // "constant", "step" (x0.1 every third) or "cosine"
+  std::int64_t total_steps = 100;        // what "step" and "cosine" schedule over
+  double momentum = 0.9;
+  double weight_decay = 5e-4;
+  bool deterministic = false;    // CUDA: deterministic kernels only (bitwise repeatable)
+  bool tf32 = true;              // CUDA: TF32 tensor-core math in convolutions
+  bool check_gradients = false;  // throw Diverged at the first non-finite gradient
+};
+
+/// What one step did.
+struct StepStats {
+  std::int64_t iteration = 0;  // zero-based
+  double loss = 0.0;
+  double accuracy = 0.0;  // of this batch, before the update
+  double learning_rate = 0.0;
+  double milliseconds = 0.0;  // host wall time of the step
+  double images_per_second = 0.0;
+  std::uint64_t peak_device_bytes = 0;  // measured by the run's own allocator, since the start
+  std::uint64_t offloaded_bytes = 0;    // copied to pinned host memory in this step
+  std::uint64_t prefetched_bytes = 0;   // copied back in this step
+};
+
+/// Device and pinned host memory of the run, measured by its allocators.
+struct MemoryStats {
+  std::uint64_t device_capacity = 0;  // the device pool: the budget, or what the plan needs
+  std::uint64_t device_peak = 0;      // the most bytes on the device at once, parameters included
+  std::uint64_t pinned_capacity = 0;  // the pinned pool offloaded feature maps go to
+  std::uint64_t pinned_peak = 0;
+};
+
+/// Owns one training run: its device memory, parameters, optimizer state and data stream. Many
+/// trainers may live in one process, one after another or side by side (nothing is global).
+/// Not thread-safe: one thread drives a trainer.
+class VDNN_EXPORT Trainer {
+ public:
+  /// Plans the run and allocates its memory. Throws InvalidArgument (a bad config value, an
+  /// unknown policy, the CUDA backend in a build without it), NetworkError (a shape that does not
+  /// fit at this batch), DoesNotFit (the budget, the host or the device is too small),
+  /// OutOfMemory, DataError (a dataset file), DeviceError.
+  Trainer(const Network& network, const TrainerConfig& config);
+  Trainer(Trainer&&) noexcept;
+  Trainer& operator=(Trainer&&) noexcept;
+  /// Waits for the run's queued device work; never throws.
+  ~Trainer();
+
+  /// Trains one iteration (next batch, forward, backward, SGD update), then calls every step
+  /// callback. Throws Diverged when the loss is not finite (after the callbacks saw the step),
+  /// DataError, OutOfMemory, DeviceError.
+  StepStats step();
+  /// Calls `callback` after every step, in registration order. Exceptions it throws pass through
+  /// step().
+  void on_step(std::function<void(const StepStats&)> callback);
+  /// Steps trained so far (a resumed run counts the checkpoint's).
+  std::int64_t iteration() const noexcept;
+  MemoryStats memory() const;
+  /// The backend the run uses (Backend::Auto resolved).
+  Backend backend() const noexcept;
+  const TrainerConfig& config() const noexcept;
+
+  /// Writes a safetensors checkpoint of the run (parameters, BatchNorm statistics, momentum
+  /// buffers, iteration, seed, network) atomically: a crash never leaves a damaged file at
+  /// `path`. Throws CheckpointError.
+  void save(const std::string& path);
+  /// Continues the run `path` recorded, so that the following steps are bitwise those of an
+  /// uninterrupted run (same network, batch, seed and data). Only before the first step. Throws
+  /// CheckpointError (damaged, or not this network: every difference listed), InvalidArgument.
+  void resume(const std::string& path);
+  /// Starts from the weights and BatchNorm statistics of `path` (e.g. saved by PyTorch with the
+  /// same names); optimizer state and iteration start afresh. Throws CheckpointError.
+  void init_from(const std::string& path);
+
+ private:
+  struct Run;
+  std::unique_ptr<Run> run_;
+};
+
+}  // namespace vdnn

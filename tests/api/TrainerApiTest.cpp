@@ -1,0 +1,140 @@
+// The public training API: steps, callbacks, memory, checkpoints and errors, on the CPU backend
+// (and on CUDA where a device is present).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vdnn/Error.hpp>
+#include <vdnn/Trainer.hpp>
+#include <vector>
+
+#include "api/TinyNetwork.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+vdnn::TrainerConfig cpu_config(const std::string& policy = "baseline") {
+  vdnn::TrainerConfig config;
+  config.batch = 4;
+  config.backend = vdnn::Backend::Cpu;
+  config.policy = policy;
+  config.seed = 7;
+  return config;
+}
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("vdnn-api-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::vector<double> losses(vdnn::Trainer& trainer, int steps) {
+  std::vector<double> out;
+  for (int i = 0; i < steps; ++i) out.push_back(trainer.step().loss);
+  return out;
+}
+
+TEST(TrainerApi, StepsCallBackAndMeasureMemory) {
+  vdnn::Trainer trainer(vdnn::testing::tiny_resnet("tiny"), cpu_config("vdnn-all"));
+  EXPECT_EQ(trainer.backend(), vdnn::Backend::Cpu);
+  std::vector<std::int64_t> seen;
+  trainer.on_step([&](const vdnn::StepStats& s) { seen.push_back(s.iteration); });
+  for (int i = 0; i < 3; ++i) {
+    const vdnn::StepStats s = trainer.step();
+    EXPECT_TRUE(std::isfinite(s.loss));
+    EXPECT_GT(s.peak_device_bytes, 0U);
+    EXPECT_GT(s.offloaded_bytes, 0U);  // vdnn-all moves the feature maps out and back
+    EXPECT_EQ(s.offloaded_bytes, s.prefetched_bytes);
+  }
+  EXPECT_EQ(seen, (std::vector<std::int64_t>{0, 1, 2}));
+  EXPECT_EQ(trainer.iteration(), 3);
+  const vdnn::MemoryStats m = trainer.memory();
+  EXPECT_GT(m.device_peak, 0U);
+  EXPECT_LE(m.device_peak, m.device_capacity);
+  EXPECT_GT(m.pinned_peak, 0U);
+}
+
+TEST(TrainerApi, PoliciesGiveTheSameLossesAndTrainersCoexist) {
+  const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");
+  vdnn::Trainer baseline(network, cpu_config("baseline"));
+  vdnn::Trainer offload(network, cpu_config("vdnn-all"));
+  EXPECT_EQ(losses(baseline, 4), losses(offload, 4));
+}
+
+TEST(TrainerApi, ResumeContinuesBitwise) {
+  const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");
+  const fs::path dir = scratch("resume");
+  vdnn::Trainer straight(network, cpu_config());
+  const std::vector<double> all = losses(straight, 6);
+
+  vdnn::Trainer first(network, cpu_config());
+  losses(first, 3);
+  first.save((dir / "ckpt.safetensors").string());
+  vdnn::Trainer second(network, cpu_config());
+  second.resume((dir / "ckpt.safetensors").string());
+  EXPECT_EQ(second.iteration(), 3);
+  EXPECT_EQ(losses(second, 3), std::vector<double>(all.begin() + 3, all.end()));
+  EXPECT_THROW(second.resume((dir / "ckpt.safetensors").string()), vdnn::InvalidArgument);
+}
+
+TEST(TrainerApi, CheckpointErrorsAreTyped) {
+  const fs::path dir = scratch("errors");
+  vdnn::Trainer trainer(vdnn::testing::tiny_resnet("tiny"), cpu_config());
+  EXPECT_THROW(trainer.resume((dir / "missing.safetensors").string()), vdnn::CheckpointError);
+
+  vdnn::NetworkBuilder other("other", 3, 8, 8, 10);
+  const vdnn::Tensor x = other.conv2d("conv1", other.input(), 4, 3, 1, 1);
+  vdnn::Trainer small(
+      other.softmax_cross_entropy("loss", other.linear("fc", other.flatten("flatten", x), 10)),
+      cpu_config());
+  small.save((dir / "other.safetensors").string());
+  try {
+    trainer.init_from((dir / "other.safetensors").string());
+    FAIL() << "expected CheckpointError";
+  } catch (const vdnn::CheckpointError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("conv1.weight"), std::string::npos) << what;  // wrongly shaped
+    EXPECT_NE(what.find("bn1.weight"), std::string::npos) << what;    // missing
+  }
+}
+
+TEST(TrainerApi, ConfigErrorsAreTyped) {
+  const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");
+  vdnn::TrainerConfig config = cpu_config("no-such-policy");
+  try {
+    vdnn::Trainer trainer(network, config);
+    FAIL() << "expected InvalidArgument";
+  } catch (const vdnn::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("vdnn-all"), std::string::npos) << e.what();
+  }
+  config = cpu_config("vdnn-all");
+  config.memory_budget = 1024;
+  EXPECT_THROW(vdnn::Trainer(network, config), vdnn::DoesNotFit);
+  config = cpu_config();
+  config.batch = 0;
+  EXPECT_THROW(vdnn::Trainer(network, config), vdnn::InvalidArgument);
+  config = cpu_config();
+  config.data = "cifar10:/nonexistent";
+  EXPECT_THROW(vdnn::Trainer(network, config), vdnn::InvalidArgument);  // 8x8 images
+  const vdnn::Network cifar =
+      vdnn::Network::from_file(std::string(VDNN_SOURCE_DIR) + "/configs/resnet20-cifar.json");
+  EXPECT_THROW(vdnn::Trainer(cifar, config), vdnn::DataError);
+}
+
+TEST(TrainerApiGpu, CudaMatchesTheCpuFirstLoss) {
+  if (!vdnn::cuda_available()) GTEST_SKIP() << "no CUDA device";
+  const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");
+  vdnn::TrainerConfig config = cpu_config("vdnn-all");
+  config.backend = vdnn::Backend::Auto;
+  config.deterministic = true;
+  config.tf32 = false;
+  vdnn::Trainer gpu(network, config);
+  EXPECT_EQ(gpu.backend(), vdnn::Backend::Cuda);
+  vdnn::Trainer cpu(network, cpu_config("vdnn-all"));
+  EXPECT_NEAR(gpu.step().loss, cpu.step().loss, 1e-4);
+}
+
+}  // namespace
