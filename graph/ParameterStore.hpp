@@ -15,7 +15,7 @@ namespace vdnn::graph {
 
 /// One parameter (or buffer) of one node. grad and velocity are empty for buffers.
 struct Parameter {
-  std::string name;  // "<node>.<param>", e.g. "stage2.017.conv2.weight" (PyTorch style)
+  std::string name;  // "<node>.<param>", e.g. "layer2.17.conv2.weight" (PyTorch style)
   NodeId node = 0;
   layers::ParamSpec spec;
   runtime::Buffer value;

@@ -62,11 +62,10 @@ void check_arity(const Cursor& layer, const layers::LayerSpec& spec, std::size_t
   layer.fail(message + " (by default, the previous layer); list them in \"inputs\"");
 }
 
-// "stage2.017": repetition indices are zero-padded to the digits of the repeat count, at least 3.
-std::string repetition_prefix(const std::string& block, std::int64_t repeat, std::int64_t index) {
-  const std::size_t width = std::max<std::size_t>(3, std::to_string(repeat).size());
-  const std::string digits = std::to_string(index);
-  return block + "." + std::string(width - digits.size(), '0') + digits;
+// "stage2.17": the block's name and the repetition index, unpadded as PyTorch's nn.Sequential
+// indices are ("layer1.0.conv1"), so that tensor names match torchvision's state_dict keys.
+std::string repetition_prefix(const std::string& block, std::int64_t index) {
+  return block + "." + std::to_string(index);
 }
 
 template <typename Value>
@@ -176,7 +175,7 @@ class NetworkBuilder {
     }
     std::string output = inputs.front();
     for (std::int64_t r = 0; r < repeat; ++r) {
-      output = expand(tmpl, repetition_prefix(name, repeat, r), r == 0 ? first : params, output);
+      output = expand(tmpl, repetition_prefix(name, r), r == 0 ? first : params, output);
     }
     produced_[name] = output;
     previous_ = output;
@@ -277,7 +276,7 @@ class NetworkBuilder {
     }
     ref.fail("unknown input \"" + name +
              "\"; an input is \"input\", an earlier layer or block, or an earlier expanded layer "
-             "such as \"block.000.layer\"");
+             "such as \"block.0.layer\"");
   }
 
   // A reference inside a repetition of a template: "$in" or an earlier layer of the template.

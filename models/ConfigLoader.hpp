@@ -10,7 +10,9 @@
 
 namespace vdnn::models {
 
-/// Reads and expands the network config at `path`. Every layer attribute a config leaves out keeps
+/// Reads and expands the network config at `path`. Repetition r of block B names its layers
+/// "B.r.LOCAL", r unpadded as PyTorch's indices ("layer1.0.downsample.0"); top-level names have
+/// no dots, so expanded names cannot collide. Every layer attribute a config leaves out keeps
 /// its default from layers/LayerSpec.hpp. Each LayerDef::origin is "PATH at /json/pointer" so that
 /// graph::Graph::build errors name the file and the place too. Throws ConfigError (unreadable
 /// file, malformed JSON, unknown key or layer type, wrong value type or range, missing required

@@ -161,13 +161,14 @@ Json resnet(ZooInput input, std::int64_t depth) {
   Json conv2 = conv("conv2", "$width", 3);
   conv2["stride"] = "$stride";
   conv2["padding"] = 1;
-  Json downsample = layer("downsample", "conv2d");
+  // "downsample.0": the shortcut is PyTorch's nn.Sequential(conv1x1), as in bearpaw's preresnet.
+  Json downsample = layer("downsample.0", "conv2d");
   downsample["inputs"] = Json::array({"$in"});
   downsample["when"] = "$project";
-  downsample.update(conv("downsample", "$out", 1));
+  downsample.update(conv("downsample.0", "$out", 1));
   downsample["stride"] = "$stride";
   Json add = layer("add", "add");
-  add["inputs"] = Json::array({"conv3", "downsample"});
+  add["inputs"] = Json::array({"conv3", "downsample.0"});
   for (Json& l :
        std::vector<Json>{bn1, relu1, conv("conv1", "$width", 1), layer("bn2", "batchnorm2d"),
                          layer("relu2", "relu"), conv2, layer("bn3", "batchnorm2d"),
@@ -190,8 +191,7 @@ Json resnet(ZooInput input, std::int64_t depth) {
     if (s > 0) first["stride"] = 2;
     first["project"] = true;
     if (s == 0 && !cifar) first["preact"] = false;  // the stem ends with BN-ReLU
-    Json stage = block((cifar ? "stage" : "layer") + std::to_string(s + 1), "preact_bottleneck",
-                       stages[s], params);
+    Json stage = block("layer" + std::to_string(s + 1), "preact_bottleneck", stages[s], params);
     stage["first"] = first;
     layers.push_back(stage);
   }
@@ -207,7 +207,9 @@ Json resnet(ZooInput input, std::int64_t depth) {
       "; the first block of each stage has a 1x1 conv shortcut on the block input, as in the "
       "common PyTorch port (bearpaw/pytorch-classification preresnet)" +
       (cifar ? "" : ", and skips its pre-activation after the conv-BN-ReLU-maxpool stem") +
-      "; a final BN-ReLU before the pooling";
+      "; a final BN-ReLU before the pooling; module names as in that port (layerN.i.bn1 ... "
+      "conv3, layerN.0.downsample.0, bn, fc" +
+      (cifar ? ")" : "), with torchvision's stem names (conv1, bn1)");
   return network("resnet" + std::to_string(depth) + (cifar ? "-cifar" : ""), input, description,
                  Json{{"preact_bottleneck", bottleneck}}, std::move(layers));
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # GPU test entry point (run it on the GPU machine): builds in Release, runs the whole gpu-labelled
-# suite, then compute-sanitizer (memcheck, racecheck, synccheck) on a small network's training
-# steps under vdnn-all, and prints a summary. Needs only what the GPU machine has plus the source
-# tree (CLI11 can come in .deps/: set VDNN_PREFIX_PATH=$PWD/.deps/usr).
+# suite and the torch-labelled one (checkpoints against PyTorch), then compute-sanitizer (memcheck,
+# racecheck, synccheck) on a small network's training steps under vdnn-all, and prints a summary.
+# Needs only what the GPU machine has plus the source tree (CLI11 can come in .deps/: set
+# VDNN_PREFIX_PATH=$PWD/.deps/usr).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${VDNN_BUILD_DIR:-build-gpu}
@@ -23,6 +24,14 @@ fi
 ctest --test-dir "$build" -L gpu --output-on-failure >"$log/ctest-gpu.log" 2>&1
 gpu_status=$?
 results+=("gpu tests: $(grep -E 'tests passed|tests failed' "$log/ctest-gpu.log" | tail -1)")
+
+# Checkpoints against the PyTorch modules (torch; torchvision for ResNet-50). It skips where torch
+# is not importable: the summary says so rather than counting it as passed.
+ctest --test-dir "$build" -L torch --output-on-failure >"$log/ctest-torch.log" 2>&1
+torch_status=$?
+torch_skipped=$(grep -c "(Skipped)" "$log/ctest-torch.log")
+results+=("torch tests: $(grep -E 'tests passed|tests failed' "$log/ctest-torch.log" | tail -1)$(
+  [ "$torch_skipped" -eq 0 ] || echo "; $torch_skipped SKIPPED (torch not importable)")")
 
 sanitizer=${COMPUTE_SANITIZER:-compute-sanitizer}
 train=("$build/bin/vdnn" train --device cuda --config configs/resnet20-cifar.json --batch 8 --iters 2
@@ -48,8 +57,8 @@ results+=("compute-sanitizer memcheck (uvm-prefetch): exit $status; ${summary:-n
 
 echo "== gpu-check summary =="
 for r in "${results[@]}"; do echo "  $r"; done
-if [ $gpu_status -ne 0 ] || [ $san_status -ne 0 ]; then
-  grep -E "Failed|FAILED|\*\*\*" "$log/ctest-gpu.log" | head -20
+if [ $gpu_status -ne 0 ] || [ $torch_status -ne 0 ] || [ $san_status -ne 0 ]; then
+  grep -E "Failed|FAILED|\*\*\*" "$log/ctest-gpu.log" "$log/ctest-torch.log" | head -20
   echo "gpu-check: FAILED (logs in $log/)"
   exit 1
 fi

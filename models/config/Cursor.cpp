@@ -30,6 +30,8 @@ std::string interval(const RealRange& r) {
   return out.str();
 }
 
+constexpr std::size_t kMaxNameChars = 128;
+
 bool is_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
          c == '-';
@@ -115,12 +117,32 @@ std::string Cursor::as_string() const {
 }
 
 std::string Cursor::as_name() const {
-  constexpr std::size_t kMaxNameChars = 128;
   std::string name = as_string();
   if (name.empty() || name.size() > kMaxNameChars ||
       !std::all_of(name.begin(), name.end(), is_name_char)) {
     fail("expected a name of 1 to " + std::to_string(kMaxNameChars) +
          " letters, digits, '_' or '-', got " + quote(*value_));
+  }
+  return name;
+}
+
+std::string Cursor::as_dotted_name() const {
+  std::string name = as_string();
+  bool part_empty = true;  // the part being read has no character yet
+  bool valid = !name.empty() && name.size() <= kMaxNameChars;
+  for (const char c : name) {
+    if (c == '.') {
+      valid = valid && !part_empty;
+      part_empty = true;
+    } else {
+      valid = valid && is_name_char(c);
+      part_empty = false;
+    }
+  }
+  if (!valid || part_empty) {
+    fail("expected a name of 1 to " + std::to_string(kMaxNameChars) +
+         " letters, digits, '_' or '-', or such names joined by '.' (\"downsample.0\"), got " +
+         quote(*value_));
   }
   return name;
 }

@@ -31,7 +31,7 @@ using KeyNotes = std::map<std::string, std::string>;
 /// ConfigError saying what was expected and what was found.
 class Cursor {
  public:
-  /// `note` is shown after the pointer, e.g. "expanded as stage2.017.conv1".
+  /// `note` is shown after the pointer, e.g. "expanded as stage2.17.conv1".
   Cursor(const std::string& source, const Json& value, std::string pointer, std::string note = {},
          const KeyNotes* key_notes = nullptr);
 
@@ -61,6 +61,9 @@ class Cursor {
   std::string as_string() const;
   /// A string matching ^[A-Za-z0-9_-]+$ (layer, block and template names).
   std::string as_name() const;
+  /// Names as as_name joined by '.', 1 to 128 characters in all ("downsample.0"): the local names
+  /// of template layers, so that a repetition can name a layer as PyTorch names a submodule.
+  std::string as_dotted_name() const;
   std::int64_t as_int(std::int64_t lo, std::int64_t hi) const;
   /// An integer in [lo, hi] for both extents, or an array [h, w] of two such integers.
   layers::Pair as_pair(std::int64_t lo, std::int64_t hi) const;

@@ -62,7 +62,9 @@ Template read_template(std::string name, const Cursor& layers) {
     const Cursor layer = layers.at(i);
     if (!layer.json().is_object()) layer.fail("expected a layer (a JSON object)");
     const Cursor name_at = layer.required("name");
-    std::string local = name_at.as_name();
+    // Dots let a layer carry PyTorch's submodule path ("downsample.0"); expanded names stay
+    // unambiguous, as top-level names have none: "BLOCK.REPETITION.LOCAL".
+    std::string local = name_at.as_dotted_name();
     if (!seen.insert(local).second) {
       name_at.fail("duplicate layer name \"" + local + "\" in template \"" + tmpl.name + "\"");
     }

@@ -20,7 +20,7 @@ inline constexpr std::size_t kMaxLayers = std::size_t{1} << 20;
 struct Template {
   std::string name;
   Cursor layers;                         // the array of layer objects
-  std::vector<std::string> layer_names;  // local names, in order
+  std::vector<std::string> layer_names;  // local names, in order ("conv1", "downsample.0")
   std::map<std::string, Cursor> params;  // parameter name -> its first use
   bool used = false;
 };
@@ -32,8 +32,9 @@ struct ParamValue {
 };
 using ParamValues = std::map<std::string, ParamValue>;
 
-/// Reads the template at `layers` (a non-empty array of layer objects with unique literal names)
-/// and collects the parameters its values use. Throws ConfigError.
+/// Reads the template at `layers` (a non-empty array of layer objects with unique literal names,
+/// which may contain dots: Cursor::as_dotted_name) and collects the parameters its values use.
+/// Throws ConfigError.
 Template read_template(std::string name, const Cursor& layers);
 
 /// Checks that `value` (a "params" or "first" member) can be a parameter value: a string, number,

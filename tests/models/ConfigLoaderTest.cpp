@@ -77,21 +77,24 @@ TEST(ConfigLoader, ReadsLayersAttributesAndDefaults) {
   EXPECT_EQ(def.layers[1].origin, "net.json at /layers/1");
 }
 
-TEST(ConfigLoader, ExpandsRepetitionsWithDeterministicZeroPaddedNames) {
+TEST(ConfigLoader, ExpandsRepetitionsWithDeterministicUnpaddedNames) {
   const graph::NetworkDef def = parse_network(
       network(R"({"name": "stage2", "template": "pair", "repeat": 20}, )" + kHead,
               R"("pair": [{"name": "conv1", "type": "conv2d", "out_channels": 3, "kernel": 1},
                           {"name": "conv2", "type": "conv2d", "out_channels": 3, "kernel": 1}])"),
       kSource);
   ASSERT_EQ(def.layers.size(), 43u);
-  EXPECT_EQ(def.layers[0].name, "stage2.000.conv1");
+  // PyTorch's nn.Sequential indices: "layer1.0.conv1", never zero-padded.
+  EXPECT_EQ(def.layers[0].name, "stage2.0.conv1");
   EXPECT_EQ(def.layers[0].inputs, std::vector<std::string>{graph::kInputName});
-  const graph::LayerDef& conv2 = find_layer(def, "stage2.017.conv2");
-  EXPECT_EQ(conv2.inputs, std::vector<std::string>{"stage2.017.conv1"});
-  EXPECT_EQ(conv2.origin, "net.json at /templates/pair/1 (expanded as stage2.017.conv2)");
-  EXPECT_EQ(find_layer(def, "stage2.017.conv1").inputs,
-            std::vector<std::string>{"stage2.016.conv2"});
-  EXPECT_EQ(def.layers[40].inputs, std::vector<std::string>{"stage2.019.conv2"});
+  EXPECT_EQ(def.layers[2].name, "stage2.1.conv1");
+  EXPECT_EQ(def.layers[20].name, "stage2.10.conv1");
+  const graph::LayerDef& conv2 = find_layer(def, "stage2.17.conv2");
+  EXPECT_EQ(conv2.inputs, std::vector<std::string>{"stage2.17.conv1"});
+  EXPECT_EQ(conv2.origin, "net.json at /templates/pair/1 (expanded as stage2.17.conv2)");
+  EXPECT_EQ(find_layer(def, "stage2.17.conv1").inputs, std::vector<std::string>{"stage2.16.conv2"});
+  EXPECT_EQ(find_layer(def, "stage2.10.conv1").inputs, std::vector<std::string>{"stage2.9.conv2"});
+  EXPECT_EQ(def.layers[40].inputs, std::vector<std::string>{"stage2.19.conv2"});
   // The same text expands to the same names.
   EXPECT_EQ(
       parse_network(network(R"({"name": "stage2", "template": "pair", "repeat": 20}, )" + kHead,
@@ -104,13 +107,68 @@ TEST(ConfigLoader, ExpandsRepetitionsWithDeterministicZeroPaddedNames) {
       def.layers[35].name);
 }
 
-TEST(ConfigLoader, PadsRepetitionIndexToTheDigitsOfTheRepeatCount) {
+TEST(ConfigLoader, RepetitionIndexIsNotPaddedWhateverTheRepeatCount) {
   const graph::NetworkDef def =
       parse_network(network(R"({"name": "b", "template": "t", "repeat": 1000}, )" + kHead,
                             R"("t": [{"name": "relu", "type": "relu"}])"),
                     kSource);
-  EXPECT_EQ(def.layers[0].name, "b.0000.relu");
-  EXPECT_EQ(def.layers[999].name, "b.0999.relu");
+  EXPECT_EQ(def.layers[0].name, "b.0.relu");
+  EXPECT_EQ(def.layers[99].name, "b.99.relu");
+  EXPECT_EQ(def.layers[999].name, "b.999.relu");
+}
+
+// torchvision's shortcut: downsample = nn.Sequential(conv1x1, BatchNorm2d), whose tensors are
+// "layer1.0.downsample.0.weight" and "layer1.0.downsample.1.running_mean".
+TEST(ConfigLoader, TemplateLayerNamesMayHaveDotsAndBeReferredTo) {
+  const graph::NetworkDef def = parse_network(
+      network(R"({"name": "layer1", "template": "t", "repeat": 2,
+                  "params": {"project": false}, "first": {"project": true}},
+                 {"name": "tap", "type": "concat",
+                  "inputs": ["layer1.0.downsample.1", "layer1.1.downsample.1", "layer1"]}, )" +
+                  kHead,
+              R"("t": [{"name": "conv1", "type": "conv2d", "out_channels": 4, "kernel": 1},
+                       {"name": "downsample.0", "type": "conv2d", "inputs": ["$in"],
+                        "when": "$project", "out_channels": 4, "kernel": 1},
+                       {"name": "downsample.1", "type": "batchnorm2d", "when": "$project"},
+                       {"name": "add", "type": "add", "inputs": ["conv1", "downsample.1"]}])"),
+      kSource);
+  EXPECT_EQ(find_layer(def, "layer1.0.downsample.0").inputs,
+            std::vector<std::string>{graph::kInputName});
+  EXPECT_EQ(find_layer(def, "layer1.0.downsample.1").inputs,
+            std::vector<std::string>{"layer1.0.downsample.0"});
+  EXPECT_EQ(find_layer(def, "layer1.0.add").inputs,
+            (std::vector<std::string>{"layer1.0.conv1", "layer1.0.downsample.1"}));
+  EXPECT_THROW(find_layer(def, "layer1.1.downsample.0"), std::out_of_range);
+  // Left out, the shortcut stands for the repetition's input.
+  EXPECT_EQ(find_layer(def, "layer1.1.add").inputs,
+            (std::vector<std::string>{"layer1.1.conv1", "layer1.0.add"}));
+  EXPECT_EQ(find_layer(def, "tap").inputs,
+            (std::vector<std::string>{"layer1.0.downsample.1", "layer1.0.add", "layer1.1.add"}));
+  EXPECT_EQ(find_layer(def, "layer1.0.downsample.1").origin,
+            "net.json at /templates/t/2 (expanded as layer1.0.downsample.1)");
+}
+
+TEST(ConfigLoader, DotsOnlyJoinNamesAndOnlyInsideTemplates) {
+  const auto in_template = [](const std::string& name) {
+    return config_error(network(R"({"name": "b", "template": "t", "repeat": 1}, )" + kHead,
+                                R"("t": [{"name": ")" + name + R"(", "type": "relu"}])"));
+  };
+  for (const std::string& bad : {".a", "a.", "a..b", ".", "a.b c", "a/b"}) {
+    SCOPED_TRACE(bad);
+    const std::string e = in_template(bad);
+    EXPECT_TRUE(contains(e, "net.json at /templates/t/0/name: expected a name of 1 to 128"));
+    EXPECT_TRUE(contains(e, "or such names joined by '.'"));
+  }
+  EXPECT_TRUE(contains(in_template(std::string(120, 'a') + "." + std::string(8, 'b')),
+                       "expected a name of 1 to 128"));
+  // Top-level names have no dots, so "BLOCK.R.LOCAL" cannot be any other layer's name.
+  EXPECT_TRUE(contains(config_error(network(R"({"name": "a.0", "type": "relu"}, )" + kHead)),
+                       "net.json at /layers/0/name: expected a name of 1 to 128 letters"));
+  EXPECT_TRUE(
+      contains(config_error(network(
+                   R"({"name": "b", "template": "t", "repeat": 1}, )" + kHead,
+                   R"("t": [{"name": "x.0", "type": "relu"}, {"name": "x.0", "type": "relu"}])")),
+               "duplicate layer name \"x.0\" in template \"t\""));
 }
 
 // The residual template of the shipped ResNets: the projection exists in the first repetition
@@ -127,26 +185,24 @@ TEST(ConfigLoader, FirstOverridesParamsAndWhenLeavesLayersOut) {
                  {"name": "s", "template": "res", "repeat": 3,
                   "params": {"width": 6, "stride": 1, "project": false},
                   "first": {"stride": 2, "project": true}},
-                 {"name": "tap", "type": "concat", "inputs": ["s", "s.001.add", "s.002.proj"]}, )" +
+                 {"name": "tap", "type": "concat", "inputs": ["s", "s.1.add", "s.2.proj"]}, )" +
                                                           kHead,
                                                       kResidualTemplate),
                                               kSource);
   const auto stride = [&](const std::string& name) {
     return std::get<layers::Conv2dSpec>(find_layer(def, name).spec).stride;
   };
-  EXPECT_EQ(stride("s.000.conv"), (layers::Pair{2, 2}));
-  EXPECT_EQ(stride("s.000.proj"), (layers::Pair{2, 2}));
-  EXPECT_EQ(stride("s.001.conv"), (layers::Pair{1, 1}));
-  EXPECT_EQ(find_layer(def, "s.000.proj").inputs, std::vector<std::string>{"stem"});
-  EXPECT_EQ(find_layer(def, "s.000.add").inputs,
-            (std::vector<std::string>{"s.000.conv", "s.000.proj"}));
-  EXPECT_THROW(find_layer(def, "s.001.proj"), std::out_of_range);
-  EXPECT_EQ(find_layer(def, "s.001.conv").inputs, std::vector<std::string>{"s.000.add"});
-  EXPECT_EQ(find_layer(def, "s.001.add").inputs,
-            (std::vector<std::string>{"s.001.conv", "s.000.add"}));
+  EXPECT_EQ(stride("s.0.conv"), (layers::Pair{2, 2}));
+  EXPECT_EQ(stride("s.0.proj"), (layers::Pair{2, 2}));
+  EXPECT_EQ(stride("s.1.conv"), (layers::Pair{1, 1}));
+  EXPECT_EQ(find_layer(def, "s.0.proj").inputs, std::vector<std::string>{"stem"});
+  EXPECT_EQ(find_layer(def, "s.0.add").inputs, (std::vector<std::string>{"s.0.conv", "s.0.proj"}));
+  EXPECT_THROW(find_layer(def, "s.1.proj"), std::out_of_range);
+  EXPECT_EQ(find_layer(def, "s.1.conv").inputs, std::vector<std::string>{"s.0.add"});
+  EXPECT_EQ(find_layer(def, "s.1.add").inputs, (std::vector<std::string>{"s.1.conv", "s.0.add"}));
   // A block stands for its output; a left-out layer for its input.
   EXPECT_EQ(find_layer(def, "tap").inputs,
-            (std::vector<std::string>{"s.002.add", "s.001.add", "s.001.add"}));
+            (std::vector<std::string>{"s.2.add", "s.1.add", "s.1.add"}));
   EXPECT_EQ(find_layer(def, "pool").inputs, std::vector<std::string>{"tap"});
 }
 
@@ -199,7 +255,7 @@ TEST(ConfigLoader, RejectsUnknownKeyInTemplateLayerNamingTheExpansion) {
   const std::string e =
       config_error(network(R"({"name": "b", "template": "t", "repeat": 2}, )" + kHead,
                            R"("t": [{"name": "act", "type": "relu", "inplace": true}])"));
-  EXPECT_TRUE(contains(e, "net.json at /templates/t/0/inplace (expanded as b.000.act)"));
+  EXPECT_TRUE(contains(e, "net.json at /templates/t/0/inplace (expanded as b.0.act)"));
 }
 
 TEST(ConfigLoader, RejectsUnknownKeyInNestedObjects) {
@@ -255,7 +311,7 @@ TEST(ConfigLoader, RejectsWrongTypeThroughAParameterNamingWhereItWasSet) {
           kHead,
       kResidualTemplate));
   EXPECT_TRUE(contains(e,
-                       "net.json at /templates/res/0/stride (expanded as b.000.conv; $stride "
+                       "net.json at /templates/res/0/stride (expanded as b.0.conv; $stride "
                        "from /layers/0/first/stride): expected an integer"));
 }
 
@@ -335,7 +391,7 @@ TEST(ConfigLoader, RejectsDanglingInputs) {
       R"({"name": "b", "template": "t", "repeat": 1}, )" + kHead,
       R"("t": [{"name": "r", "type": "relu"}, {"name": "a", "type": "add", "inputs": ["r", "x"]}])"));
   EXPECT_TRUE(contains(e,
-                       "net.json at /templates/t/1/inputs/1 (expanded as b.000.a): unknown "
+                       "net.json at /templates/t/1/inputs/1 (expanded as b.0.a): unknown "
                        "input \"x\"; inside template \"t\" an input is \"$in\""));
   EXPECT_TRUE(contains(
       config_error(network(R"({"name": "r", "type": "relu", "inputs": ["$in"]}, )" + kHead)),
@@ -354,7 +410,7 @@ TEST(ConfigLoader, RejectsCyclesAsReferencesToLaterLayers) {
       config_error(network(R"({"name": "b", "template": "t", "repeat": 1}, )" + kHead,
                            R"("t": [{"name": "p", "type": "relu", "inputs": ["q"]},
                                     {"name": "q", "type": "relu", "inputs": ["p"]}])")),
-      "net.json at /templates/t/0/inputs/0 (expanded as b.000.p): \"q\" is not an earlier layer"));
+      "net.json at /templates/t/0/inputs/0 (expanded as b.0.p): \"q\" is not an earlier layer"));
 }
 
 TEST(ConfigLoader, RejectsWrongArity) {
@@ -379,7 +435,7 @@ TEST(ConfigLoader, RejectsWrongArity) {
       config_error(network(R"({"name": "b", "template": "t", "repeat": 1}, )" + kHead,
                            R"("t": [{"name": "a", "type": "add", "inputs": ["$in", "$in"],
                                      "when": false}])")),
-      "net.json at /templates/t/0/when (expanded as b.000.a): only a layer with exactly 1 input"));
+      "net.json at /templates/t/0/when (expanded as b.0.a): only a layer with exactly 1 input"));
 }
 
 TEST(ConfigLoader, RejectsDuplicateKeysAndNames) {
@@ -447,7 +503,7 @@ TEST(ConfigLoader, BadShapesFailInGraphBuildNamingFileAndPath) {
     graph::Graph::build(def, 2);
     ADD_FAILURE() << "a 9x9 kernel on an 8x8 input was accepted";
   } catch (const graph::GraphError& e) {
-    EXPECT_TRUE(contains(e.what(), "net.json at /templates/t/0 (expanded as b.000.c)"));
+    EXPECT_TRUE(contains(e.what(), "net.json at /templates/t/0 (expanded as b.0.c)"));
   }
 }
 

@@ -1,11 +1,13 @@
-// The shipped configs: each one builds and plans under every policy, parameter counts match the
-// reference implementations, depths match the papers, the generated ones are exactly what
-// `vdnn gen` writes, and the schema knows every layer type. Also the zoo generator's depth rules.
+// The shipped configs: each one builds and plans under every policy, parameter counts and ResNet
+// tensor names match the reference implementations, depths match the papers, the generated ones
+// are exactly what `vdnn gen` writes, and the schema knows every layer type. Also the zoo
+// generator's depth rules.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -212,16 +214,16 @@ TEST(Configs, ImageNetFeatureMapShapes) {
   };
   const graph::Graph resnet50 = build("resnet50.json");
   EXPECT_EQ(shape_of(resnet50, "maxpool"), runtime::Shape::nchw(2, 64, 56, 56));
-  EXPECT_EQ(shape_of(resnet50, "layer1.000.relu3"), runtime::Shape::nchw(2, 256, 56, 56));
-  EXPECT_EQ(shape_of(resnet50, "layer4.002.relu3"), runtime::Shape::nchw(2, 2048, 7, 7));
+  EXPECT_EQ(shape_of(resnet50, "layer1.0.relu3"), runtime::Shape::nchw(2, 256, 56, 56));
+  EXPECT_EQ(shape_of(resnet50, "layer4.2.relu3"), runtime::Shape::nchw(2, 2048, 7, 7));
   // torchvision's GoogLeNet pools in ceil mode: 112 -> 56 -> 28 -> 14 -> 7.
   const graph::Graph googlenet = build("googlenet.json");
   EXPECT_EQ(shape_of(googlenet, "pool1"), runtime::Shape::nchw(2, 64, 56, 56));
   EXPECT_EQ(shape_of(googlenet, "pool2"), runtime::Shape::nchw(2, 192, 28, 28));
-  EXPECT_EQ(shape_of(googlenet, "inception3b.000.concat"), runtime::Shape::nchw(2, 480, 28, 28));
+  EXPECT_EQ(shape_of(googlenet, "inception3b.0.concat"), runtime::Shape::nchw(2, 480, 28, 28));
   EXPECT_EQ(shape_of(googlenet, "pool3"), runtime::Shape::nchw(2, 480, 14, 14));
   EXPECT_EQ(shape_of(googlenet, "pool4"), runtime::Shape::nchw(2, 832, 7, 7));
-  EXPECT_EQ(shape_of(googlenet, "inception5b.000.concat"), runtime::Shape::nchw(2, 1024, 7, 7));
+  EXPECT_EQ(shape_of(googlenet, "inception5b.0.concat"), runtime::Shape::nchw(2, 1024, 7, 7));
 }
 
 TEST(Configs, ExpandedNamesAreDeterministic) {
@@ -230,14 +232,99 @@ TEST(Configs, ExpandedNamesAreDeterministic) {
   ASSERT_EQ(a.layers.size(), b.layers.size());
   for (std::size_t i = 0; i < a.layers.size(); ++i) EXPECT_EQ(a.layers[i].name, b.layers[i].name);
   const auto conv2 = std::find_if(a.layers.begin(), a.layers.end(), [](const graph::LayerDef& l) {
-    return l.name == "stage2.017.conv2";
+    return l.name == "layer2.17.conv2";
   });
   ASSERT_NE(conv2, a.layers.end());
-  EXPECT_EQ(conv2->inputs, std::vector<std::string>{"stage2.017.relu2"});
+  EXPECT_EQ(conv2->inputs, std::vector<std::string>{"layer2.17.relu2"});
   EXPECT_NE(conv2->origin.find("resnet1001-cifar.json at /templates/preact_bottleneck/5 "
-                               "(expanded as stage2.017.conv2)"),
+                               "(expanded as layer2.17.conv2)"),
             std::string::npos)
       << conv2->origin;
+}
+
+// The keys of the state_dict a checkpoint of `g` holds besides the optimizer's: "<layer>.<param>"
+// and, per batch norm, "<layer>.num_batches_tracked" (models/train/Checkpoint.cpp).
+std::set<std::string> state_dict_keys(const graph::Graph& g) {
+  std::set<std::string> keys;
+  for (graph::NodeId id = 0; id < static_cast<graph::NodeId>(g.nodes().size()); ++id) {
+    const graph::Node& n = g.node(id);
+    for (const layers::ParamSpec& p : layers::param_specs(n.spec, g.input_shapes(id))) {
+      keys.insert(n.name + "." + p.name);
+    }
+    if (std::holds_alternative<layers::BatchNorm2dSpec>(n.spec)) {
+      keys.insert(n.name + ".num_batches_tracked");
+    }
+  }
+  return keys;
+}
+
+void add_conv(std::set<std::string>& keys, const std::string& name) {
+  keys.insert(name + ".weight");
+}
+
+void add_bn(std::set<std::string>& keys, const std::string& name) {
+  for (const char* p : {"weight", "bias", "running_mean", "running_var", "num_batches_tracked"}) {
+    keys.insert(name + "." + p);
+  }
+}
+
+// torchvision.models.resnet.ResNet's state_dict keys, written out from its module names: `blocks`
+// per stage of BasicBlock (2 convs) or Bottleneck (3), downsample = Sequential(conv1x1, BN) in the
+// first block of every stage but, where `plain_first_stage`, the first.
+std::set<std::string> torchvision_resnet_keys(const std::vector<int>& blocks, int convs,
+                                              bool plain_first_stage) {
+  std::set<std::string> keys;
+  add_conv(keys, "conv1");
+  add_bn(keys, "bn1");
+  for (std::size_t s = 0; s < blocks.size(); ++s) {
+    for (int b = 0; b < blocks[s]; ++b) {
+      const std::string block = "layer" + std::to_string(s + 1) + "." + std::to_string(b);
+      for (int c = 1; c <= convs; ++c) {
+        add_conv(keys, block + ".conv" + std::to_string(c));
+        add_bn(keys, block + ".bn" + std::to_string(c));
+      }
+      if (b == 0 && !(s == 0 && plain_first_stage)) {
+        add_conv(keys, block + ".downsample.0");
+        add_bn(keys, block + ".downsample.1");
+      }
+    }
+  }
+  keys.insert("fc.weight");
+  keys.insert("fc.bias");
+  return keys;
+}
+
+TEST(Configs, ResNetTensorNamesAreTorchvisions) {
+  EXPECT_EQ(state_dict_keys(build("resnet18.json")),
+            torchvision_resnet_keys({2, 2, 2, 2}, 2, true));
+  const std::set<std::string> resnet50 = state_dict_keys(build("resnet50.json"));
+  EXPECT_EQ(resnet50.size(), 320u);  // len(torchvision.models.resnet50().state_dict())
+  EXPECT_EQ(resnet50, torchvision_resnet_keys({3, 4, 6, 3}, 3, false));
+  EXPECT_EQ(state_dict_keys(build("resnet152.json")),
+            torchvision_resnet_keys({3, 8, 36, 3}, 3, false));
+  // ResNet-20 is torchvision's ResNet class with BasicBlocks, 3 stages and a 16-channel stem.
+  EXPECT_EQ(state_dict_keys(build("resnet20-cifar.json")),
+            torchvision_resnet_keys({3, 3, 3}, 2, true));
+}
+
+TEST(ZooGenerator, PreactivationResNetNamesAreThoseOfItsPyTorchPort) {
+  // bearpaw/pytorch-classification preresnet(depth=11, block_name="Bottleneck"): a conv1 stem,
+  // blocks bn1 conv1 bn2 conv2 bn3 conv3 and downsample = Sequential(conv1x1) in each first block,
+  // then bn and fc.
+  std::set<std::string> expected;
+  add_conv(expected, "conv1");
+  for (int s = 1; s <= 3; ++s) {
+    const std::string block = "layer" + std::to_string(s) + ".0";
+    for (int c = 1; c <= 3; ++c) {
+      add_bn(expected, block + ".bn" + std::to_string(c));
+      add_conv(expected, block + ".conv" + std::to_string(c));
+    }
+    add_conv(expected, block + ".downsample.0");
+  }
+  add_bn(expected, "bn");
+  expected.insert("fc.weight");
+  expected.insert("fc.bias");
+  EXPECT_EQ(state_dict_keys(generated(ZooFamily::ResNet, ZooInput::Cifar, 11)), expected);
 }
 
 TEST(Configs, SchemaKnowsEveryLayerType) {

@@ -106,12 +106,12 @@ TEST(ResidentTensor, WrongTransitionsAndOutOfMemoryNameTheTensor) {
   cpu::CpuContext context;
   PoolMemoryResource device(context.device_upstream(), 1024);
   PoolMemoryResource pinned(context.pinned_upstream(), 1024);
-  ResidentTensor big("stage1.000.conv1", Shape{1024}, context);
+  ResidentTensor big("layer1.0.conv1", Shape{1024}, context);
   try {
     big.allocate(device);
     FAIL() << "expected OutOfMemory";
   } catch (const OutOfMemory& e) {
-    EXPECT_NE(std::string(e.what()).find("stage1.000.conv1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("layer1.0.conv1"), std::string::npos) << e.what();
     EXPECT_EQ(e.bytes_requested(), 4096u);
     EXPECT_EQ(e.bytes_limit(), 1024u);
   }

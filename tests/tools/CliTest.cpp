@@ -76,8 +76,8 @@ TEST(Cli, PlanShowsOffloadsAndPrefetchesOfVdnnAll) {
   const CliRun run =
       vdnn("plan --config " + config("resnet20-cifar.json") + " --batch 8 --policy vdnn-all");
   ASSERT_EQ(run.code, 0) << run.output;
-  EXPECT_NE(run.output.find("offload         stage1.000.relu1"), std::string::npos) << run.output;
-  EXPECT_NE(run.output.find("prefetch        stage1.000.relu1"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("offload         layer1.0.relu1"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("prefetch        layer1.0.relu1"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("predicted peak:"), std::string::npos) << run.output;
   const CliRun json = vdnn("plan --config " + config("resnet20-cifar.json") +
                            " --batch 8 --policy vdnn-conv --json");
@@ -152,13 +152,12 @@ TEST(Cli, PlanShowsEvictionsAndMigrations) {
   const CliRun run =
       vdnn("plan --config " + config("resnet20-cifar.json") + " --batch 8 --policy uvm-prefetch");
   ASSERT_EQ(run.code, 0) << run.output;
-  EXPECT_NE(run.output.find("evict           stage1.000.relu1"), std::string::npos) << run.output;
-  EXPECT_NE(run.output.find("migrate         stage1.000.relu1"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("evict           layer1.0.relu1"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("migrate         layer1.0.relu1"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("device memory:         managed"), std::string::npos) << run.output;
   const CliRun evict =
       vdnn("plan --config " + config("resnet20-cifar.json") + " --batch 8 --policy uvm-evict");
-  EXPECT_NE(evict.output.find("fault-in        stage1.000.relu1"), std::string::npos)
-      << evict.output;
+  EXPECT_NE(evict.output.find("fault-in        layer1.0.relu1"), std::string::npos) << evict.output;
 }
 
 TEST(Cli, TraceHasAThreadPerStreamEveryLayerAndCopyAndMemoryCounters) {
@@ -199,7 +198,7 @@ TEST(Cli, InspectReportsTorchvisionResNet50ParameterCount) {
   const CliRun run = vdnn("inspect --config " + config("resnet50.json") + " --batch 2");
   ASSERT_EQ(run.code, 0) << run.output;
   EXPECT_NE(run.output.find("total parameters: 25,557,032"), std::string::npos) << run.output;
-  EXPECT_NE(run.output.find("layer1.000.conv1"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("layer1.0.conv1"), std::string::npos) << run.output;
 }
 
 TEST(Cli, GenWritesAConfigThatBuildsAndMatchesTheShippedOne) {
