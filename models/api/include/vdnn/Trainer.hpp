@@ -34,8 +34,8 @@ struct TrainerConfig {
   std::string policy = "baseline";       // one of policy_names()
   std::uint64_t memory_budget = 0;       // device bytes for the run; 0: what the device has free
   std::string data = "synthetic";        // "synthetic" or "cifar10:DIR" (CIFAR-10 binary files)
-  std::uint64_t seed = 0;                // parameters and data order
-  double learning_rate = 0.1;            // constant; see lr_schedule
+  std::uint64_t seed = 1;                // parameters and data order
+  double learning_rate = 0.05;           // the base rate; see lr_schedule
   std::string lr_schedule = "constant";  // "constant", "step" (x0.1 every third) or "cosine"
   std::int64_t total_steps = 100;        // what "step" and "cosine" schedule over
   double momentum = 0.9;

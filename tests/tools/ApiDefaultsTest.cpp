@@ -1,0 +1,34 @@
+// The public API's TrainerConfig starts from the defaults of `vdnn train` (which keeps them in
+// TrainOptions and RunOptions): one set of defaults, checked here rather than copied silently.
+#include <gtest/gtest.h>
+
+#include <vdnn/Trainer.hpp>
+
+#include "tools/cli/TrainCommand.hpp"
+
+namespace vdnn::tools {
+namespace {
+
+TEST(ApiDefaults, TrainerConfigMatchesTheCommandLine) {
+  const vdnn::TrainerConfig api;
+  const TrainOptions cli;
+  EXPECT_EQ(api.batch, cli.batch);
+  EXPECT_EQ(api.total_steps, cli.iters);
+  EXPECT_EQ(api.policy, cli.policy);
+  EXPECT_EQ(api.memory_budget, 0U);
+  EXPECT_TRUE(cli.mem_budget.empty());
+  EXPECT_EQ(api.check_gradients, cli.check_gradients);
+  EXPECT_EQ(api.backend, vdnn::Backend::Auto);
+  EXPECT_EQ(cli.run.device, "auto");
+  EXPECT_EQ(api.data, cli.run.data);
+  EXPECT_EQ(api.seed, cli.run.seed);
+  EXPECT_EQ(api.learning_rate, cli.run.lr);
+  EXPECT_EQ(api.lr_schedule, cli.run.schedule);
+  EXPECT_EQ(api.momentum, cli.run.momentum);
+  EXPECT_EQ(api.weight_decay, cli.run.weight_decay);
+  EXPECT_EQ(api.deterministic, cli.run.deterministic);
+  EXPECT_EQ(api.tf32, cli.run.math == "tf32");
+}
+
+}  // namespace
+}  // namespace vdnn::tools
