@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "graph/MemoryCheck.hpp"
+#include "models/data/BatchLoader.hpp"
 #include "models/train/Checkpoint.hpp"
 #include "models/train/Divergence.hpp"
 #include "runtime/HostMemory.hpp"

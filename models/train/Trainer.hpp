@@ -14,10 +14,11 @@
 #include "graph/LrSchedule.hpp"
 #include "graph/NetworkDef.hpp"
 #include "graph/Session.hpp"
-#include "models/data/BatchLoader.hpp"
 #include "models/data/Dataset.hpp"
 
 namespace vdnn::models {
+
+class BatchLoader;
 
 /// Every default of a training run lives here (the CLI's defaults are set from its own options).
 struct TrainerOptions {
