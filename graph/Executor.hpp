@@ -1,8 +1,8 @@
 // Executor: runs training steps of a Graph exactly as its Plan says: forward in topological order,
 // backward in reverse, SGD; feature maps allocated, offloaded, prefetched, evicted, migrated and
-// freed by the plan's actions on the context's compute, offload and prefetch streams. See
-// Note [Offload lifetime], Note [Stream choreography] and Note [Managed memory] in
-// docs/ARCHITECTURE.md.
+// freed by the plan's actions on the context's compute, offload and prefetch streams; and
+// forward-only evaluation passes in the same pools. See Note [Offload lifetime], Note [Stream
+// choreography], Note [Managed memory] and Note [Evaluation memory] in docs/ARCHITECTURE.md.
 #pragma once
 
 #include <cstdint>

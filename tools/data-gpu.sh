@@ -11,8 +11,12 @@ out=${1:-data-gpu-out}
 build=${VDNN_BUILD_DIR:-build-gpu}
 mkdir -p "$out"
 cmake -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  ${VDNN_PREFIX_PATH:+-DCMAKE_PREFIX_PATH=$VDNN_PREFIX_PATH} >"$out/configure.log" 2>&1
-cmake --build "$build" -j "$(nproc)" --target vdnn >"$out/build.log" 2>&1
+  ${VDNN_PREFIX_PATH:+-DCMAKE_PREFIX_PATH=$VDNN_PREFIX_PATH} >"$out/configure.log" 2>&1 &&
+  cmake --build "$build" -j "$(nproc)" --target vdnn >"$out/build.log" 2>&1 || {
+  tail -30 "$out/configure.log" "$out/build.log"
+  echo "data-gpu: build FAILED"
+  exit 1
+}
 
 python3 - "$out/cifar" <<'PY'
 import os, random, sys
