@@ -23,6 +23,9 @@ namespace {
 
 bool managed(const Plan& plan) { return plan.memory == DeviceMemory::Managed; }
 
+// The phase timed() leaves untimed: evaluation keeps the last step's layer times.
+constexpr std::size_t kUntimed = 4;
+
 bool moves_data(Op op) {
   return op == Op::Offload || op == Op::Prefetch || op == Op::Evict || op == Op::Migrate;
 }
@@ -76,7 +79,6 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
       pinned_pool_(pinned_upstream_, plan.pinned_bytes),
       pinned_(pinned_pool_),
       params_(std::make_unique<ParameterStore>(graph, device_, options.seed, context.compute())),
-      staging_(pinned_upstream_, graph.input_shape().bytes(DType::F32)),
       label_staging_(pinned_upstream_,
                      static_cast<std::size_t>(graph.batch()) * sizeof(std::int32_t)),
       workspace_(device_, layers.workspace_bytes()),
@@ -86,6 +88,10 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
       step_done_(context.make_event(/*timing=*/true)),
       eviction_gate_(
           managed(plan) && plan.budget_bytes > 0 ? plan.budget_bytes - plan.resident_bytes : 0) {
+  VDNN_EXPECTS(options.input_slots >= 1, "an executor needs at least one input staging slot");
+  for (std::size_t i = 0; i < options.input_slots; ++i) {
+    staging_.emplace_back(pinned_upstream_, graph.input_shape().bytes(DType::F32));
+  }
   const float one = 1.0f;
   context.compute().copy_async(loss_seed_.data(), &one, sizeof(one));
   context.compute().synchronize();
@@ -145,23 +151,24 @@ TensorView Executor::workspace_view() const {
           DType::F32};
 }
 
-StepResult Executor::train_step(const float* images, const std::int32_t* labels, double lr) {
-  // Pinned, because a copy from pageable memory would wait for everything queued before it.
+float* Executor::input_staging(std::size_t slot) {
+  VDNN_EXPECTS(slot < staging_.size(), "input staging slot " + std::to_string(slot) +
+                                           " of an executor with " +
+                                           std::to_string(staging_.size()));
+  return static_cast<float*>(staging_[slot].data());
+}
+
+// Pinned, because a copy from pageable memory would wait for everything queued before it.
+void Executor::stage_labels(const std::int32_t* labels) {
   labels_ = static_cast<const std::int32_t*>(label_staging_.data());
   std::copy_n(labels, graph_.batch(), static_cast<std::int32_t*>(label_staging_.data()));
+}
+
+StepResult Executor::train_step(const float* images, const std::int32_t* labels, double lr) {
+  stage_labels(labels);
   try {
     step_started_->record(context_.compute());
-    for (std::size_t i = 0; i < plan_.actions.size(); ++i) {
-      const Action& action = plan_.actions[i];
-      if (managed(plan_)) gate_managed(action);
-      if (moves_data(action.op)) {
-        const ScopedRange range(context_, range_names_[i].c_str());
-        run(action, images);
-      } else {
-        run(action, images);
-      }
-      if (managed(plan_)) track_residency(action);
-    }
+    run_actions(plan_.actions, images, /*training=*/true);
     update(lr);
     step_done_->record(context_.compute());
     finish_step();
@@ -173,7 +180,48 @@ StepResult Executor::train_step(const float* images, const std::int32_t* labels,
   return {loss_stats_.loss, loss_stats_.accuracy};
 }
 
-void Executor::run(const Action& action, const float* images) {
+// Note [Evaluation memory]: the inference actions only allocate and free on the compute stream,
+// so synchronizing it ends the pass; the pools forget its frees as at the end of a step.
+StepResult Executor::evaluate(const float* images, const std::int32_t* labels) {
+  stage_labels(labels);
+  try {
+    run_actions(plan_.inference, images, /*training=*/false);
+    context_.compute().synchronize();
+    device_pool_.retire_completed();
+  } catch (...) {
+    abandon_step();
+    throw;
+  }
+  return {loss_stats_.loss, loss_stats_.accuracy};
+}
+
+void Executor::run_actions(const std::vector<Action>& actions, const float* images, bool training) {
+  for (std::size_t i = 0; i < actions.size(); ++i) {
+    const Action& action = actions[i];
+    if (managed(plan_)) gate_managed(action);
+    if (moves_data(action.op)) {  // only plan_.actions move data: range_names_ follows them
+      const ScopedRange range(context_, range_names_[i].c_str());
+      run(action, images, training);
+    } else {
+      run(action, images, training);
+    }
+    if (managed(plan_)) track_residency(action);
+  }
+}
+
+void Executor::upload_input(const float* images) {
+  const TensorView input = tensor(kNetworkInput).view();
+  const auto staged = std::find_if(staging_.begin(), staging_.end(),
+                                   [&](const Buffer& b) { return b.data() == images; });
+  const float* from = images;
+  if (staged == staging_.end()) {
+    std::copy_n(images, input.numel(), input_staging());
+    from = input_staging();
+  }
+  context_.compute().copy_async(input.data, from, input.bytes());
+}
+
+void Executor::run(const Action& action, const float* images, bool training) {
   const NodeId t = action.tensor;
   const bool poison = options_.poison_freed;
   switch (action.op) {
@@ -182,11 +230,9 @@ void Executor::run(const Action& action, const float* images) {
       break;
     case Op::Forward:
       if (t == kNetworkInput) {
-        const TensorView input = tensor(t).view();
-        if (images != input_staging()) std::copy_n(images, input.numel(), input_staging());
-        context_.compute().copy_async(input.data, input_staging(), input.bytes());
+        upload_input(images);
       } else {
-        forward(t);
+        forward(t, training);
       }
       break;
     case Op::Offload:
@@ -230,18 +276,19 @@ void Executor::run(const Action& action, const float* images) {
   }
 }
 
-void Executor::forward(NodeId id) {
+void Executor::forward(NodeId id, bool training) {
   const Node& node = graph_.node(id);
   layers::ForwardArgs& a = args_[static_cast<std::size_t>(id)].forward;
   for (std::size_t i = 0; i < node.inputs.size(); ++i) a.inputs[i] = tensor(node.inputs[i]).view();
   a.output = tensor(id).view();
-  a.training = true;
+  a.training = training;
   a.step = static_cast<std::uint64_t>(step_);
   const bool loss = id == graph_.loss_node();
   a.labels = loss ? labels_ : nullptr;
   a.loss_stats = loss ? &loss_stats_ : nullptr;
   layers::Layer* layer = &layers_.at(id);
-  timed(id, 0, [&] { context_.compute().enqueue([layer, &a] { layer->forward(a); }); });
+  timed(id, training ? 0 : kUntimed,
+        [&] { context_.compute().enqueue([layer, &a] { layer->forward(a); }); });
 }
 
 void Executor::backward(NodeId id) {
@@ -272,7 +319,7 @@ void Executor::backward(NodeId id) {
 template <typename Enqueue>
 void Executor::timed(NodeId id, std::size_t phase, Enqueue enqueue) {
   const ScopedRange range(context_, graph_.node(id).name.c_str());
-  if (layer_events_.empty()) {
+  if (layer_events_.empty() || phase == kUntimed) {
     enqueue();
     return;
   }

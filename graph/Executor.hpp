@@ -1,8 +1,8 @@
 // Executor: runs training steps of a Graph exactly as its Plan says: forward in topological order,
 // backward in reverse, SGD; feature maps allocated, offloaded, prefetched, evicted, migrated and
-// freed by the plan's actions on the context's compute, offload and prefetch streams. See
-// Note [Offload lifetime], Note [Stream choreography] and Note [Managed memory] in
-// docs/ARCHITECTURE.md.
+// freed by the plan's actions on the context's compute, offload and prefetch streams; and
+// forward-only evaluation passes in the same pools. See Note [Offload lifetime], Note [Stream
+// choreography], Note [Managed memory] and Note [Evaluation memory] in docs/ARCHITECTURE.md.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +36,9 @@ struct ExecutorOptions {
   bool allow_oversubscription = false;
   /// Managed memory: read the driver's migration counters (CUPTI) each step where it has them.
   bool count_migrations = true;
+  /// Pinned input staging buffers (input_staging(slot)): two let a data loader fill one while a
+  /// step uploads the other.
+  std::size_t input_slots = 1;
 };
 
 /// Device seconds of one node's forward and backward in the last step (profile_layers only).
@@ -67,7 +70,7 @@ struct StepTimeline {
   std::vector<MemorySample> memory;
 };
 
-/// What one training step reports.
+/// What one training step or evaluation pass reports (means over the batch).
 struct StepResult {
   double loss = 0.0;
   double accuracy = 0.0;
@@ -121,15 +124,22 @@ class Executor {
   /// Waits for queued work; never throws.
   ~Executor();
 
-  /// Pinned host memory for one batch of images (graph.input_shape() floats, NCHW): a data
-  /// loader that writes here saves a copy, and the upload runs at the copy engines' full speed.
-  float* input_staging() noexcept { return static_cast<float*>(staging_.data()); }
+  /// Pinned host memory for one batch of images (graph.input_shape() floats, NCHW), one buffer
+  /// per slot < options.input_slots (else InvalidArgument): a data loader that writes here saves
+  /// a copy, and the upload runs at the copy engines' full speed. Valid as long as the executor.
+  float* input_staging(std::size_t slot = 0);
 
-  /// One step on a batch: `images` holds graph.input_shape() floats (NCHW; input_staging() or
-  /// any host memory) and `labels` graph.batch() class indices, valid until the call returns.
-  /// Throws what a layer throws (e.g. InvalidArgument for labels out of range), OutOfMemory; the
-  /// executor stays usable afterwards.
+  /// One step on a batch: `images` holds graph.input_shape() floats (NCHW; an input_staging()
+  /// slot, uploaded from there, or any host memory, first copied into slot 0) and `labels`
+  /// graph.batch() class indices, valid until the call returns. Throws what a layer throws (e.g.
+  /// InvalidArgument for labels out of range), OutOfMemory; the executor stays usable afterwards.
   StepResult train_step(const float* images, const std::int32_t* labels, double lr);
+  /// The loss and accuracy of the network on a batch (arguments as train_step), in inference
+  /// mode: forward only with ForwardArgs::training false (batch norm uses and keeps its running
+  /// statistics, dropout passes its input through), by plan().inference in the same pools
+  /// (Note [Evaluation memory]). Changes no training state: parameters, statistics, velocities,
+  /// steps(), transfers(), layer_times() and timeline() stay as they were. Throws as train_step.
+  StepResult evaluate(const float* images, const std::int32_t* labels);
 
   const Graph& graph() const noexcept { return graph_; }
   const Plan& plan() const noexcept { return plan_; }
@@ -165,10 +175,15 @@ class Executor {
   static MigrationMeter make_migration_meter(const Plan& plan, runtime::ExecutionContext& context,
                                              bool count);
 
-  void run(const Action& action, const float* images);
-  void forward(NodeId node);
+  /// Runs `actions` (plan_.actions or plan_.inference) in order.
+  void run_actions(const std::vector<Action>& actions, const float* images, bool training);
+  void run(const Action& action, const float* images, bool training);
+  void stage_labels(const std::int32_t* labels);
+  void upload_input(const float* images);
+  void forward(NodeId node, bool training);
   void backward(NodeId node);
-  /// Runs `enqueue`, between timing events of (node, phase) when profiling.
+  /// Runs `enqueue`, between timing events of (node, phase) when profiling and `phase` is not
+  /// kUntimed.
   template <typename Enqueue>
   void timed(NodeId node, std::size_t phase, Enqueue enqueue);
   void update(double lr);
@@ -199,8 +214,8 @@ class Executor {
   runtime::PoolMemoryResource pinned_pool_;
   runtime::StatisticsAdaptor pinned_;
   std::unique_ptr<ParameterStore> params_;
-  runtime::Buffer staging_;        // pinned input batch
-  runtime::Buffer label_staging_;  // pinned labels: their upload never waits for the stream
+  std::vector<runtime::Buffer> staging_;  // pinned input batches, one per slot
+  runtime::Buffer label_staging_;         // pinned labels: their upload never waits for the stream
   runtime::Buffer workspace_;
   runtime::Buffer loss_seed_;
   std::unique_ptr<layers::SgdUpdate> sgd_;

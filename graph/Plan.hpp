@@ -1,7 +1,8 @@
 // Plan: the memory schedule of one training step as data: where device memory comes from, every
 // allocation, offload, prefetch, eviction, migration and free in execution order, with the device
-// bytes predicted after each. The executor runs exactly this list; `vdnn plan` prints it. See
-// Note [Offload lifetime] and Note [Managed memory] in docs/ARCHITECTURE.md.
+// bytes predicted after each, and the forward-only pass of an evaluation. The executor runs exactly
+// these lists; `vdnn plan` prints the step. See Note [Offload lifetime], Note [Managed memory] and
+// Note [Evaluation memory] in docs/ARCHITECTURE.md.
 #pragma once
 
 #include <cstdint>
@@ -99,6 +100,10 @@ struct Plan {
   std::uint64_t faulted_bytes = 0;     // per step, managed pages faulted back on demand
   std::vector<Placement> placement;    // per node output; the network input is at index nodes()
   std::vector<Action> actions;
+  /// A forward pass alone (Executor::evaluate): each map allocated before its producer runs and
+  /// freed after its last forward consumer, nothing copied or migrated; device_bytes as in
+  /// `actions`. The pools are sized for it too (Note [Evaluation memory]).
+  std::vector<Action> inference;
 
   Placement placement_of(NodeId tensor) const {
     return placement.at(tensor == kNetworkInput ? placement.size() - 1

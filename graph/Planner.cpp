@@ -312,6 +312,15 @@ class StepBuilder {
   std::uint64_t pinned_peak_ = 0;
 };
 
+// The forward-only pass of an evaluation: every map freed after its last forward consumer, which
+// the step builder emits for maps placed ForwardOnly (Note [Evaluation memory]).
+std::vector<Action> inference_actions(const Graph& g, const Liveness& live) {
+  Plan forward_only;
+  forward_only.placement.assign(g.nodes().size() + 1, Placement::ForwardOnly);
+  StepBuilder(g, live, forward_only).forward();
+  return std::move(forward_only.actions);
+}
+
 // Without a budget, early prefetches never raise the peak above what forward needed.
 constexpr std::uint64_t kForwardPeak = 0;
 
@@ -327,6 +336,7 @@ Plan plan_for(const Graph& g, const Liveness& live, Policy policy,
   plan.budget_bytes = request.budget_bytes;
   plan.resident_bytes = resident_bytes(g, request.workspace_bytes);
   plan.placement = placement;
+  plan.inference = inference_actions(g, live);
   StepBuilder step(g, live, plan);
   step.forward();
   step.backward(prefetch_cap == kForwardPeak ? step.forward_peak() : prefetch_cap);

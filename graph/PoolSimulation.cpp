@@ -45,6 +45,8 @@ class Replay {
     for (int step = 0; step < 2; ++step) {
       for (const Action& a : plan.actions) apply(a);
     }
+    // A step returns every map, so the pool is the same before each step or evaluation.
+    for (const Action& a : plan.inference) apply(a);
   }
 
  private:

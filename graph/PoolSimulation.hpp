@@ -10,13 +10,15 @@
 
 namespace vdnn::graph {
 
-/// Sizes of pools that hold every allocation of two consecutive steps of `plan`.
+/// Sizes of pools that hold every allocation of two consecutive steps of `plan` and then of its
+/// inference pass.
 struct PoolSizes {
   std::uint64_t device = 0;
   std::uint64_t pinned = 0;
 };
 
-/// True when a device pool of `capacity` bytes places every allocation of two steps.
+/// True when a device pool of `capacity` bytes places every allocation of two steps and an
+/// inference pass.
 bool device_pool_fits(const Graph& graph, const Plan& plan, std::uint64_t workspace_bytes,
                       std::uint64_t capacity);
 

@@ -8,8 +8,11 @@
 namespace vdnn::models {
 
 std::unique_ptr<Dataset> make_dataset(const std::string& source, const SampleFormat& format,
-                                      std::uint64_t seed) {
-  if (source == "synthetic") return std::make_unique<SyntheticDataset>(format, seed);
+                                      std::uint64_t seed, Split split, Augment augment) {
+  if (split == Split::Test) augment = Augment::None;
+  if (source == "synthetic") {
+    return std::make_unique<SyntheticDataset>(format, split, seed, augment);
+  }
   const std::string cifar_prefix = "cifar10:";
   if (source.rfind(cifar_prefix, 0) == 0 && source.size() > cifar_prefix.size()) {
     if (format.channels != 3 || format.height != 32 || format.width != 32 ||
@@ -19,10 +22,15 @@ std::unique_ptr<Dataset> make_dataset(const std::string& source, const SampleFor
           std::to_string(format.channels) + "x" + std::to_string(format.height) + "x" +
           std::to_string(format.width) + " and " + std::to_string(format.num_classes) + " classes");
     }
-    return std::make_unique<Cifar10Dataset>(source.substr(cifar_prefix.size()), seed);
+    return std::make_unique<Cifar10Dataset>(source.substr(cifar_prefix.size()), split, seed,
+                                            augment);
   }
   throw runtime::InvalidArgument("unknown data source '" + source +
                                  "'; expected 'synthetic' or 'cifar10:DIR'");
+}
+
+Augment default_augment(const std::string& source) noexcept {
+  return source == "synthetic" ? Augment::None : Augment::CropFlip;
 }
 
 std::uint64_t dataset_host_bytes(const std::string& source, const SampleFormat& format) noexcept {

@@ -1,9 +1,12 @@
-// Dataset: where training batches come from (synthetic, learnable data; or CIFAR-10 binaries).
+// Dataset: where training and evaluation batches come from (synthetic, learnable data; or the
+// CIFAR-10 binaries), and the options that choose one.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+
+#include "models/data/Augmentation.hpp"
 
 namespace vdnn::models {
 
@@ -16,7 +19,14 @@ struct SampleFormat {
   std::int64_t sample_numel() const noexcept { return channels * height * width; }
 };
 
-/// Produces batches in host memory. Deterministic for a given seed. Not thread-safe.
+/// Which part of a source: the training stream (shuffled per epoch, augmented when asked) or the
+/// held-out test set (in a fixed order, never augmented).
+enum class Split : std::uint8_t { Train, Test };
+
+/// Produces batches in host memory: a stream of samples numbered from 0, each a pure function of
+/// the seed and its number (Note [Data loading] in docs/ARCHITECTURE.md). next_batch() and seek()
+/// are not thread-safe (one thread draws at a time, e.g. a BatchLoader's); description() and
+/// size() only read what construction fixed and may be called from any thread.
 class Dataset {
  public:
   Dataset() = default;
@@ -26,17 +36,30 @@ class Dataset {
   Dataset& operator=(Dataset&&) = delete;
   virtual ~Dataset() = default;
 
-  /// Writes `batch` samples: images as batch x C x H x W floats, labels in [0, num_classes).
+  /// Writes the next `batch` samples: images as batch x C x H x W floats, labels in
+  /// [0, num_classes). Never allocates.
   virtual void next_batch(std::int64_t batch, float* images, std::int32_t* labels) = 0;
+  /// Makes sample number `sample` (>= 0) the next one drawn, as if the ones before had been drawn.
+  /// Cheap: no sample before it is produced.
+  virtual void seek(std::int64_t sample) = 0;
+  /// Samples in one pass over the data (the stream then repeats, reshuffled for the train split);
+  /// 0 for an endless stream (synthetic training data).
+  virtual std::int64_t size() const noexcept = 0;
   /// "synthetic" or "cifar10:DIR (50000 images)".
   virtual std::string description() const = 0;
 };
 
-/// Builds the dataset named by `source`: "synthetic" or "cifar10:DIR". Throws
+/// Builds `split` of the dataset named by `source`: "synthetic" or "cifar10:DIR", with `augment`
+/// applied to the train split (never to the test split). Throws
 /// runtime::InvalidArgument for an unknown source or a format the network cannot take, and
-/// runtime::DataError for missing or malformed files (naming the file).
+/// runtime::DataError for missing or malformed files (naming the file and the record).
 std::unique_ptr<Dataset> make_dataset(const std::string& source, const SampleFormat& format,
-                                      std::uint64_t seed);
+                                      std::uint64_t seed, Split split = Split::Train,
+                                      Augment augment = Augment::None);
+
+/// The augmentation a source gets unless told otherwise: crop-flip for cifar10 (the usual CIFAR
+/// recipe), none for synthetic (its classes are smooth patterns at a fixed position).
+Augment default_augment(const std::string& source) noexcept;
 
 /// Host bytes the dataset of make_dataset(source, format, ...) holds, known without building it
 /// so that a run can be checked against the machine first: for synthetic data, the class

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "runtime/Error.hpp"
 #include "runtime/Random.hpp"
 
 namespace vdnn::models {
@@ -17,12 +18,17 @@ constexpr std::uint64_t kNoiseStream = 3;
 // Noise comes from a fixed bank read at a random offset per sample: drawing fresh normals for
 // every pixel of a 224x224 batch would cost more than a GPU training step.
 constexpr std::size_t kNoiseBank = std::size_t{1} << 20;
+// Test samples are numbered from here: a training run never draws 2^62 samples.
+constexpr std::uint64_t kFirstTestSample = std::uint64_t{1} << 62;
 
 }  // namespace
 
-SyntheticDataset::SyntheticDataset(const SampleFormat& format, std::uint64_t seed)
+SyntheticDataset::SyntheticDataset(const SampleFormat& format, Split split, std::uint64_t seed,
+                                   Augment augment)
     : format_(format),
+      split_(split),
       seed_(seed),
+      augment_(augment),
       prototypes_(static_cast<std::size_t>(format.num_classes * format.sample_numel())),
       noise_(kNoiseBank) {
   for (std::size_t i = 0; i < kNoiseBank; ++i) {
@@ -65,19 +71,33 @@ std::uint64_t SyntheticDataset::host_bytes(const SampleFormat& format) noexcept 
                           : static_cast<std::uint64_t>(bytes);
 }
 
+void SyntheticDataset::seek(std::int64_t sample) {
+  VDNN_EXPECTS(sample >= 0, "a sample number is never negative, got " + std::to_string(sample));
+  next_sample_ = static_cast<std::uint64_t>(sample);
+}
+
 void SyntheticDataset::next_batch(std::int64_t batch, float* images, std::int32_t* labels) {
   const std::int64_t numel = format_.sample_numel();
   for (std::int64_t i = 0; i < batch; ++i, ++next_sample_) {
-    const auto label =
-        static_cast<std::int32_t>(runtime::uniform01(seed_, kLabelStream, next_sample_) *
-                                  static_cast<double>(format_.num_classes));
+    const std::uint64_t sample =
+        split_ == Split::Test ? kFirstTestSample + next_sample_ % kTestImages : next_sample_;
+    const auto label = static_cast<std::int32_t>(runtime::uniform01(seed_, kLabelStream, sample) *
+                                                 static_cast<double>(format_.num_classes));
     labels[i] = label;
     const float* proto = prototypes_.data() + label * numel;
     float* img = images + i * numel;
-    const auto offset = static_cast<std::size_t>(runtime::mix64(seed_ ^ next_sample_));
-    for (std::int64_t j = 0; j < numel; ++j) {
-      img[j] = proto[j] + noise_[(offset + static_cast<std::size_t>(j)) % kNoiseBank];
-    }
+    const auto offset = static_cast<std::size_t>(runtime::mix64(seed_ ^ sample));
+    const CropFlip crop =
+        augment_ == Augment::CropFlip ? draw_crop_flip(seed_, 0, sample) : CropFlip{};
+    const std::int64_t h = format_.height;
+    const std::int64_t w = format_.width;
+    write_cropped(
+        format_.channels, h, w, crop,
+        [&](std::int64_t c, std::int64_t y, std::int64_t x) {
+          const auto j = static_cast<std::size_t>((c * h + y) * w + x);
+          return proto[j] + noise_[(offset + j) % kNoiseBank];
+        },
+        [](std::int64_t) { return 0.0f; }, img);
   }
 }
 

@@ -2,10 +2,12 @@
 #include "models/train/Trainer.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <utility>
 
 #include "graph/MemoryCheck.hpp"
+#include "models/data/BatchLoader.hpp"
 #include "models/train/Checkpoint.hpp"
 #include "models/train/Divergence.hpp"
 #include "runtime/HostMemory.hpp"
@@ -17,22 +19,38 @@ SampleFormat sample_format(const graph::NetworkDef& def) {
   return {def.channels, def.height, def.width, def.num_classes};
 }
 
-// Throws HostMemoryExceeded before anything large is allocated: the dataset and the pinned pool.
+// Throws HostMemoryExceeded before anything large is allocated: the datasets, the loader's second
+// pinned batch and the pinned pool.
 void check_host(const graph::Graph& graph, const graph::NetworkDef& def, const TrainerOptions& o) {
-  graph::check_host_memory(
-      graph, o.session.policy, o.session.budget_bytes, o.session.backend,
-      {{"the " + o.data + " dataset", dataset_host_bytes(o.data, sample_format(def))}},
-      runtime::available_host_memory());
+  const std::uint64_t data = dataset_host_bytes(o.data, sample_format(def));
+  std::vector<graph::HostNeed> extra{{"the " + o.data + " dataset", data},
+                                     {"the data loader's second pinned input batch",
+                                      graph.input_shape().bytes(runtime::DType::F32)}};
+  if (o.evaluation) extra.push_back({"the " + o.data + " test split", data});
+  graph::check_host_memory(graph, o.session.policy, o.session.budget_bytes, o.session.backend,
+                           extra, runtime::available_host_memory());
 }
 
 }  // namespace
 
 Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOptions options)
-    : options_(std::move(options)), labels_(static_cast<std::size_t>(batch)) {
+    : options_(std::move(options)) {
+  options_.augment = options_.augment.value_or(default_augment(options_.data));
+  options_.session.executor.input_slots = 2;  // the loader's (Note [Data loading])
   graph::Graph graph = graph::Graph::build(def, batch);
   check_host(graph, def, options_);
-  dataset_ = make_dataset(options_.data, sample_format(def), options_.session.executor.seed);
+  const SampleFormat format = sample_format(def);
+  const std::uint64_t seed = options_.session.executor.seed;
+  dataset_ = make_dataset(options_.data, format, seed, Split::Train, *options_.augment);
+  if (options_.evaluation) {
+    test_data_ = make_dataset(options_.data, format, seed, Split::Test);
+    test_labels_.resize(static_cast<std::size_t>(batch));
+  }
   session_ = std::make_unique<graph::Session>(std::move(graph), options_.session);
+  graph::Executor& executor = session_->executor();
+  loader_ = std::make_unique<BatchLoader>(
+      *dataset_, batch,
+      std::array<float*, 2>{executor.input_staging(0), executor.input_staging(1)});
 }
 
 Trainer::~Trainer() = default;
@@ -41,13 +59,12 @@ const StepRecord& Trainer::step() {
   graph::Executor& executor = session_->executor();
   const std::int64_t batch = session_->graph().batch();
   const std::int64_t it = iteration();
-  float* images = executor.input_staging();  // the loader writes straight to pinned memory
-  dataset_->next_batch(batch, images, labels_.data());
+  const auto start = std::chrono::steady_clock::now();
+  const Batch data = loader_->next();  // in the executor's pinned staging
   StepRecord r;
   r.iteration = it;
   r.lr = options_.schedule.at(it);
-  const auto start = std::chrono::steady_clock::now();
-  const graph::StepResult result = executor.train_step(images, labels_.data(), r.lr);
+  const graph::StepResult result = executor.train_step(data.images, data.labels, r.lr);
   r.ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   r.loss = result.loss;
@@ -62,6 +79,26 @@ const StepRecord& Trainer::step() {
   check_loss_finite(r.loss, it, total, r.lr);
   if (options_.check_gradients) check_gradients_finite(*session_, it, total, gradient_scratch_);
   return history_.back();
+}
+
+EvalRecord Trainer::evaluate() {
+  VDNN_EXPECTS(test_data_ != nullptr, "evaluate() needs TrainerOptions::evaluation");
+  graph::Executor& executor = session_->executor();
+  const std::int64_t batch = session_->graph().batch();
+  const std::int64_t batches = std::max<std::int64_t>(1, test_data_->size() / batch);
+  // Pinned staging the loader leaves alone until the next step.
+  float* images = loader_->idle_images();
+  test_data_->seek(0);
+  double loss = 0.0;
+  double accuracy = 0.0;
+  for (std::int64_t b = 0; b < batches; ++b) {
+    test_data_->next_batch(batch, images, test_labels_.data());
+    const graph::StepResult result = executor.evaluate(images, test_labels_.data());
+    loss += result.loss;
+    accuracy += result.accuracy;
+  }
+  const auto n = static_cast<double>(batches);
+  return {iteration(), loss / n, accuracy / n, batches * batch};
 }
 
 void Trainer::save(const std::filesystem::path& path) {
@@ -80,12 +117,8 @@ void Trainer::resume(const std::filesystem::path& path) {
         ", this run has seed " + std::to_string(options_.session.executor.seed) +
         "; the data would differ (pass --seed " + std::to_string(state.seed) + ")");
   }
-  // The data stream is a function of the seed and the batches drawn: draw the trained ones again.
-  const std::int64_t batch = session_->graph().batch();
-  float* staging = session_->executor().input_staging();
-  for (std::int64_t i = 0; i < state.iteration; ++i) {
-    dataset_->next_batch(batch, staging, labels_.data());
-  }
+  // Every sample is a function of the seed and its number: continue after the trained ones.
+  dataset_->seek(state.iteration * session_->graph().batch());
   start_ = state.iteration;
 }
 

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,10 +18,14 @@
 
 namespace vdnn::models {
 
+class BatchLoader;
+
 /// Every default of a training run lives here (the CLI's defaults are set from its own options).
 struct TrainerOptions {
   graph::SessionOptions session;   // backend, policy, budget, seed (session.executor.seed), ...
   std::string data = "synthetic";  // synthetic | cifar10:DIR (see make_dataset)
+  std::optional<Augment> augment;  // of the train split; unset: default_augment(data)
+  bool evaluation = false;         // load the test split too, for evaluate()
   graph::LrSchedule schedule;      // the learning rate of each step
   bool check_gradients = false;    // throw Diverged at the first non-finite parameter gradient
   std::string config_json;         // recorded verbatim in every checkpoint's metadata
@@ -32,20 +37,31 @@ struct StepRecord {
   double loss = 0.0;
   double accuracy = 0.0;
   double lr = 0.0;
-  double ms = 0.0;  // host wall time of the step, from the call to the loss being known
+  double ms = 0.0;  // host wall time of the step, from the call (waiting for the batch
+                    // included) to the loss being known
   double images_per_s = 0.0;
   std::uint64_t peak_device_bytes = 0;  // measured by the executor's allocator statistics
   graph::TransferReport transfers;      // the step's copies and migrations
 };
 
-/// Owns one training run. Not thread-safe. Many trainers may live in one process one after
+/// What one evaluation measured over the test split, as metrics.jsonl records it.
+struct EvalRecord {
+  std::int64_t iteration = 0;  // steps trained when it ran
+  double loss = 0.0;           // mean over the images
+  double accuracy = 0.0;       // fraction of the images classified right
+  std::int64_t images = 0;     // images evaluated
+};
+
+/// Owns one training run. Not thread-safe (its batch loader thread is internal: Note [Data
+/// loading]). Many trainers may live in one process one after
 /// another or side by side (no global state).
 class Trainer {
  public:
   using StepCallback = std::function<void(const StepRecord&)>;
 
-  /// Checks that the run fits the host (graph::HostMemoryExceeded), builds the dataset
-  /// (runtime::InvalidArgument, runtime::DataError) and the session (graph::DoesNotFit,
+  /// Checks that the run fits the host (graph::HostMemoryExceeded), builds the dataset and, with
+  /// options.evaluation, its test split (runtime::InvalidArgument, runtime::DataError) and the
+  /// session (graph::DoesNotFit,
   /// runtime::OversubscriptionRefused, runtime::OutOfMemory, runtime::InvalidArgument).
   Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOptions options);
   Trainer(const Trainer&) = delete;
@@ -54,19 +70,27 @@ class Trainer {
   Trainer& operator=(Trainer&&) = delete;
   ~Trainer();
 
-  /// Trains one iteration: next batch, forward, backward, update; calls every callback. Throws
-  /// Diverged when the loss (or, with check_gradients, a gradient) is not finite; the executor's
-  /// errors otherwise.
+  /// Trains one iteration: next batch (drawn by the loader thread while the previous step ran),
+  /// forward, backward, update; calls every callback. Throws Diverged when the loss (or, with
+  /// check_gradients, a gradient) is not finite; what the dataset threw while drawing the batch
+  /// (e.g. runtime::DataError); the executor's errors otherwise.
   const StepRecord& step();
+  /// Runs the network in inference mode over the test split (Executor::evaluate), in its order,
+  /// in full batches only: max(1, size / batch) of them, a split smaller than a batch wrapping
+  /// around (CIFAR-10 at batch 128: 78 batches, 9984 of the 10000 images). Changes nothing the
+  /// training steps see, so a run trains the same with or without evaluations. Throws
+  /// runtime::InvalidArgument without options.evaluation; the executor's errors.
+  EvalRecord evaluate();
   /// Registers `callback`, called after every step in registration order.
   void on_step(StepCallback callback);
 
   /// Writes a checkpoint of the run so far (models/train/Checkpoint: parameters, BatchNorm
   /// statistics, velocities, the iteration; atomically). Throws CheckpointError.
   void save(const std::filesystem::path& path);
-  /// Continues the run `path` recorded: loads it whole and advances the data stream past the
-  /// batches already trained, so the steps that follow are bitwise those of an uninterrupted run.
-  /// Only before the first step. Throws CheckpointError, runtime::InvalidArgument.
+  /// Continues the run `path` recorded: loads it whole and moves the data stream past the
+  /// batches already trained (Dataset::seek), so the steps that follow are bitwise those of an
+  /// uninterrupted run. Only before the first step. Throws CheckpointError,
+  /// runtime::InvalidArgument.
   void resume(const std::filesystem::path& path);
   /// Starts from the weights (and BatchNorm statistics) in `path`, e.g. written by PyTorch with
   /// the same names; optimizer state and iteration start afresh. Throws CheckpointError.
@@ -80,14 +104,19 @@ class Trainer {
   const std::vector<StepRecord>& history() const noexcept { return history_; }
   graph::Session& session() noexcept { return *session_; }
   const graph::Session& session() const noexcept { return *session_; }
+  /// The train split (description() and size() only: the loader thread draws from it).
   const Dataset& dataset() const noexcept { return *dataset_; }
   const TrainerOptions& options() const noexcept { return options_; }
 
  private:
   TrainerOptions options_;
   std::unique_ptr<Dataset> dataset_;
+  std::unique_ptr<Dataset> test_data_;  // with options_.evaluation
   std::unique_ptr<graph::Session> session_;
-  std::vector<std::int32_t> labels_;
+  // Declared after what it uses (the dataset, the executor's staging): destroyed, and its thread
+  // joined, first.
+  std::unique_ptr<BatchLoader> loader_;
+  std::vector<std::int32_t> test_labels_;
   std::vector<float> gradient_scratch_;
   std::int64_t start_ = 0;  // the iteration a resumed run started from
   std::vector<StepRecord> history_;

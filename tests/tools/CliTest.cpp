@@ -6,7 +6,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
+#include "models/data/CifarFiles.hpp"
 #include "tools/CliRun.hpp"
 
 namespace {
@@ -70,6 +72,69 @@ TEST(Cli, TrainWritesMetricsAndSummary) {
     ++lines;
   }
   EXPECT_EQ(lines, 3);
+}
+
+TEST(Cli, EvalEveryWritesEvalLinesAndTheLastEvalToTheSummary) {
+  const fs::path out = temp_dir("eval");
+  const fs::path data = out / "cifar";
+  vdnn::testing::write_cifar_directory(data, 1, 12, 8);
+  const CliRun run =
+      vdnn("train --config " + config("resnet20-cifar.json") +
+           " --batch 4 --iters 5 --eval-every 2 --device cpu --data cifar10:" + data.string() +
+           " --out " + out.string());
+  ASSERT_EQ(run.code, 0) << run.output;
+  std::ifstream metrics(out / "metrics.jsonl");
+  std::vector<std::int64_t> evaluated;  // iterations
+  std::string line;
+  int steps = 0;
+  while (std::getline(metrics, line)) {
+    const auto row = nlohmann::json::parse(line);
+    if (!row.contains("eval")) {
+      EXPECT_TRUE(row.contains("loss")) << line;  // the step lines are unchanged
+      ++steps;
+      continue;
+    }
+    const auto& eval = row["eval"];
+    evaluated.push_back(eval["iteration"].get<std::int64_t>());
+    EXPECT_EQ(eval["images"], 8) << line;  // test_batch.bin in full batches of 4
+    EXPECT_GE(eval["accuracy"].get<double>(), 0.0) << line;
+    EXPECT_LE(eval["accuracy"].get<double>(), 1.0) << line;
+    EXPECT_GT(eval["loss"].get<double>(), 0.0) << line;
+  }
+  EXPECT_EQ(steps, 5);
+  EXPECT_EQ(evaluated, (std::vector<std::int64_t>{2, 4, 5}));  // every 2 steps and at the end
+  const auto summary = nlohmann::json::parse(std::ifstream(out / "summary.json"));
+  EXPECT_EQ(summary["eval"]["iteration"], 5);
+  EXPECT_EQ(summary["augment"], "crop-flip");  // cifar10's default
+}
+
+TEST(Cli, AugmentIsHonouredOnEverySourceAndCheckedByName) {
+  const fs::path out = temp_dir("augment");
+  const std::string train = "train --config " + config("resnet20-cifar.json") +
+                            " --batch 2 --iters 1 --device cpu --out " + out.string();
+  ASSERT_EQ(vdnn(train + " --augment crop-flip").code, 0);
+  EXPECT_EQ(nlohmann::json::parse(std::ifstream(out / "summary.json"))["augment"], "crop-flip");
+  ASSERT_EQ(vdnn(train).code, 0);
+  EXPECT_EQ(nlohmann::json::parse(std::ifstream(out / "summary.json"))["augment"], "none");
+  EXPECT_EQ(vdnn(train + " --augment mixup").code, 2);
+  EXPECT_NE(vdnn("train --help").output.find("default crop-flip for cifar10"), std::string::npos);
+}
+
+TEST(Cli, AMalformedTestSplitExitsWith1NamingTheFileAndTheRecord) {
+  const fs::path out = temp_dir("bad-test-split");
+  const fs::path data = out / "cifar";
+  vdnn::testing::write_cifar_directory(data, 1, 4, 3);
+  std::ofstream(data / "test_batch.bin", std::ios::binary | std::ios::app) << "xyz";
+  const std::string train = "train --config " + config("resnet20-cifar.json") +
+                            " --batch 2 --iters 1 --device cpu --data cifar10:" + data.string() +
+                            " --out " + out.string();
+  EXPECT_EQ(vdnn(train).code, 0) << "the test split is read only for --eval-every";
+  const CliRun run = vdnn(train + " --eval-every 1");
+  EXPECT_EQ(run.code, 1) << run.output;
+  EXPECT_NE(run.output.find("cifar10:" + (data / "test_batch.bin").string() +
+                            ": record 3 is truncated (3 of 3073 bytes)"),
+            std::string::npos)
+      << run.output;
 }
 
 TEST(Cli, PlanShowsOffloadsAndPrefetchesOfVdnnAll) {

@@ -56,6 +56,11 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool migration_counters_defau
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd.add_option("--data", o.data, "synthetic or cifar10:DIR")->capture_default_str();
+  cmd.add_option("--augment", o.augment,
+                 "Training images: crop-flip (a random crop of the image zero-padded by 4, then a "
+                 "horizontal flip with p=0.5, seeded) or none; default crop-flip for cifar10, "
+                 "none for synthetic")
+      ->check(CLI::IsMember({"crop-flip", "none"}));
   add_uvm_options(cmd, o, migration_counters_default);
   cmd.add_option("--debug-stream-delays", o.debug_stream_delays,
                  "CPU backend: random delays on every stream operation, from this seed");
@@ -79,6 +84,7 @@ models::TrainerOptions trainer_options(const RunOptions& o, const std::string& p
                                        bool profile_layers) {
   models::TrainerOptions t;
   t.data = o.data;
+  if (!o.augment.empty()) t.augment = models::parse_augment(o.augment);
   t.schedule.policy = graph::parse_lr_policy(o.schedule);
   t.schedule.base_lr = o.lr;
   t.schedule.total_steps = iterations;

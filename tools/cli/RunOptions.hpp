@@ -23,6 +23,7 @@ struct RunOptions {
   std::uint64_t seed = 1;
   std::string device = "auto";            // auto | cpu | cuda
   std::string data = "synthetic";         // synthetic | cifar10:DIR
+  std::string augment;                    // crop-flip | none; empty: models::default_augment
   std::int64_t debug_stream_delays = -1;  // >= 0: random stream delays from this seed (CPU)
   bool debug_poison = false;              // NaN-fill freed and offloaded device memory
   bool deterministic = false;             // CUDA: deterministic algorithms only

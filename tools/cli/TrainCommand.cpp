@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
 #include "graph/Session.hpp"
@@ -142,14 +143,27 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
   cmd->add_flag("--profile-layers", o.profile_layers,
                 "Time every layer with events; writes layers.json (the last step)");
   add_checkpoint_options(*cmd, o);
+  cmd->add_option("--eval-every", o.eval_every,
+                  "Evaluate the test split (cifar10: test_batch.bin; synthetic: 1000 held-out "
+                  "images) in inference mode every N steps and at the end; writes eval lines to "
+                  "metrics.jsonl. 0: never")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
   return cmd;
 }
 
 namespace {
 
-// summary.json: the plan's totals, the run's settings, losses, memory and medians.
+Json eval_json(const models::EvalRecord& e) {
+  return {
+      {"iteration", e.iteration}, {"loss", e.loss}, {"accuracy", e.accuracy}, {"images", e.images}};
+}
+
+// summary.json: the plan's totals, the run's settings, losses, memory and medians, and the last
+// evaluation (if any).
 nlohmann::json summary_json(const TrainOptions& o, models::Trainer& trainer,
-                            const TransferSeries& transfers) {
+                            const TransferSeries& transfers,
+                            const std::optional<models::EvalRecord>& last_eval) {
   graph::Session& session = trainer.session();
   graph::Executor& executor = session.executor();
   const std::int64_t batch = session.graph().batch();
@@ -169,6 +183,7 @@ nlohmann::json summary_json(const TrainOptions& o, models::Trainer& trainer,
                       {"schedule", o.run.schedule},
                       {"seed", o.run.seed},
                       {"data", trainer.dataset().description()},
+                      {"augment", models::augment_name(*trainer.options().augment)},
                       {"parameters", executor.parameters().trainable_count()},
                       {"losses", losses},
                       {"peak_device_bytes", executor.memory().device_peak},
@@ -180,6 +195,7 @@ nlohmann::json summary_json(const TrainOptions& o, models::Trainer& trainer,
                       {"images_per_s", medians.images_per_s}});
   summary.update(transfers.medians());
   summary.update(managed_summary(session));
+  if (last_eval) summary["eval"] = eval_json(*last_eval);
   return summary;
 }
 
@@ -192,6 +208,7 @@ int run_train(const TrainOptions& o) {
   models::TrainerOptions options =
       trainer_options(o.run, o.policy, o.mem_budget, o.iters, o.profile_layers || !o.trace.empty());
   options.config_json = file_text(o.config);
+  options.evaluation = o.eval_every > 0;
   models::Trainer trainer(def, o.batch, std::move(options));
   restore(trainer, o, out);
   // A resumed run appends to the metrics of the run it continues.
@@ -214,16 +231,22 @@ int run_train(const TrainOptions& o) {
     metrics << row.dump() << "\n";
     progress.update(r.iteration + 1, r.loss, r.accuracy, r.images_per_s);
   });
+  std::optional<models::EvalRecord> last_eval;
   const StopSignal stop;
   while (trainer.iteration() < o.iters) {
     trainer.step();
+    const std::int64_t it = trainer.iteration();
+    if (o.eval_every > 0 && (it % o.eval_every == 0 || it == o.iters)) {
+      last_eval = trainer.evaluate();
+      metrics << Json{{"eval", eval_json(*last_eval)}}.dump() << "\n";
+    }
     checkpoint_if_due(trainer, o, out);
     if (stop.requested()) stop_now(trainer, o, out, stop);
   }
 
   graph::Session& session = trainer.session();
   if (o.profile_layers) write_layer_times(out / "layers.json", session.graph(), session.executor());
-  write_json(out / "summary.json", summary_json(o, trainer, transfers));
+  write_json(out / "summary.json", summary_json(o, trainer, transfers, last_eval));
   if (!o.trace.empty()) {
     const std::string label = "vdnn " + def.name + " batch " + std::to_string(o.batch) + ", " +
                               graph::policy_name(session.plan().policy);

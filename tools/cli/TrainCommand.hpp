@@ -27,6 +27,7 @@ struct TrainOptions {
   std::int64_t keep = 3;              // checkpoints kept under OUT/checkpoints
   std::string resume;                 // PATH or "latest": continue that run up to --iters
   std::string init_from;              // weights (PyTorch names) to start from
+  std::int64_t eval_every = 0;  // evaluate the test split every N steps and at the end; 0: never
   RunOptions run;
 };
 

@@ -1,0 +1,70 @@
+// BatchLoader: a background thread draws the next batch from a dataset into one of two staging
+// buffers while the caller trains on the other (Note [Data loading] in docs/ARCHITECTURE.md).
+#pragma once
+
+#include <array>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "models/data/Dataset.hpp"
+
+namespace vdnn::models {
+
+/// One batch in host memory, owned by the loader.
+struct Batch {
+  const float* images = nullptr;         // batch x C x H x W
+  const std::int32_t* labels = nullptr;  // batch class indices
+};
+
+/// Serves the batches of a dataset in its order, exactly as calling dataset.next_batch() would,
+/// drawing batch k + 1 on its own thread while the caller uses batch k. The images go straight
+/// into the caller's two buffers (on CUDA the executor's pinned input staging, so the upload
+/// needs no further copy); labels into the loader's own. Nothing is allocated after construction
+/// but the thread. Used from one thread (the caller's) besides its own.
+class BatchLoader {
+ public:
+  /// `images` are two buffers of `batch` samples of `numel` floats, owned by the caller, that
+  /// outlive the loader. The dataset outlives it too; from the first next() until destruction
+  /// only the loader draws from it (until then the caller may, e.g. to seek()).
+  BatchLoader(Dataset& dataset, std::int64_t batch, std::array<float*, 2> images);
+  BatchLoader(const BatchLoader&) = delete;
+  BatchLoader& operator=(const BatchLoader&) = delete;
+  BatchLoader(BatchLoader&&) = delete;
+  BatchLoader& operator=(BatchLoader&&) = delete;
+  /// Stops the thread: it finishes the batch it is drawing, if any, and is joined. Never throws.
+  ~BatchLoader();
+
+  /// The next batch; the batch the previous call returned goes back to the loader (the caller
+  /// must be done with it). The first call starts the thread. Blocks until the batch is ready.
+  /// Rethrows what the dataset threw while drawing this batch (same type and message), and again
+  /// at every later call.
+  Batch next();
+  /// Images memory the loader leaves alone until the next call to next() (the buffer of the batch
+  /// next() returned last, or either before the first call): scratch for the caller, e.g. to
+  /// stage evaluation batches.
+  float* idle_images() const noexcept;
+
+ private:
+  void run() noexcept;
+
+  Dataset& dataset_;
+  const std::int64_t batch_;
+  const std::array<float*, 2> images_;
+  std::array<std::vector<std::int32_t>, 2> labels_;
+  std::int64_t handed_ = 0;  // batches next() returned; the caller's thread only
+
+  std::mutex mutex_;  // guards what follows; never held while a batch is drawn
+  std::condition_variable slot_freed_;
+  std::condition_variable batch_ready_;
+  std::int64_t wanted_ = 0;    // the loader may draw batches 0 .. wanted_ (two slots)
+  std::int64_t produced_ = 0;  // batches 0 .. produced_ - 1 are ready
+  std::exception_ptr error_;   // what stopped the loader, rethrown by next()
+  bool stop_ = false;
+  std::thread thread_;  // last: started after everything it uses exists
+};
+
+}  // namespace vdnn::models

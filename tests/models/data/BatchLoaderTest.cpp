@@ -1,0 +1,152 @@
+// BatchLoader: the same batches as drawing them directly, drawn ahead while the caller holds one,
+// the dataset's exceptions rethrown with their type, clean destruction at any moment.
+#include "models/data/BatchLoader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include "models/data/CifarFiles.hpp"
+#include "runtime/Error.hpp"
+
+namespace vdnn::models {
+namespace {
+
+using namespace std::chrono_literals;
+
+const SampleFormat kCifar{3, 32, 32, 10};
+
+// Two image buffers of `batch` CIFAR samples.
+struct Buffers {
+  explicit Buffers(std::int64_t batch)
+      : a(static_cast<std::size_t>(batch * 3072)), b(static_cast<std::size_t>(batch * 3072)) {}
+  std::array<float*, 2> views() { return {a.data(), b.data()}; }
+  std::vector<float> a, b;
+};
+
+TEST(BatchLoader, GivesExactlyTheDatasetsBatchesInOrder) {
+  const auto dir = std::filesystem::temp_directory_path() / "vdnn-test-loader-cifar";
+  std::filesystem::remove_all(dir);
+  testing::write_cifar_directory(dir, 2, 9, 1);  // epochs of 18: batches cross them
+  for (const std::string& source :
+       std::vector<std::string>{"synthetic", "cifar10:" + dir.string()}) {
+    constexpr std::int64_t kBatch = 5;
+    auto direct = make_dataset(source, kCifar, 4, Split::Train, Augment::CropFlip);
+    auto loaded = make_dataset(source, kCifar, 4, Split::Train, Augment::CropFlip);
+    Buffers buffers(kBatch);
+    BatchLoader loader(*loaded, kBatch, buffers.views());
+    std::vector<float> images(kBatch * 3072);
+    std::vector<std::int32_t> labels(kBatch);
+    for (int k = 0; k < 25; ++k) {
+      direct->next_batch(kBatch, images.data(), labels.data());
+      const Batch batch = loader.next();
+      ASSERT_TRUE(std::equal(images.begin(), images.end(), batch.images)) << source << " " << k;
+      ASSERT_TRUE(std::equal(labels.begin(), labels.end(), batch.labels)) << source << " " << k;
+      EXPECT_EQ(batch.images, buffers.views()[static_cast<std::size_t>(k % 2)]);
+      EXPECT_EQ(loader.idle_images(), batch.images);  // the caller's until the next call
+    }
+  }
+}
+
+// Counts the batches drawn; throws DataError at batch `fail_at`; each draw takes `delay`.
+class ProbeDataset final : public Dataset {
+ public:
+  explicit ProbeDataset(int fail_at = -1, std::chrono::milliseconds delay = 0ms)
+      : fail_at_(fail_at), delay_(delay) {}
+  void next_batch(std::int64_t batch, float* images, std::int32_t* labels) override {
+    std::this_thread::sleep_for(delay_);
+    const int k = drawn_;
+    if (k == fail_at_) throw runtime::DataError("probe: record " + std::to_string(k) + " is bad");
+    for (std::int64_t i = 0; i < batch; ++i) {
+      labels[i] = k;
+      images[i * 3072] = static_cast<float>(k);
+    }
+    drawn_ = k + 1;
+  }
+  void seek(std::int64_t) override {}
+  std::int64_t size() const noexcept override { return 0; }
+  std::string description() const override { return "probe"; }
+  int drawn() const { return drawn_; }
+
+ private:
+  int fail_at_;
+  std::chrono::milliseconds delay_;
+  std::atomic<int> drawn_{0};
+};
+
+// Polls `done` for up to 10 s (the loader thread's progress has no other signal).
+template <typename Done>
+bool eventually(Done done) {
+  for (int i = 0; i < 1000 && !done(); ++i) std::this_thread::sleep_for(10ms);
+  return done();
+}
+
+TEST(BatchLoader, DrawsTheNextBatchWhileTheCallerHoldsOneAndNoFurther) {
+  ProbeDataset data;
+  Buffers buffers(2);
+  BatchLoader loader(data, 2, buffers.views());
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(data.drawn(), 0);  // the thread starts with the first next()
+  EXPECT_EQ(loader.next().labels[0], 0);
+  EXPECT_TRUE(eventually([&] { return data.drawn() == 2; }));  // batch 1 while 0 is held
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(data.drawn(), 2);  // both buffers are taken
+  EXPECT_EQ(loader.next().labels[0], 1);
+  EXPECT_TRUE(eventually([&] { return data.drawn() == 3; }));
+  EXPECT_EQ(loader.next().labels[1], 2);
+}
+
+TEST(BatchLoader, RethrowsTheDatasetsErrorWithItsTypeAndMessageAtEveryLaterCall) {
+  ProbeDataset data(/*fail_at=*/2);
+  Buffers buffers(1);
+  BatchLoader loader(data, 1, buffers.views());
+  EXPECT_EQ(loader.next().labels[0], 0);
+  EXPECT_EQ(loader.next().labels[0], 1);  // drawn before the failure
+  for (int i = 0; i < 2; ++i) {
+    try {
+      loader.next();
+      FAIL() << "expected DataError";
+    } catch (const runtime::DataError& e) {
+      EXPECT_STREQ(e.what(), "probe: record 2 is bad");
+    }
+  }
+}
+
+TEST(BatchLoader, DestructionJoinsAtAnyMoment) {
+  Buffers buffers(1);
+  {
+    ProbeDataset data;
+    BatchLoader never_started(data, 1, buffers.views());
+  }
+  {
+    ProbeDataset data(-1, 100ms);
+    BatchLoader mid_draw(data, 1, buffers.views());
+    mid_draw.next();  // batch 1 is being drawn: destruction waits for it
+  }
+  {
+    ProbeDataset data;
+    BatchLoader waiting(data, 1, buffers.views());
+    waiting.next();
+    EXPECT_TRUE(eventually([&] { return data.drawn() == 2; }));  // now blocked on a free buffer
+  }
+  {
+    ProbeDataset data(/*fail_at=*/1);
+    BatchLoader failed(data, 1, buffers.views());
+    failed.next();
+    EXPECT_THROW(failed.next(), runtime::DataError);
+  }
+}
+
+TEST(BatchLoader, RejectsBadArguments) {
+  ProbeDataset data;
+  std::vector<float> one(3072);
+  EXPECT_THROW(BatchLoader(data, 1, {one.data(), one.data()}), runtime::InvalidArgument);
+  EXPECT_THROW(BatchLoader(data, 0, {one.data(), one.data() + 1}), runtime::InvalidArgument);
+}
+
+}  // namespace
+}  // namespace vdnn::models

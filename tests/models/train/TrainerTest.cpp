@@ -1,0 +1,160 @@
+// Trainer: the background loader gives the losses of synchronous loading, resumes stay bitwise
+// with augmented CIFAR-10 data, evaluation changes no training loss and measures learning.
+#include "models/train/Trainer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <vector>
+
+#include "graph/TestNetworks.hpp"
+#include "models/data/CifarFiles.hpp"
+#include "runtime/Error.hpp"
+
+namespace vdnn::models {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A small network on CIFAR-shaped input: strided conv-bn-relu, pooling, linear, loss.
+graph::NetworkDef cifar_net() {
+  using namespace layers;
+  LinearSpec fc;
+  fc.out_features = 10;
+  return testing::network(
+      {
+          testing::layer("conv", testing::conv(4, 3, 2), {"input"}),
+          testing::layer("bn", BatchNorm2dSpec{}, {"conv"}),
+          testing::layer("relu", ReluSpec{}, {"bn"}),
+          testing::layer("pool", GlobalAvgPoolSpec{}, {"relu"}),
+          testing::layer("fc", fc, {"pool"}),
+          testing::layer("loss", SoftmaxCrossEntropySpec{}, {"fc"}),
+      },
+      3, 32, 10);
+}
+
+fs::path cifar_dir(const std::string& name, int test_records = 7) {
+  const fs::path dir = fs::temp_directory_path() / ("vdnn-test-trainer-" + name);
+  fs::remove_all(dir);
+  testing::write_cifar_directory(dir, 2, 9, test_records);  // epochs of 18 images
+  return dir;
+}
+
+TrainerOptions options(const std::string& data = "synthetic",
+                       graph::Policy policy = graph::Policy::Baseline) {
+  TrainerOptions o;
+  o.data = data;
+  o.session.policy = policy;
+  o.session.executor.seed = 3;
+  o.schedule.base_lr = 0.05;
+  o.schedule.total_steps = 100;
+  return o;
+}
+
+std::vector<double> losses(const Trainer& trainer) {
+  std::vector<double> l;
+  for (const StepRecord& r : trainer.history()) l.push_back(r.loss);
+  return l;
+}
+
+TEST(Trainer, BackgroundLoadingGivesTheLossesOfSynchronousLoading) {
+  const fs::path dir = cifar_dir("sync");
+  for (const std::string& data : std::vector<std::string>{"synthetic", "cifar10:" + dir.string()}) {
+    TrainerOptions o = options(data);
+    o.augment = Augment::CropFlip;
+    Trainer trainer(cifar_net(), 4, o);
+    for (int i = 0; i < 8; ++i) trainer.step();
+
+    graph::Session session(graph::Graph::build(cifar_net(), 4), o.session);
+    auto dataset = make_dataset(data, {3, 32, 32, 10}, 3, Split::Train, Augment::CropFlip);
+    std::vector<float> images(4 * 3072);
+    std::vector<std::int32_t> labels(4);
+    std::vector<double> expected;
+    for (int i = 0; i < 8; ++i) {
+      dataset->next_batch(4, images.data(), labels.data());
+      expected.push_back(
+          session.executor().train_step(images.data(), labels.data(), o.schedule.at(i)).loss);
+    }
+    EXPECT_EQ(losses(trainer), expected) << data;  // bitwise
+  }
+}
+
+TEST(Trainer, ResumeWithAugmentedCifarIsBitwise) {
+  const fs::path dir = cifar_dir("resume");
+  const TrainerOptions o = options("cifar10:" + dir.string());
+  Trainer whole(cifar_net(), 4, o);
+  EXPECT_EQ(*whole.options().augment, Augment::CropFlip);  // cifar10's default
+  for (int i = 0; i < 10; ++i) whole.step();               // 40 images: into the third epoch
+
+  const fs::path checkpoint = dir / "iter-5.safetensors";
+  {
+    Trainer first(cifar_net(), 4, o);
+    for (int i = 0; i < 5; ++i) first.step();
+    first.save(checkpoint);
+  }
+  Trainer rest(cifar_net(), 4, o);
+  rest.resume(checkpoint);
+  for (int i = 0; i < 5; ++i) rest.step();
+  const std::vector<double> all = losses(whole);
+  EXPECT_EQ(losses(rest), std::vector<double>(all.begin() + 5, all.end()));
+}
+
+TEST(Trainer, EvaluationChangesNoTrainingLoss) {
+  for (const graph::Policy policy :
+       {graph::Policy::Baseline, graph::Policy::VdnnAll, graph::Policy::UvmPrefetch}) {
+    TrainerOptions o = options("synthetic", policy);
+    Trainer plain(testing::small_residual_net(), 8, o);
+    o.evaluation = true;
+    Trainer evaluated(testing::small_residual_net(), 8, o);
+    for (int i = 0; i < 6; ++i) {
+      plain.step();
+      evaluated.step();
+      evaluated.evaluate();
+    }
+    EXPECT_EQ(losses(evaluated), losses(plain)) << graph::policy_name(policy);
+  }
+}
+
+TEST(Trainer, AccuracyOnTheHeldOutSetRisesWithTraining) {
+  TrainerOptions o = options();
+  o.evaluation = true;
+  Trainer trainer(testing::small_residual_net(), 16, o);
+  const EvalRecord before = trainer.evaluate();
+  for (int i = 0; i < 80; ++i) trainer.step();
+  const EvalRecord after = trainer.evaluate();
+  EXPECT_EQ(before.iteration, 0);
+  EXPECT_EQ(after.iteration, 80);
+  EXPECT_EQ(after.images, 992);    // 62 full batches of the 1000 held-out images
+  EXPECT_GT(after.accuracy, 0.6);  // 4 classes
+  EXPECT_GT(after.accuracy, before.accuracy + 0.2);
+  EXPECT_LT(after.loss, before.loss);
+  const EvalRecord again = trainer.evaluate();
+  EXPECT_EQ(again.loss, after.loss);
+  EXPECT_EQ(again.accuracy, after.accuracy);
+}
+
+TEST(Trainer, EvaluatesCifarTestBatchInFullBatches) {
+  const fs::path dir = cifar_dir("eval");  // test_batch.bin: 7 images
+  TrainerOptions o = options("cifar10:" + dir.string());
+  o.evaluation = true;
+  EXPECT_EQ(Trainer(cifar_net(), 4, o).evaluate().images, 4);
+  EXPECT_EQ(Trainer(cifar_net(), 10, o).evaluate().images, 10);  // wraps around
+  const EvalRecord r = Trainer(cifar_net(), 2, o).evaluate();
+  EXPECT_EQ(r.images, 6);
+  EXPECT_GE(r.accuracy, 0.0);
+  EXPECT_LE(r.accuracy, 1.0);
+}
+
+TEST(Trainer, EvaluationNeedsTheTestSplit) {
+  EXPECT_THROW(Trainer(testing::small_residual_net(), 4, options()).evaluate(),
+               runtime::InvalidArgument);
+  const fs::path dir = cifar_dir("no-test");
+  fs::remove(dir / "test_batch.bin");
+  TrainerOptions o = options("cifar10:" + dir.string());
+  EXPECT_NO_THROW(Trainer(cifar_net(), 4, o));
+  o.evaluation = true;
+  EXPECT_THROW(Trainer(cifar_net(), 4, o), runtime::DataError);
+}
+
+}  // namespace
+}  // namespace vdnn::models
