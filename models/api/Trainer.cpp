@@ -9,6 +9,7 @@
 #include "layers/Registry.hpp"
 #include "models/api/NetworkDefinition.hpp"
 #include "models/api/PublicErrors.hpp"
+#include "models/data/Augmentation.hpp"
 #include "models/train/Trainer.hpp"
 #include "runtime/Device.hpp"
 
@@ -34,6 +35,8 @@ models::TrainerOptions trainer_options(const TrainerConfig& c, const std::string
   }
   models::TrainerOptions t;
   t.data = c.data;
+  if (!c.augment.empty()) t.augment = models::parse_augment(c.augment);
+  t.evaluation = c.evaluation;
   t.schedule.policy = graph::parse_lr_policy(c.lr_schedule);
   t.schedule.base_lr = c.learning_rate;
   t.schedule.total_steps = c.total_steps;
@@ -94,6 +97,13 @@ Trainer::~Trainer() = default;
 
 StepStats Trainer::step() {
   return api::translate_errors([&] { return step_stats(run_->trainer.step()); });
+}
+
+EvalStats Trainer::evaluate() {
+  return api::translate_errors([&] {
+    const models::EvalRecord r = run_->trainer.evaluate();
+    return EvalStats{r.iteration, r.loss, r.accuracy, r.images};
+  });
 }
 
 void Trainer::on_step(std::function<void(const StepStats&)> callback) {

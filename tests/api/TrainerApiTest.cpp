@@ -57,6 +57,27 @@ TEST(TrainerApi, StepsCallBackAndMeasureMemory) {
   EXPECT_GT(m.pinned_peak, 0U);
 }
 
+TEST(TrainerApi, EvaluatesWithoutChangingTraining) {
+  const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");
+  vdnn::TrainerConfig config = cpu_config("vdnn-all");
+  config.evaluation = true;
+  vdnn::Trainer plain(network, cpu_config("vdnn-all"));
+  EXPECT_THROW(plain.evaluate(), vdnn::InvalidArgument);
+  vdnn::Trainer evaluated(network, config);
+  std::vector<double> with_eval;
+  for (int i = 0; i < 4; ++i) {
+    with_eval.push_back(evaluated.step().loss);
+    const vdnn::EvalStats e = evaluated.evaluate();
+    EXPECT_EQ(e.iteration, i + 1);
+    EXPECT_GT(e.images, 0);
+    EXPECT_TRUE(e.accuracy >= 0.0 && e.accuracy <= 1.0);
+    EXPECT_TRUE(std::isfinite(e.loss));
+  }
+  EXPECT_EQ(with_eval, losses(plain, 4));
+  config.augment = "sideways";
+  EXPECT_THROW(vdnn::Trainer(network, config), vdnn::InvalidArgument);
+}
+
 TEST(TrainerApi, PoliciesGiveTheSameLossesAndTrainersCoexist) {
   const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");
   vdnn::Trainer baseline(network, cpu_config("baseline"));

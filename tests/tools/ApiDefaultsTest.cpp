@@ -21,6 +21,8 @@ TEST(ApiDefaults, TrainerConfigMatchesTheCommandLine) {
   EXPECT_EQ(api.backend, vdnn::Backend::Auto);
   EXPECT_EQ(cli.run.device, "auto");
   EXPECT_EQ(api.data, cli.run.data);
+  EXPECT_EQ(api.augment, cli.run.augment);
+  EXPECT_FALSE(api.evaluation);
   EXPECT_EQ(api.seed, cli.run.seed);
   EXPECT_EQ(api.learning_rate, cli.run.lr);
   EXPECT_EQ(api.lr_schedule, cli.run.schedule);

@@ -30,10 +30,12 @@ VDNN_EXPORT std::vector<std::string> policy_names();
 struct TrainerConfig {
   std::int64_t batch = 32;
   Backend backend = Backend::Auto;
-  int device = 0;                        // CUDA device ordinal
-  std::string policy = "baseline";       // one of policy_names()
-  std::uint64_t memory_budget = 0;       // device bytes for the run; 0: what the device has free
-  std::string data = "synthetic";        // "synthetic" or "cifar10:DIR" (CIFAR-10 binary files)
+  int device = 0;                   // CUDA device ordinal
+  std::string policy = "baseline";  // one of policy_names()
+  std::uint64_t memory_budget = 0;  // device bytes for the run; 0: what the device has free
+  std::string data = "synthetic";   // "synthetic" or "cifar10:DIR" (CIFAR-10 binary files)
+  std::string augment;  // "crop-flip" or "none"; empty: crop-flip for cifar10, none for synthetic
+  bool evaluation = false;               // load the test split too, for Trainer::evaluate()
   std::uint64_t seed = 1;                // parameters and data order
   double learning_rate = 0.05;           // the base rate; see lr_schedule
   std::string lr_schedule = "constant";  // "constant", "step" (x0.1 every third) or "cosine"
@@ -56,6 +58,14 @@ struct StepStats {
   std::uint64_t peak_device_bytes = 0;  // measured by the run's own allocator, since the start
   std::uint64_t offloaded_bytes = 0;    // copied to pinned host memory in this step
   std::uint64_t prefetched_bytes = 0;   // copied back in this step
+};
+
+/// What one evaluation over the test split measured.
+struct EvalStats {
+  std::int64_t iteration = 0;  // steps trained when it ran
+  double loss = 0.0;           // mean over the images
+  double accuracy = 0.0;       // fraction of the images classified right
+  std::int64_t images = 0;     // images evaluated (full batches only)
 };
 
 /// Device and pinned host memory of the run, measured by its allocators.
@@ -85,6 +95,11 @@ class VDNN_EXPORT Trainer {
   /// callback. Throws Diverged when the loss is not finite (after the callbacks saw the step),
   /// DataError, OutOfMemory, DeviceError.
   StepStats step();
+  /// Runs the network in inference mode (batch norm's running statistics, no dropout) over the
+  /// test split (CIFAR-10's test_batch.bin; synthetic: 1000 held-out images) in full batches.
+  /// Training afterwards is bitwise what it would have been without it. Throws InvalidArgument
+  /// unless config().evaluation; OutOfMemory, DeviceError.
+  EvalStats evaluate();
   /// Calls `callback` after every step, in registration order. Exceptions it throws pass through
   /// step().
   void on_step(std::function<void(const StepStats&)> callback);
