@@ -11,6 +11,7 @@ vdnn=${VDNN_BIN:-build-gpu/bin/vdnn}
 run=("$vdnn" train --device cuda --config "$config" --batch "$batch" --deterministic
   --checkpoint-every 5)
 rm -rf "$out/straight" "$out/resumed"
+mkdir -p "$out"
 "${run[@]}" --iters 10 --out "$out/straight" >"$out/straight.log" 2>&1
 "${run[@]}" --iters 5 --out "$out/resumed" >"$out/first-half.log" 2>&1
 "${run[@]}" --iters 10 --resume latest --out "$out/resumed" >"$out/second-half.log" 2>&1
