@@ -34,11 +34,6 @@ SyntheticDataset::SyntheticDataset(const SampleFormat& format, Split split, std:
   for (std::size_t i = 0; i < kNoiseBank; ++i) {
     noise_[i] = static_cast<float>(kNoise * runtime::normal01(seed_, kNoiseStream, i));
   }
-  // The bank continues periodically for one more sample, so that a sample reads its noise from
-  // one contiguous run at its offset: a modulo per pixel made the loader slower than a ResNet-20
-  // step on the GPU.
-  noise_.resize(kNoiseBank + static_cast<std::size_t>(format.sample_numel()));
-  for (std::size_t i = kNoiseBank; i < noise_.size(); ++i) noise_[i] = noise_[i - kNoiseBank];
   std::uint64_t draw = 0;
   auto uniform = [&] { return runtime::uniform01(seed_, kPrototypeStream, draw++); };
   float* out = prototypes_.data();
@@ -70,9 +65,7 @@ std::uint64_t SyntheticDataset::host_bytes(const SampleFormat& format) noexcept 
   const long double floats =
       static_cast<long double>(format.num_classes) * static_cast<long double>(format.channels) *
           static_cast<long double>(format.height) * static_cast<long double>(format.width) +
-      static_cast<long double>(kNoiseBank) +
-      static_cast<long double>(format.channels) * static_cast<long double>(format.height) *
-          static_cast<long double>(format.width);
+      static_cast<long double>(kNoiseBank);
   const long double bytes = floats * sizeof(float);
   return bytes >= 1.8e19L ? std::numeric_limits<std::uint64_t>::max()
                           : static_cast<std::uint64_t>(bytes);
@@ -93,7 +86,7 @@ void SyntheticDataset::next_batch(std::int64_t batch, float* images, std::int32_
     labels[i] = label;
     const float* proto = prototypes_.data() + label * numel;
     float* img = images + i * numel;
-    const float* noise = noise_.data() + runtime::mix64(seed_ ^ sample) % kNoiseBank;
+    const auto offset = static_cast<std::size_t>(runtime::mix64(seed_ ^ sample));
     const CropFlip crop =
         augment_ == Augment::CropFlip ? draw_crop_flip(seed_, 0, sample) : CropFlip{};
     const std::int64_t h = format_.height;
@@ -102,7 +95,7 @@ void SyntheticDataset::next_batch(std::int64_t batch, float* images, std::int32_
         format_.channels, h, w, crop,
         [&](std::int64_t c, std::int64_t y, std::int64_t x) {
           const auto j = static_cast<std::size_t>((c * h + y) * w + x);
-          return proto[j] + noise[j];
+          return proto[j] + noise_[(offset + j) % kNoiseBank];
         },
         [](std::int64_t) { return 0.0f; }, img);
   }

@@ -36,7 +36,7 @@ class SyntheticDataset final : public Dataset {
   std::uint64_t seed_;
   Augment augment_;
   std::vector<float> prototypes_;  // num_classes x sample_numel
-  std::vector<float> noise_;  // standard normal bank, scaled, continued periodically by a sample
+  std::vector<float> noise_;       // standard normal bank, scaled
   std::uint64_t next_sample_ = 0;
 };
 

@@ -177,7 +177,7 @@ TEST(Dataset, RejectsUnknownSourcesAndMismatchedNetworks) {
 
 TEST(Dataset, HostBytesAreKnownBeforeBuilding) {
   // Synthetic: one float per class and pixel (the prototypes) and the 2^20-float noise bank.
-  EXPECT_EQ(dataset_host_bytes("synthetic", kCifar), (11u * 3 * 32 * 32 + (1u << 20)) * 4);
+  EXPECT_EQ(dataset_host_bytes("synthetic", kCifar), (10u * 3 * 32 * 32 + (1u << 20)) * 4);
   const SampleFormat huge{1 << 20, 1 << 20, 1 << 20, 1 << 20};
   EXPECT_EQ(dataset_host_bytes("synthetic", huge), std::numeric_limits<std::uint64_t>::max());
   EXPECT_EQ(dataset_host_bytes("cifar10:/anywhere", kCifar), 0u);
