@@ -1,5 +1,6 @@
 // The plan interpreter: each action of the plan becomes residency transitions and work on the
-// context's streams (Note [Offload lifetime], Note [Stream choreography], Note [Managed memory]).
+// context's streams (Note [Offload lifetime], Note [Stream choreography], Note [Managed memory],
+// Note [Recomputation]).
 #include "graph/Executor.hpp"
 
 #include <algorithm>
@@ -125,6 +126,12 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
     a.forward.workspace = workspace_view();
     a.backward.workspace = workspace_view();
   }
+  // The host runs ahead of the compute stream, so a recompute cannot reuse the arguments of the
+  // node's first forward, which may not have run yet: each Recompute action has its own.
+  for (const Action& a : plan.actions) {
+    if (a.op != Op::Recompute) continue;
+    recompute_args_.push_back(args_[static_cast<std::size_t>(a.tensor)].forward);
+  }
   managed_device_peak_ = device_.stats().current_bytes;
   range_names_.resize(plan.actions.size());
   for (std::size_t i = 0; i < plan.actions.size(); ++i) {
@@ -166,6 +173,7 @@ void Executor::stage_labels(const std::int32_t* labels) {
 
 StepResult Executor::train_step(const float* images, const std::int32_t* labels, double lr) {
   stage_labels(labels);
+  next_recompute_ = 0;
   try {
     step_started_->record(context_.compute());
     run_actions(plan_.actions, images, /*training=*/true);
@@ -232,8 +240,12 @@ void Executor::run(const Action& action, const float* images, bool training) {
       if (t == kNetworkInput) {
         upload_input(images);
       } else {
-        forward(t, training);
+        forward(t, training, /*recompute=*/false);
       }
+      break;
+    case Op::Recompute:
+      tensor(t).allocate(device_);
+      forward(t, /*training=*/true, /*recompute=*/true);
       break;
     case Op::Offload:
       tensor(t).offload(pinned_);
@@ -276,18 +288,21 @@ void Executor::run(const Action& action, const float* images, bool training) {
   }
 }
 
-void Executor::forward(NodeId id, bool training) {
+void Executor::forward(NodeId id, bool training, bool recompute) {
   const Node& node = graph_.node(id);
-  layers::ForwardArgs& a = args_[static_cast<std::size_t>(id)].forward;
+  layers::ForwardArgs& a = recompute ? recompute_args_.at(next_recompute_++)
+                                     : args_[static_cast<std::size_t>(id)].forward;
   for (std::size_t i = 0; i < node.inputs.size(); ++i) a.inputs[i] = tensor(node.inputs[i]).view();
   a.output = tensor(id).view();
   a.training = training;
+  a.recompute = recompute;
   a.step = static_cast<std::uint64_t>(step_);
   const bool loss = id == graph_.loss_node();
   a.labels = loss ? labels_ : nullptr;
   a.loss_stats = loss ? &loss_stats_ : nullptr;
   layers::Layer* layer = &layers_.at(id);
-  timed(id, training ? 0 : kUntimed,
+  // A recompute keeps the first forward's times; it shows in the backward's.
+  timed(id, training && !recompute ? 0 : kUntimed,
         [&] { context_.compute().enqueue([layer, &a] { layer->forward(a); }); });
 }
 
@@ -359,6 +374,7 @@ void Executor::gate_managed(const Action& action) {
   switch (action.op) {
     case Op::Allocate:
     case Op::AllocateGrad:
+    case Op::Recompute:
       eviction_gate_.before_rise(context_.compute(), action.device_bytes);
       break;
     case Op::Migrate:

@@ -1,8 +1,9 @@
 // Executor: runs training steps of a Graph exactly as its Plan says: forward in topological order,
 // backward in reverse, SGD; feature maps allocated, offloaded, prefetched, evicted, migrated and
-// freed by the plan's actions on the context's compute, offload and prefetch streams; and
-// forward-only evaluation passes in the same pools. See Note [Offload lifetime], Note [Stream
-// choreography], Note [Managed memory] and Note [Evaluation memory] in docs/ARCHITECTURE.md.
+// freed (or recomputed) by the plan's actions on the context's compute, offload and prefetch
+// streams; and forward-only evaluation passes in the same pools. See Note [Offload lifetime], Note
+// [Stream choreography], Note [Managed memory], Note [Evaluation memory] and Note [Recomputation]
+// in docs/ARCHITECTURE.md.
 #pragma once
 
 #include <cstdint>
@@ -180,7 +181,8 @@ class Executor {
   void run(const Action& action, const float* images, bool training);
   void stage_labels(const std::int32_t* labels);
   void upload_input(const float* images);
-  void forward(NodeId node, bool training);
+  /// `recompute`: the node's forward again in backward (Recompute), with ForwardArgs::recompute.
+  void forward(NodeId node, bool training, bool recompute);
   void backward(NodeId node);
   /// Runs `enqueue`, between timing events of (node, phase) when profiling and `phase` is not
   /// kUntimed.
@@ -223,6 +225,8 @@ class Executor {
   std::vector<runtime::Buffer> grads_;                             // per node output
   std::vector<bool> grad_written_;
   std::vector<NodeArgs> args_;
+  std::vector<layers::ForwardArgs> recompute_args_;  // per Recompute action, in plan order
+  std::size_t next_recompute_ = 0;                   // in this step
   const std::int32_t* labels_ = nullptr;
   layers::LossStats loss_stats_;
   std::unique_ptr<runtime::Event> step_started_;  // compute stream, timing

@@ -1,8 +1,8 @@
 // Plan: the memory schedule of one training step as data: where device memory comes from, every
-// allocation, offload, prefetch, eviction, migration and free in execution order, with the device
-// bytes predicted after each, and the forward-only pass of an evaluation. The executor runs exactly
-// these lists; `vdnn plan` prints the step. See Note [Offload lifetime], Note [Managed memory] and
-// Note [Evaluation memory] in docs/ARCHITECTURE.md.
+// allocation, offload, prefetch, eviction, migration, recomputation and free in execution order,
+// with the device bytes predicted after each, and the forward-only pass of an evaluation. The
+// executor runs exactly these lists; `vdnn plan` prints the step. See Note [Offload lifetime],
+// Note [Managed memory], Note [Recomputation] and Note [Evaluation memory] in docs/ARCHITECTURE.md.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,8 @@ namespace vdnn::graph {
 /// managed memory: Uvm gives no hints (what swapping the allocator gives); UvmEvict migrates the
 /// maps vdnn-all would offload to the host after their last forward use and lets backward fault
 /// them back; UvmPrefetch also migrates them back ahead of backward, on vdnn-all's schedule.
+/// Recompute copies nothing: it frees the maps of cheap layers after forward and rebuilds them in
+/// backward (Note [Recomputation]).
 enum class Policy : std::uint8_t {
   Baseline,
   VdnnAll,
@@ -25,7 +27,8 @@ enum class Policy : std::uint8_t {
   VdnnDyn,
   Uvm,
   UvmEvict,
-  UvmPrefetch
+  UvmPrefetch,
+  Recompute
 };
 
 /// Every policy name, in the order above (for option validators and messages).
@@ -57,16 +60,18 @@ enum class Op : std::uint8_t {
   Evict,          // managed: migrate a map's pages to the host after its last forward use
   Migrate,        // managed: migrate an evicted map's pages back on the prefetch stream
   FaultIn,        // managed: the first backward reader faults an evicted map's pages back
+  Recompute,      // device memory for a freed map again, and its producer's forward once more
 };
 const char* op_name(Op op) noexcept;
 
 /// One step of the plan. `tensor` is the feature map (a node id, or kNetworkInput) for memory
-/// operations and the node for Forward/Backward.
+/// operations and the node for Forward/Backward/Recompute.
 struct Action {
   Op op = Op::Forward;
   NodeId tensor = 0;
-  std::uint64_t bytes = 0;  // device bytes allocated or freed; for Offload, the bytes copied;
-                            // for Evict, Migrate and FaultIn, the bytes whose pages move
+  std::uint64_t bytes = 0;         // device bytes allocated or freed (Recompute: allocated); for
+                                   // Offload, the bytes copied; for Evict, Migrate and FaultIn, the
+                                   // bytes whose pages move
   std::uint64_t device_bytes = 0;  // predicted device bytes in use after this action
 };
 
@@ -77,6 +82,7 @@ enum class Placement : std::uint8_t {
   ForwardOnly,  // backward never reads it: freed after its last forward consumer
   Evicted,      // managed: evicted after its last forward use, faulted back by its first reader
   Migrated,     // managed: evicted after its last forward use, migrated back before it is needed
+  Recomputed,   // freed after its last forward use, rebuilt before its first backward use
 };
 
 struct Plan {
@@ -98,6 +104,7 @@ struct Plan {
   std::uint64_t evicted_bytes = 0;     // per step, managed pages migrated to the host
   std::uint64_t migrated_bytes = 0;    // per step, managed pages migrated back ahead of need
   std::uint64_t faulted_bytes = 0;     // per step, managed pages faulted back on demand
+  std::uint64_t recomputed_bytes = 0;  // per step, maps rebuilt in backward (temporaries too)
   std::vector<Placement> placement;    // per node output; the network input is at index nodes()
   std::vector<Action> actions;
   /// A forward pass alone (Executor::evaluate): each map allocated before its producer runs and

@@ -1,5 +1,5 @@
 // The planner: placement of every feature map by policy, then the ordered memory actions of one
-// step (Note [Offload lifetime]), with predicted device bytes after each.
+// step (Note [Offload lifetime], Note [Recomputation]), with predicted device bytes after each.
 #include "graph/Planner.hpp"
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 #include <iterator>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "graph/PoolSimulation.hpp"
 #include "runtime/ByteSize.hpp"
@@ -20,13 +21,24 @@ constexpr std::uint64_t kF32 = sizeof(float);
 // In the order of enum Op.
 constexpr const char* kOpNames[] = {
     "allocate",      "forward",  "offload",   "release", "free",    "prefetch", "await-prefetch",
-    "allocate-grad", "backward", "free-grad", "evict",   "migrate", "fault-in"};
+    "allocate-grad", "backward", "free-grad", "evict",   "migrate", "fault-in", "recompute"};
 
 // In the order of enum Policy.
-constexpr const char* kPolicyNames[] = {"baseline", "vdnn-all",  "vdnn-conv",   "vdnn-dyn",
-                                        "uvm",      "uvm-evict", "uvm-prefetch"};
+constexpr const char* kPolicyNames[] = {"baseline", "vdnn-all",  "vdnn-conv",    "vdnn-dyn",
+                                        "uvm",      "uvm-evict", "uvm-prefetch", "recompute"};
+
+// Layers whose forward costs about one pass over their tensors: running them again in backward is
+// cheaper than keeping their outputs (Note [Recomputation]).
+constexpr std::string_view kCheapLayers[] = {"batchnorm2d", "relu",      "add",
+                                             "maxpool2d",   "avgpool2d", "global_avgpool",
+                                             "concat",      "flatten",   "dropout"};
 
 bool is_conv(const Node& node) { return std::holds_alternative<layers::Conv2dSpec>(node.spec); }
+
+bool is_cheap(const Node& node) {
+  return std::find(std::begin(kCheapLayers), std::end(kCheapLayers),
+                   layers::type_name(node.spec)) != std::end(kCheapLayers);
+}
 
 const std::vector<NodeId>& consumers_of(const Graph& g, NodeId t) {
   return t == kNetworkInput ? g.input_consumers() : g.node(t).consumers;
@@ -56,17 +68,40 @@ Placement away(Policy policy) {
 
 // Maps that leave the device between their last forward use and their first backward use.
 bool leaves_device(Placement p) {
-  return p == Placement::Offloaded || p == Placement::Evicted || p == Placement::Migrated;
+  return p == Placement::Offloaded || p == Placement::Evicted || p == Placement::Migrated ||
+         p == Placement::Recomputed;
 }
 
 // Maps whose way back is issued ahead of need: pinned copies and managed migrations.
 bool returns_ahead(Placement p) { return p == Placement::Offloaded || p == Placement::Migrated; }
 
+std::size_t index_of(const Graph& g, NodeId t) {
+  return t == kNetworkInput ? g.nodes().size() : static_cast<std::size_t>(t);
+}
+
+// Whether the producer of `t` can run again just before the backward of node `at` from what is on
+// the device then: Resident maps not yet freed, and maps nobody keeps that can be rebuilt so
+// themselves, as temporaries (Note [Recomputation]). `placement` is decided up to `t`.
+bool rebuildable(const Graph& g, const Liveness& live, const std::vector<Placement>& placement,
+                 NodeId t, NodeId at) {
+  if (t == kNetworkInput || !is_cheap(g.node(t))) return false;
+  return std::all_of(g.node(t).inputs.begin(), g.node(t).inputs.end(), [&](NodeId in) {
+    switch (placement[index_of(g, in)]) {
+      case Placement::Resident:
+        return live.of(in).last_backward_use() <= at;  // freed after that node's backward
+      case Placement::ForwardOnly:
+        return rebuildable(g, live, placement, in, at);
+      default:
+        return false;
+    }
+  });
+}
+
 std::vector<Placement> place(const Graph& g, const Liveness& live, Policy policy) {
   const auto n = static_cast<NodeId>(g.nodes().size());
   std::vector<Placement> placement(g.nodes().size() + 1);
   for (NodeId t = kNetworkInput; t < n; ++t) {
-    Placement& p = placement[t == kNetworkInput ? g.nodes().size() : static_cast<std::size_t>(t)];
+    Placement& p = placement[index_of(g, t)];
     const std::vector<NodeId>& consumers = consumers_of(g, t);
     if (live.of(t).backward_readers.empty()) {
       p = Placement::ForwardOnly;
@@ -75,6 +110,13 @@ std::vector<Placement> place(const Graph& g, const Liveness& live, Policy policy
     // The loss's backward runs right after its forward: what it reads stays.
     const bool read_by_loss =
         std::find(consumers.begin(), consumers.end(), g.loss_node()) != consumers.end();
+    if (policy == Policy::Recompute) {
+      // Rebuilt before its first backward reader, the last in forward order.
+      const bool rebuilt =
+          !read_by_loss && rebuildable(g, live, placement, t, live.of(t).backward_readers.back());
+      p = rebuilt ? Placement::Recomputed : Placement::Resident;
+      continue;
+    }
     const bool feeds_conv = std::any_of(consumers.begin(), consumers.end(),
                                         [&](NodeId c) { return is_conv(g.node(c)); });
     const bool leaves = !read_by_loss && (policy == Policy::VdnnAll || policy == Policy::UvmEvict ||
@@ -155,7 +197,7 @@ class StepBuilder {
     std::size_t actions;
     std::vector<Slot> slots;
     std::uint64_t bytes, peak, pool, pool_peak, pinned, pinned_peak;
-    std::uint64_t prefetched, migrated, faulted;
+    std::uint64_t prefetched, migrated, faulted, recomputed;
   };
   Snapshot snapshot() const {
     return {plan_.actions.size(),
@@ -168,7 +210,8 @@ class StepBuilder {
             pinned_peak_,
             plan_.prefetched_bytes,
             plan_.migrated_bytes,
-            plan_.faulted_bytes};
+            plan_.faulted_bytes,
+            plan_.recomputed_bytes};
   }
   void restore(const Snapshot& s) {
     plan_.actions.resize(s.actions);
@@ -182,6 +225,7 @@ class StepBuilder {
     plan_.prefetched_bytes = s.prefetched;
     plan_.migrated_bytes = s.migrated;
     plan_.faulted_bytes = s.faulted;
+    plan_.recomputed_bytes = s.recomputed;
   }
 
   // Emits the backward actions with queue[q] prefetched at the start of step issue[q]; returns
@@ -211,8 +255,15 @@ class StepBuilder {
     if (needs.output) reads.push_back(k);
     for (NodeId t : reads) {
       const Placement p = plan_.placement_of(t);
-      if (slot(t).awaited || (!returns_ahead(p) && p != Placement::Evicted)) continue;
+      if (slot(t).awaited ||
+          (!returns_ahead(p) && p != Placement::Evicted && p != Placement::Recomputed)) {
+        continue;
+      }
       slot(t).awaited = true;
+      if (p == Placement::Recomputed) {
+        recompute(t);
+        continue;
+      }
       const auto bytes = static_cast<std::int64_t>(tensor_bytes(g_, t));
       if (p == Placement::Evicted) {
         emit(Op::FaultIn, t, bytes, 0);  // the pages come back; the range never left the pool
@@ -276,6 +327,7 @@ class StepBuilder {
         emit(Op::Release, t, bytes);
         break;
       case Placement::ForwardOnly:
+      case Placement::Recomputed:
         emit(Op::Free, t, bytes);
         break;
       case Placement::Evicted:
@@ -285,6 +337,22 @@ class StepBuilder {
         break;
       case Placement::Resident:
         break;
+    }
+  }
+
+  // Runs the producer of `t` again, after rebuilding those of its inputs nobody kept, which go
+  // right after; the others are on the device (rebuildable(), Note [Recomputation]).
+  void recompute(NodeId t) {
+    std::vector<NodeId> temporaries;
+    for (NodeId in : distinct(g_.node(t).inputs)) {
+      if (plan_.placement_of(in) != Placement::ForwardOnly) continue;
+      recompute(in);
+      temporaries.push_back(in);
+    }
+    emit(Op::Recompute, t, static_cast<std::int64_t>(tensor_bytes(g_, t)));
+    plan_.recomputed_bytes += tensor_bytes(g_, t);
+    for (NodeId in : temporaries) {
+      emit(Op::Free, in, -static_cast<std::int64_t>(tensor_bytes(g_, in)));
     }
   }
 
@@ -361,10 +429,11 @@ bool fits(const Graph& g, const Plan& plan, const PlanRequest& request) {
            device_pool_fits(g, plan, request.workspace_bytes, pool_for_budget(plan.budget_bytes))));
 }
 
-// Under a budget, offloading (or evicting) a map costs two transfers and buys nothing if the budget
-// could hold it. From the last-produced offloaded map backwards (the ones needed again soonest),
-// keep each one resident while the plan stays within the budget and the allocator still places
-// everything; stop after a few that do not fit. Without a budget the policy's placement stands.
+// Under a budget, offloading (or evicting) a map costs two transfers, and recomputing it a second
+// forward, and buys nothing if the budget could hold it. From the last-produced offloaded map
+// backwards (the ones needed again soonest), keep each one resident while the plan stays within the
+// budget and the allocator still places everything; stop after a few that do not fit. Without a
+// budget the policy's placement stands.
 //
 // Each trial is a plan and an allocator replay, O(N) for N maps, so trying the maps one by one
 // is O(N^2): minutes at ResNet-5000. Keeping more maps never lowers the peak, so the longest run
@@ -527,9 +596,11 @@ std::string format_plan(const Graph& g, const Plan& plan) {
   }
   std::size_t offloaded = 0;
   std::size_t evicted = 0;
+  std::size_t recomputed = 0;
   for (Placement p : plan.placement) {
     offloaded += p == Placement::Offloaded ? 1 : 0;
     evicted += p == Placement::Evicted || p == Placement::Migrated ? 1 : 0;
+    recomputed += p == Placement::Recomputed ? 1 : 0;
   }
   out += std::string("\npolicy ") + policy_name(plan.policy) +
          (plan.requested != plan.policy
@@ -546,6 +617,10 @@ std::string format_plan(const Graph& g, const Plan& plan) {
   out += "offloaded per step:    " + runtime::format_bytes(plan.offloaded_bytes) + " in " +
          std::to_string(offloaded) + " feature maps\n";
   out += "prefetched per step:   " + runtime::format_bytes(plan.prefetched_bytes) + "\n";
+  if (recomputed > 0) {
+    out += "recomputed per step:   " + runtime::format_bytes(plan.recomputed_bytes) + " for " +
+           std::to_string(recomputed) + " feature maps (temporaries included)\n";
+  }
   out += std::string("device memory:         ") + device_memory_name(plan.memory) + ", pool " +
          runtime::format_bytes(plan.pool_bytes) + "\n";
   if (plan.memory == DeviceMemory::Managed) {

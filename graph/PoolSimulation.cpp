@@ -61,6 +61,7 @@ class Replay {
     switch (a.op) {
       case Op::Allocate:
       case Op::Prefetch:
+      case Op::Recompute:
         device_of_[a.tensor] = device_.allocate(bytes);
         break;
       case Op::AllocateGrad:

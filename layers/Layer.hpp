@@ -36,6 +36,10 @@ struct ForwardArgs {
   TensorView output;
   TensorView workspace;  // workspace_bytes() bytes, or empty when that is 0
   bool training = true;
+  /// Training only: the same forward again, in this step's backward (Note [Recomputation]). The
+  /// output must be bitwise the first one's, and nothing else changes: no running statistics
+  /// update, and what the first forward saved for backward stays valid.
+  bool recompute = false;
   std::uint64_t step = 0;                // training step, for stateless seeded randomness
   const std::int32_t* labels = nullptr;  // loss layers only: N class indices
   LossStats* loss_stats = nullptr;       // loss layers only: written by forward

@@ -52,10 +52,12 @@ void BatchNorm2dCpu::forward_typed(const ForwardArgs& args) {
   T* running_var = args.params[3].as<T>();
   const double momentum = spec_.momentum;
   batch_stats_ = args.training;
+  // A recompute normalizes with the statistics the first forward saved: the same bits, and the
+  // running buffers are updated once per step (Note [Recomputation]).
+  const bool new_stats = args.training && !args.recompute;
   for (std::int64_t c = 0; c < at.channels; ++c) {
     const auto ch = static_cast<std::size_t>(c);
-    double var = 0.0;
-    if (args.training) {
+    if (new_stats) {
       double sum = 0.0;
       for (std::int64_t n = 0; n < shape.n(); ++n) {
         sum += static_cast<double>(ConstPlane<T>(x + at.offset(n, c), at.pixels).sum());
@@ -68,15 +70,15 @@ void BatchNorm2dCpu::forward_typed(const ForwardArgs& args) {
         squares += static_cast<double>(
             (ConstPlane<T>(x + at.offset(n, c), at.pixels) - mean).square().sum());
       }
-      var = squares / count;
+      const double var = squares / count;
+      inv_std_[ch] = 1.0 / std::sqrt(var + spec_.eps);
       running_mean[c] = static_cast<T>((1.0 - momentum) * running_mean[c] + momentum * mean_[ch]);
       running_var[c] = static_cast<T>((1.0 - momentum) * running_var[c] +
                                       momentum * var * count / (count - 1.0));
-    } else {
+    } else if (!args.training) {
       mean_[ch] = running_mean[c];
-      var = running_var[c];
+      inv_std_[ch] = 1.0 / std::sqrt(static_cast<double>(running_var[c]) + spec_.eps);
     }
-    inv_std_[ch] = 1.0 / std::sqrt(var + spec_.eps);
     const double scale = weight[c] * inv_std_[ch];
     const auto a = static_cast<T>(scale);
     const auto b = static_cast<T>(bias[c] - mean_[ch] * scale);

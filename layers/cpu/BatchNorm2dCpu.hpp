@@ -12,10 +12,12 @@ namespace vdnn::layers::cpu {
 /// batch mean and biased variance and updates the running buffers in place, PyTorch style:
 /// running = (1 - momentum) * running + momentum * batch, with the unbiased batch variance; it
 /// throws runtime::InvalidArgument when a channel has a single value (N * H * W == 1). Inference
-/// forward normalizes with the running buffers. Backward reads the input (backward_needs: inputs),
-/// differentiates the normalization the last forward used, writes grad_params (weight, bias)
-/// where non-empty and the input gradient honouring GradTarget::accumulate. Allocates only at
-/// construction. Not thread-safe; see layers/Layer.hpp for the argument contract.
+/// forward normalizes with the running buffers. A recompute (ForwardArgs::recompute) normalizes
+/// with the statistics the last training forward saved and updates nothing. Backward reads the
+/// input (backward_needs: inputs), differentiates the normalization the last forward used, writes
+/// grad_params (weight, bias) where non-empty and the input gradient honouring
+/// GradTarget::accumulate. Allocates only at construction. Not thread-safe; see layers/Layer.hpp
+/// for the argument contract.
 class BatchNorm2dCpu final : public Layer {
  public:
   BatchNorm2dCpu(const BatchNorm2dSpec& spec, std::vector<Shape> input_shapes,

@@ -439,7 +439,10 @@ void BatchNorm2dCuda::forward(const ForwardArgs& args) {
   float* running_mean = args.params[2].as<float>();
   float* running_var = args.params[3].as<float>();
   State& s = *state_;
-  if (args.training) {
+  // A recompute normalizes with the statistics the first forward saved, which nothing has changed
+  // since (this node's backward comes later): the same bits, one running update per step
+  // (Note [Recomputation]).
+  if (args.training && !args.recompute) {
     const std::int64_t count = shape.n() * shape.h() * shape.w();
     VDNN_EXPECTS(count > 1, "batchnorm2d training needs more than one value per channel");
     double* partials = s.partials.as<double>();
@@ -449,7 +452,7 @@ void BatchNorm2dCuda::forward(const ForwardArgs& args) {
         static_cast<double>(count), spec_.eps, spec_.momentum, weight, running_mean, running_var,
         s.mean(), s.inv_std(), s.coeff_a());
     VDNN_CHECK_LAUNCH();
-  } else if (s.channels > 0) {
+  } else if (!args.training && s.channels > 0) {
     stats_from_running_kernel<<<blocks_for(s.channels), kBlockThreads, 0, stream>>>(
         running_mean, running_var, weight, spec_.eps, s.mean(), s.inv_std(), s.coeff_a(),
         s.channels);

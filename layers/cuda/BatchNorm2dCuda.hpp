@@ -12,14 +12,15 @@ namespace vdnn::layers::cuda {
 /// Params: weight, bias, running_mean, running_var (all [C], device memory). Same semantics as
 /// cpu::BatchNorm2dCpu: training forward normalizes with the batch statistics and updates the
 /// running buffers in place (momentum as in PyTorch, unbiased variance); inference forward uses
-/// the running buffers; backward reads the input (backward_needs: inputs), differentiates the
-/// normalization the last forward used, writes grad_params (weight, bias) where non-empty and the
-/// input gradient honouring GradTarget::accumulate. All work is enqueued on options.cuda's compute
-/// stream and nothing waits for it; results are bitwise reproducible (fixed-order reductions, no
-/// atomics). The constructor allocates the saved statistics and the reduction scratch once and
-/// throws runtime::InvalidArgument for a dtype other than F32 or a missing options.cuda; training
-/// forward throws it when a channel has a single value. Not thread-safe; see
-/// layers/Layer.hpp for the argument contract.
+/// the running buffers; a recompute (ForwardArgs::recompute) normalizes with the statistics the
+/// last training forward saved and updates nothing; backward reads the input (backward_needs:
+/// inputs), differentiates the normalization the last forward used, writes grad_params (weight,
+/// bias) where non-empty and the input gradient honouring GradTarget::accumulate. All work is
+/// enqueued on options.cuda's compute stream and nothing waits for it; results are bitwise
+/// reproducible (fixed-order reductions, no atomics). The constructor allocates the saved
+/// statistics and the reduction scratch once and throws runtime::InvalidArgument for a dtype other
+/// than F32 or a missing options.cuda; training forward throws it when a channel has a single
+/// value. Not thread-safe; see layers/Layer.hpp for the argument contract.
 class BatchNorm2dCuda final : public Layer {
  public:
   BatchNorm2dCuda(const BatchNorm2dSpec& spec, std::vector<Shape> input_shapes,

@@ -1,6 +1,7 @@
-// Offload invariance: every policy gives bitwise the same losses and final weights as baseline,
-// also with random stream delays and NaN-poisoned freed memory; measured peaks equal predicted
-// peaks; a budget between vdnn-all's and baseline's peaks separates them.
+// Offload invariance: every policy (recompute too) gives bitwise the same losses and final weights,
+// running statistics included, as baseline, also with random stream delays and NaN-poisoned freed
+// memory; measured peaks equal predicted peaks; a budget between vdnn-all's and baseline's peaks
+// separates them.
 #include <gtest/gtest.h>
 
 #include "graph/SessionHarness.hpp"
@@ -32,7 +33,8 @@ TEST_P(OffloadInvariance, EveryPolicyMatchesBaselineBitwise) {
   const std::uint64_t all_peak =
       make_plan(load_config(GetParam(), 4), {Policy::VdnnAll, 0, 0}).predicted_peak;
   for (const SessionOptions& o : {options(Policy::VdnnAll), options(Policy::VdnnConv),
-                                  options(Policy::VdnnDyn, (base.predicted_peak + all_peak) / 2)}) {
+                                  options(Policy::VdnnDyn, (base.predicted_peak + all_peak) / 2),
+                                  options(Policy::Recompute)}) {
     const auto run = run_steps(load_config(GetParam(), 4), o, kSteps);
     EXPECT_EQ(run.losses, base.losses) << policy_name(o.policy);
     EXPECT_EQ(run.weights, base.weights) << policy_name(o.policy);
@@ -43,8 +45,9 @@ TEST_P(OffloadInvariance, EveryPolicyMatchesBaselineBitwise) {
 
 TEST_P(OffloadInvariance, HoldsUnderRandomStreamDelaysOver200Seeds) {
   const auto base = run_steps(load_config(GetParam(), 2), options(Policy::Baseline), kSteps);
+  constexpr Policy kPolicies[] = {Policy::VdnnAll, Policy::VdnnConv, Policy::Recompute};
   for (std::uint64_t seed = 0; seed < 200; ++seed) {
-    SessionOptions o = options(seed % 2 == 0 ? Policy::VdnnAll : Policy::VdnnConv);
+    SessionOptions o = options(kPolicies[seed % 3]);
     o.stress = {true, seed, std::chrono::microseconds(20)};
     const auto run = run_steps(load_config(GetParam(), 2), o, kSteps);
     ASSERT_EQ(run.losses, base.losses) << "seed " << seed << " " << policy_name(o.policy);
@@ -99,6 +102,22 @@ TEST(Budget, BaselineDoesNotFitWhereVdnnAllTrainsUnderIt) {
   EXPECT_LE(run.memory.device_peak, budget);
   EXPECT_EQ(run.memory.device_peak, run.predicted_peak);
   EXPECT_LE(run.memory.device_capacity, budget);
+}
+
+// Between recompute's own peak and baseline's: the budget keeps some maps, the rest are rebuilt.
+TEST(Budget, RecomputeTrainsBitwiseAsBaselineUnderABudgetBaselineDoesNotFit) {
+  const Graph g = load_config("resnet20-cifar.json", 16);
+  const std::uint64_t base = make_plan(g, {Policy::Baseline, 0, 0}).predicted_peak;
+  const std::uint64_t least = make_plan(g, {Policy::Recompute, 0, 0}).predicted_peak;
+  const std::uint64_t budget = least + (base - least) / 2;
+  EXPECT_THROW(Session(load_config("resnet20-cifar.json", 16), options(Policy::Baseline, budget)),
+               DoesNotFit);
+  const auto run =
+      run_steps(load_config("resnet20-cifar.json", 16), options(Policy::Recompute, budget), 3);
+  EXPECT_LE(run.memory.device_peak, budget);
+  EXPECT_EQ(run.memory.device_peak, run.predicted_peak);
+  EXPECT_EQ(run.losses,
+            run_steps(load_config("resnet20-cifar.json", 16), options(Policy::Baseline), 3).losses);
 }
 
 TEST(Budget, UvmPrefetchKeepsDevicePagesWithinTheBudget) {

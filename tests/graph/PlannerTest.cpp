@@ -257,5 +257,47 @@ TEST(Planner, UnderABudgetUvmBoundsDevicePagesNotThePool) {
   }
 }
 
+// Note [Recomputation]: maps of cheap layers leave after forward and their layers run again right
+// before the first backward reader; convolutions' and linear layers' outputs and the input stay.
+TEST(Planner, RecomputeRebuildsCheapMapsJustBeforeTheirFirstBackwardReader) {
+  const Graph g = load("resnet20-cifar.json", 8);
+  const Liveness live(g);
+  const Plan base = plan(g, Policy::Baseline);
+  const Plan p = plan(g, Policy::Recompute);
+  EXPECT_EQ(count(p, Op::Offload) + count(p, Op::Prefetch) + count(p, Op::Evict), 0u);
+  EXPECT_EQ(p.pinned_bytes, 0u);
+  std::size_t recomputed = 0;
+  for (NodeId t = kNetworkInput; t < static_cast<NodeId>(g.nodes().size()); ++t) {
+    if (p.placement_of(t) != Placement::Recomputed) continue;
+    ++recomputed;
+    const std::string_view type = layers::type_name(g.node(t).spec);
+    EXPECT_TRUE(type != "conv2d" && type != "linear") << g.node(t).name;
+    EXPECT_EQ(nearest(p, Op::Forward, find(p, Op::Free, t), -1), live.of(t).last_forward_use);
+    const long rebuilt = find(p, Op::Recompute, t);
+    ASSERT_GT(rebuilt, find(p, Op::Free, t)) << g.node(t).name;
+    EXPECT_EQ(nearest(p, Op::Backward, rebuilt, 1), live.of(t).backward_readers.back());
+    EXPECT_EQ(nearest(p, Op::Backward, rebuilt, -1), live.of(t).backward_readers.back() + 1);
+  }
+  EXPECT_GT(recomputed, 10u);
+  EXPECT_EQ(p.placement_of(kNetworkInput), Placement::Resident);
+  EXPECT_GE(count(p, Op::Recompute), recomputed);  // temporaries are rebuilt too
+  EXPECT_GT(p.recomputed_bytes, 0u);
+  EXPECT_EQ(p.actions.back().device_bytes, 0u);
+  EXPECT_LT(p.predicted_peak, base.predicted_peak);
+}
+
+TEST(Planner, RecomputeFitsABudgetBaselineDoesNotAndNotOneBelowItsPeak) {
+  const Graph g = load("resnet20-cifar.json", 32);
+  const std::uint64_t least = plan(g, Policy::Recompute).predicted_peak;
+  const std::uint64_t budget = least + (plan(g, Policy::Baseline).predicted_peak - least) / 2;
+  const Plan p = plan(g, Policy::Recompute, budget);
+  EXPECT_LE(p.predicted_peak, budget);
+  EXPECT_LE(p.pool_bytes, budget);
+  EXPECT_GT(p.recomputed_bytes, 0u);
+  EXPECT_LT(p.recomputed_bytes, plan(g, Policy::Recompute).recomputed_bytes);  // kept what fits
+  EXPECT_THROW(plan(g, Policy::Baseline, budget), DoesNotFit);
+  EXPECT_THROW(plan(g, Policy::Recompute, least - 1), DoesNotFit);
+}
+
 }  // namespace
 }  // namespace vdnn::graph

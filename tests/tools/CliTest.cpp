@@ -225,6 +225,15 @@ TEST(Cli, PlanShowsEvictionsAndMigrations) {
   EXPECT_NE(evict.output.find("fault-in        layer1.0.relu1"), std::string::npos) << evict.output;
 }
 
+TEST(Cli, PlanShowsRecomputations) {
+  const CliRun run =
+      vdnn("plan --config " + config("resnet20-cifar.json") + " --batch 8 --policy recompute");
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("recompute       layer1.0.relu1"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("recomputed per step:"), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find("offload "), std::string::npos) << run.output;
+}
+
 TEST(Cli, TraceHasAThreadPerStreamEveryLayerAndCopyAndMemoryCounters) {
   const fs::path out = temp_dir("trace");
   const CliRun run = vdnn("train --config " + config("resnet20-cifar.json") +

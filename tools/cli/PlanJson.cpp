@@ -17,7 +17,8 @@ nlohmann::json plan_totals(const graph::Plan& plan) {
           {"prefetched_bytes", plan.prefetched_bytes},
           {"evicted_bytes", plan.evicted_bytes},
           {"migrated_bytes", plan.migrated_bytes},
-          {"faulted_bytes", plan.faulted_bytes}};
+          {"faulted_bytes", plan.faulted_bytes},
+          {"recomputed_bytes", plan.recomputed_bytes}};
 }
 
 }  // namespace vdnn::tools

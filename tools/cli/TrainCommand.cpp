@@ -128,7 +128,8 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
   cmd->add_option("--out", o.out, "Output directory (default runs/<network name>)");
   cmd->add_option("--policy", o.policy,
                   "What leaves device memory: baseline, vdnn-all, vdnn-conv, vdnn-dyn (pinned "
-                  "copies), uvm, uvm-evict, uvm-prefetch (managed memory)")
+                  "copies), uvm, uvm-evict, uvm-prefetch (managed memory), recompute (cheap "
+                  "layers run again in backward)")
       ->capture_default_str()
       ->check(CLI::IsMember(graph::policy_names()));
   cmd->add_option("--mem-budget", o.mem_budget,

@@ -53,7 +53,7 @@ TEST_P(CudaInvariance, EveryPolicyMatchesBaselineBitwiseFor20Steps) {
   const auto [config, batch] = GetParam();
   const auto base = run_steps(load_config(config, batch), cuda_options(Policy::Baseline), 20);
   EXPECT_EQ(base.memory.device_peak, base.predicted_peak);
-  for (Policy p : {Policy::VdnnAll, Policy::VdnnConv}) {
+  for (Policy p : {Policy::VdnnAll, Policy::VdnnConv, Policy::Recompute}) {
     SessionOptions o = cuda_options(p);
     o.executor.poison_freed = true;
     const auto run = run_steps(load_config(config, batch), o, 20);
@@ -124,7 +124,7 @@ TEST_P(CudaNoAllocation, AfterTheFirstStep) {
 // cudaMalloc, cudaMallocManaged and cudaHostAlloc happen at setup only, whatever the policy.
 INSTANTIATE_TEST_SUITE_P(Policies, CudaNoAllocation,
                          ::testing::Values(Policy::VdnnAll, Policy::Uvm, Policy::UvmEvict,
-                                           Policy::UvmPrefetch),
+                                           Policy::UvmPrefetch, Policy::Recompute),
                          [](const auto& test) {
                            std::string name = policy_name(test.param);
                            name.erase(std::remove(name.begin(), name.end(), '-'), name.end());

@@ -39,6 +39,7 @@ struct ForwardRun {
   std::vector<std::vector<T>> inputs;
   std::vector<std::vector<T>> params{};
   bool training = true;
+  bool recompute = false;
   std::uint64_t step = 0;
   std::vector<std::int32_t> labels{};
   layers::LossStats stats{};
@@ -55,6 +56,7 @@ struct ForwardRun {
     std::vector<T> output(static_cast<std::size_t>(layer.output_shape().numel()));
     args.output = view_of(output, layer.output_shape());
     args.training = training;
+    args.recompute = recompute;
     args.step = step;
     args.labels = labels.empty() ? nullptr : labels.data();
     args.loss_stats = &stats;
@@ -211,6 +213,18 @@ TYPED_TEST(ElementwiseCpu, BatchNormInferenceUsesRunningStatsAndLeavesThem) {
                     {2.0 * 2.0 * inv0 + 1.0, 2.0 * 4.0 * inv0 + 1.0, inv1 - 1.0, 2.0 * inv1 - 1.0});
   this->expect_near(run.params[2], {1, -1});
   this->expect_near(run.params[3], {4, 0.25});
+}
+
+// Note [Recomputation]: the same bits again, and the running buffers updated only once.
+TYPED_TEST(ElementwiseCpu, BatchNormRecomputeRepeatsTheOutputAndLeavesRunningStats) {
+  const auto layer = make<TypeParam>(layers::BatchNorm2dSpec{}, {Shape::nchw(2, 2, 1, 3)});
+  ForwardRun<TypeParam> run{{{1, 2, 3, -1, -1, -1, 4, 5, 6, 1, 1, 1}},
+                            {{1, 2}, {0, 0.5}, {0, 0}, {1, 1}}};
+  const std::vector<TypeParam> first = run.run(*layer);
+  const std::vector<std::vector<TypeParam>> params = run.params;
+  run.recompute = true;
+  EXPECT_EQ(run.run(*layer), first);
+  EXPECT_EQ(run.params, params);
 }
 
 TYPED_TEST(ElementwiseCpu, BatchNormTrainingRejectsOneValuePerChannel) {

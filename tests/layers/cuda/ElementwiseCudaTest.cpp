@@ -255,6 +255,20 @@ TEST_F(ElementwiseCuda, BatchNormTrainingIsBitwiseReproducible) {
   EXPECT_EQ(first.grad_params, second.grad_params);
 }
 
+// Note [Recomputation]: the same bits again, and the running buffers updated only once.
+TEST_F(ElementwiseCuda, BatchNormRecomputeRepeatsTheOutputAndLeavesRunningStats) {
+  const Shape shape = Shape::nchw(16, 32, 14, 14);
+  layers::cuda::BatchNorm2dCuda layer(batch_norm(1e-5, 0.1), {shape}, cuda_options());
+  LayerRun run = batch_norm_run(shape, /*training=*/true, /*accumulate=*/false);
+  run.grad_output.clear();  // forward only
+  const LayerRun first = run_on_cuda(layer, stream(), run);
+  LayerRun again = first;
+  again.recompute = true;
+  const LayerRun second = run_on_cuda(layer, stream(), again);
+  EXPECT_EQ(second.output, first.output);
+  EXPECT_EQ(second.params, first.params);
+}
+
 TEST_F(ElementwiseCuda, BatchNormTrainingRejectsOneValuePerChannel) {
   const Shape single = Shape::nchw(1, 2, 1, 1);
   layers::cuda::BatchNorm2dCuda layer(batch_norm(1e-5, 0.1), {single}, cuda_options());

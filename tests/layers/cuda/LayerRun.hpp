@@ -99,6 +99,7 @@ struct LayerRun {
   std::vector<std::vector<float>> inputs;
   std::vector<std::vector<float>> params{};  // param_specs() order; forward may update buffers
   bool training = true;
+  bool recompute = false;  // ForwardArgs::recompute
   std::uint64_t step = 0;
   std::vector<std::int32_t> labels{};
   std::vector<float> grad_output{};
@@ -150,6 +151,7 @@ void execute(Layer& layer, LayerRun& run, Memory& memory) {
   run.output.assign(static_cast<std::size_t>(layer.output_shape().numel()), kNan);
   forward.output = memory.place(run.output, layer.output_shape());
   forward.training = run.training;
+  forward.recompute = run.recompute;
   forward.step = run.step;
   forward.labels = run.labels.empty() ? nullptr : run.labels.data();
   forward.loss_stats = &run.stats;

@@ -23,7 +23,7 @@ enum class Backend : std::uint8_t {
 VDNN_EXPORT bool cuda_available() noexcept;
 
 /// The memory policies `TrainerConfig::policy` accepts: "baseline", "vdnn-all", "vdnn-conv",
-/// "vdnn-dyn", "uvm", "uvm-evict", "uvm-prefetch" (README.md explains each).
+/// "vdnn-dyn", "uvm", "uvm-evict", "uvm-prefetch", "recompute" (README.md explains each).
 VDNN_EXPORT std::vector<std::string> policy_names();
 
 /// Everything a training run needs besides the network. The defaults are those of `vdnn train`.
