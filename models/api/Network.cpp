@@ -105,6 +105,20 @@ void expect_non_negative(const std::string& what, std::int64_t value) {
 
 layers::Pair square(std::int64_t v) { return {v, v}; }
 
+// A max or average pooling spec with square windows, checked.
+template <class PoolSpec>
+PoolSpec pool_spec(const std::string& name, std::int64_t kernel, std::int64_t stride,
+                   std::int64_t padding) {
+  expect_positive(name + ": kernel", kernel);
+  expect_positive(name + ": stride", stride);
+  expect_non_negative(name + ": padding", padding);
+  PoolSpec spec;
+  spec.kernel = square(kernel);
+  spec.stride = square(stride);
+  spec.padding = square(padding);
+  return spec;
+}
+
 }  // namespace
 
 NetworkBuilder::NetworkBuilder(const std::string& name, std::int64_t channels, std::int64_t height,
@@ -161,26 +175,14 @@ Tensor NetworkBuilder::relu(const std::string& name, const Tensor& x) {
 
 Tensor NetworkBuilder::maxpool2d(const std::string& name, const Tensor& x, std::int64_t kernel,
                                  std::int64_t stride, std::int64_t padding) {
-  expect_positive(name + ": kernel", kernel);
-  expect_positive(name + ": stride", stride);
-  expect_non_negative(name + ": padding", padding);
-  layers::MaxPool2dSpec spec;
-  spec.kernel = square(kernel);
-  spec.stride = square(stride);
-  spec.padding = square(padding);
-  return state().add_layer(name, spec, {x});
+  return state().add_layer(name, pool_spec<layers::MaxPool2dSpec>(name, kernel, stride, padding),
+                           {x});
 }
 
 Tensor NetworkBuilder::avgpool2d(const std::string& name, const Tensor& x, std::int64_t kernel,
                                  std::int64_t stride, std::int64_t padding) {
-  expect_positive(name + ": kernel", kernel);
-  expect_positive(name + ": stride", stride);
-  expect_non_negative(name + ": padding", padding);
-  layers::AvgPool2dSpec spec;
-  spec.kernel = square(kernel);
-  spec.stride = square(stride);
-  spec.padding = square(padding);
-  return state().add_layer(name, spec, {x});
+  return state().add_layer(name, pool_spec<layers::AvgPool2dSpec>(name, kernel, stride, padding),
+                           {x});
 }
 
 Tensor NetworkBuilder::global_avgpool(const std::string& name, const Tensor& x) {

@@ -31,6 +31,9 @@ TEST(NetworkBuilder, RefusesRepeatedAndInvalidNamesAndForeignHandles) {
   EXPECT_THROW(net.conv2d("c0", x, 4, 0, 1, 1), vdnn::InvalidArgument);
   EXPECT_THROW(net.dropout("d", x, 1.0), vdnn::InvalidArgument);
   EXPECT_THROW(net.add("a", {x}), vdnn::InvalidArgument);
+  EXPECT_THROW(net.maxpool2d("mp", x, 0, 1, 0), vdnn::InvalidArgument);
+  EXPECT_THROW(net.avgpool2d("ap", x, 2, 0, 0), vdnn::InvalidArgument);
+  EXPECT_THROW(net.avgpool2d("ap", x, 2, 2, -1), vdnn::InvalidArgument);
   // A refused layer leaves no trace: its name is still free.
   EXPECT_NO_THROW(net.relu("relu", x));
 }
