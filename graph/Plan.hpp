@@ -19,7 +19,8 @@ namespace vdnn::graph {
 /// maps vdnn-all would offload to the host after their last forward use and lets backward fault
 /// them back; UvmPrefetch also migrates them back ahead of backward, on vdnn-all's schedule.
 /// Recompute copies nothing: it frees the maps of cheap layers after forward and rebuilds them in
-/// backward (Note [Recomputation]).
+/// backward (Note [Recomputation]). Auto chooses per map keep, offload or recompute for the least
+/// predicted step time under the budget (Note [Automatic placement]).
 enum class Policy : std::uint8_t {
   Baseline,
   VdnnAll,
@@ -28,7 +29,8 @@ enum class Policy : std::uint8_t {
   Uvm,
   UvmEvict,
   UvmPrefetch,
-  Recompute
+  Recompute,
+  Auto
 };
 
 /// Every policy name, in the order above (for option validators and messages).
@@ -105,6 +107,8 @@ struct Plan {
   std::uint64_t migrated_bytes = 0;    // per step, managed pages migrated back ahead of need
   std::uint64_t faulted_bytes = 0;     // per step, managed pages faulted back on demand
   std::uint64_t recomputed_bytes = 0;  // per step, maps rebuilt in backward (temporaries too)
+  double predicted_step_seconds = 0.0;  // by the step-time model under the request's costs
+  std::string cost_source;              // where those costs came from (CostModel::source)
   std::vector<Placement> placement;    // per node output; the network input is at index nodes()
   std::vector<Action> actions;
   /// A forward pass alone (Executor::evaluate): each map allocated before its producer runs and

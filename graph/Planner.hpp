@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "graph/CostModel.hpp"
 #include "graph/Liveness.hpp"
 #include "graph/Plan.hpp"
 #include "runtime/Error.hpp"
@@ -14,6 +15,9 @@ struct PlanRequest {
   Policy policy = Policy::Baseline;
   std::uint64_t budget_bytes = 0;     // 0: no budget
   std::uint64_t workspace_bytes = 0;  // the largest scratch any layer of the backend needs
+  /// What layers and copies cost (policies auto and vdnn-dyn choose by it; every plan's predicted
+  /// step time comes from it). Null: estimate_costs(graph). Must outlive make_plan only.
+  const CostModel* costs = nullptr;
 };
 
 /// No plan of the requested policy fits the budget. what() says by how much, and which policy
@@ -23,7 +27,8 @@ class DoesNotFit : public runtime::OutOfMemory {
   using OutOfMemory::OutOfMemory;
 };
 
-/// Builds the plan. Throws DoesNotFit when the step cannot run within the budget: the predicted
+/// Builds the plan; vdnn-dyn takes, of baseline, vdnn-conv, vdnn-all and auto, the plan that fits
+/// with the least predicted step time. Throws DoesNotFit when the step cannot run within the budget: the predicted
 /// peak exceeds it, or the device pool (simulated with the real allocator, so fragmentation
 /// counts) cannot place every allocation.
 Plan make_plan(const Graph& graph, const PlanRequest& request);

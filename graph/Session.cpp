@@ -3,6 +3,9 @@
 
 #include <utility>
 
+#include "graph/CostProfiler.hpp"
+#include "runtime/Device.hpp"
+
 #include "runtime/cpu/CpuContext.hpp"
 #ifdef VDNN_HAVE_CUDA
 #include "runtime/cuda/CudaContext.hpp"
@@ -38,21 +41,66 @@ layers::LayerOptions layer_options(const SessionOptions& options,
 }
 
 PlanRequest request_for(const SessionOptions& options, const LayerSet& layers,
-                        std::uint64_t budget) {
+                        std::uint64_t budget, const CostModel& costs) {
   PlanRequest r;
   r.policy = options.policy;
   r.budget_bytes = budget;
   r.workspace_bytes = layers.workspace_bytes();
+  r.costs = &costs;
   return r;
+}
+
+// The device a measurement holds for: "cpu", or "cuda:" and the device's name.
+std::string device_description(const SessionOptions& options) {
+  if (options.backend == layers::Backend::Cpu) return "cpu";
+  return "cuda:" + runtime::cuda_device_name(options.device);
+}
+
+// The plan costs are measured under: the first of baseline, recompute and vdnn-all that fits the
+// budget (the fewer copies, the more the measured step time says about the gaps between layers).
+Plan profiling_plan(const Graph& graph, const SessionOptions& options, const LayerSet& layers,
+                    const CostModel& estimated) {
+  for (Policy p : {Policy::Baseline, Policy::Recompute}) {
+    try {
+      PlanRequest r = request_for(options, layers, options.budget_bytes, estimated);
+      r.policy = p;
+      return make_plan(graph, r);
+    } catch (const DoesNotFit&) {
+    }
+  }
+  PlanRequest r = request_for(options, layers, options.budget_bytes, estimated);
+  r.policy = Policy::VdnnAll;
+  return make_plan(graph, r);
+}
+
+bool chooses_by_cost(Policy policy) { return policy == Policy::Auto || policy == Policy::VdnnDyn; }
+
+// Given, cached, measured or estimated (SessionOptions::costs).
+CostModel session_costs(const Graph& graph, const SessionOptions& options, LayerSet& layers,
+                        runtime::ExecutionContext& context) {
+  if (options.costs) return *options.costs;
+  CostModel estimated = estimate_costs(graph);
+  if (!options.measure_costs && !chooses_by_cost(options.policy)) return estimated;
+  const CostKey key = cost_key(graph, device_description(options), options.deterministic,
+                               options.allow_tf32);
+  if (options.cost_cache != nullptr) {
+    CostModel cached = options.cost_cache->load(key);
+    if (cached.layers.size() == graph.nodes().size()) return cached;
+  }
+  const Plan plan = profiling_plan(graph, options, layers, estimated);
+  CostModel measured =
+      measure_costs(graph, layers, plan, context, options.executor, options.cost_steps);
+  if (options.cost_cache != nullptr) options.cost_cache->store(key, measured);
+  return measured;
 }
 
 // The plan under `budget`; when it does not fit, layers switch to memory-lean algorithms one at a
 // time, largest workspace first (vDNN's per-layer downgrades), until it fits or nothing shrinks.
 Plan plan_with_downgrades(const Graph& graph, const SessionOptions& options, LayerSet& layers,
-                          std::uint64_t budget) {
+                          std::uint64_t budget, const CostModel& costs) {
   for (;;) {
     try {
-      return make_plan(graph, request_for(options, layers, budget));
+      return make_plan(graph, request_for(options, layers, budget, costs));
     } catch (const DoesNotFit&) {
       if (budget == 0 || !layers.downgrade_largest_workspace()) throw;
     }
@@ -64,13 +112,15 @@ Plan plan_with_downgrades(const Graph& graph, const SessionOptions& options, Lay
 // is not planned again: its evicted maps keep their range, so no budget shrinks it, and the
 // executor's oversubscription guard decides (Note [Managed memory]).
 Plan plan_session(const Graph& graph, const SessionOptions& options, LayerSet& layers,
-                  runtime::ExecutionContext& context) {
-  Plan plan = plan_with_downgrades(graph, options, layers, options.budget_bytes);
+                  runtime::ExecutionContext& context, const CostModel& costs) {
+  Plan plan = plan_with_downgrades(graph, options, layers, options.budget_bytes, costs);
   const bool cuda = options.backend == layers::Backend::Cuda;
   if (cuda && options.budget_bytes == 0 && plan.memory == DeviceMemory::Dedicated) {
     const std::uint64_t free_bytes = context.free_device_bytes();
     const std::uint64_t device = free_bytes > kCudaReserve ? free_bytes - kCudaReserve : 0;
-    if (plan.pool_bytes > device) plan = plan_with_downgrades(graph, options, layers, device);
+    if (plan.pool_bytes > device) {
+      plan = plan_with_downgrades(graph, options, layers, device, costs);
+    }
   }
   return plan;
 }
@@ -82,7 +132,8 @@ Session::Session(Graph graph, const SessionOptions& options)
       context_(make_context(options)),
       layer_options_(layer_options(options, *context_)),
       layers_(graph_, options.backend, layer_options_),
-      plan_(plan_session(graph_, options, layers_, *context_)),
+      costs_(session_costs(graph_, options, layers_, *context_)),
+      plan_(plan_session(graph_, options, layers_, *context_, costs_)),
       executor_(std::make_unique<Executor>(graph_, layers_, plan_, *context_, options.executor)) {}
 
 Session::~Session() = default;

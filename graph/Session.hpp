@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "graph/CostModel.hpp"
 #include "graph/Executor.hpp"
 #include "graph/Graph.hpp"
 #include "graph/LayerSet.hpp"
@@ -25,6 +26,14 @@ struct SessionOptions {
   bool deterministic = false;  // CUDA: deterministic algorithms only
   bool allow_tf32 = true;      // CUDA: TF32 tensor-core math in convolutions
   ExecutorOptions executor;
+  /// What layers and copies cost, for policies that choose by it (auto, vdnn-dyn) and for the
+  /// plan's predicted step time. Unset: with `measure_costs` or such a policy, measured at setup
+  /// (graph/CostProfiler) unless `cost_cache` holds them for this network, batch and device;
+  /// otherwise estimated (estimate_costs).
+  std::shared_ptr<const CostModel> costs;
+  bool measure_costs = false;
+  CostCache* cost_cache = nullptr;  // not owned; must outlive the session's construction
+  int cost_steps = 3;               // profiled steps when measuring (the last one counts)
   runtime::cpu::StressOptions stress;  // CPU backend: random delays on every stream operation
   /// CPU backend: the free device memory the managed-memory guard sees (tests of the guard).
   std::uint64_t cpu_free_device_bytes = runtime::cpu::kUnlimitedDeviceBytes;
@@ -49,6 +58,8 @@ class Session {
   const Graph& graph() const noexcept { return graph_; }
   const Plan& plan() const noexcept { return plan_; }
   const LayerSet& layers() const noexcept { return layers_; }
+  /// The costs the plan was made with (estimated ones when nothing was measured or given).
+  const CostModel& costs() const noexcept { return costs_; }
   Executor& executor() noexcept { return *executor_; }
   runtime::ExecutionContext& context() noexcept { return *context_; }
 
@@ -57,6 +68,7 @@ class Session {
   std::unique_ptr<runtime::ExecutionContext> context_;
   layers::LayerOptions layer_options_;
   LayerSet layers_;
+  CostModel costs_;
   Plan plan_;
   std::unique_ptr<Executor> executor_;  // last: destroyed first
 };

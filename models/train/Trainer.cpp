@@ -9,6 +9,7 @@
 #include "graph/MemoryCheck.hpp"
 #include "models/data/BatchLoader.hpp"
 #include "models/train/Checkpoint.hpp"
+#include "models/train/CostCacheDir.hpp"
 #include "models/train/Divergence.hpp"
 #include "runtime/HostMemory.hpp"
 
@@ -45,6 +46,10 @@ Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOption
   if (options_.evaluation) {
     test_data_ = make_dataset(options_.data, format, seed, Split::Test);
     test_labels_.resize(static_cast<std::size_t>(batch));
+  }
+  if (!options_.cost_cache.empty()) {
+    cost_cache_ = std::make_unique<CostCacheDir>(options_.cost_cache);
+    options_.session.cost_cache = cost_cache_.get();
   }
   session_ = std::make_unique<graph::Session>(std::move(graph), options_.session);
   graph::Executor& executor = session_->executor();

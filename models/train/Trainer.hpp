@@ -29,6 +29,8 @@ struct TrainerOptions {
   graph::LrSchedule schedule;      // the learning rate of each step
   bool check_gradients = false;    // throw Diverged at the first non-finite parameter gradient
   std::string config_json;         // recorded verbatim in every checkpoint's metadata
+  /// Directory of measured cost models (CostCacheDir); "": measure at every setup that needs them.
+  std::string cost_cache;
 };
 
 /// What one step did, as metrics.jsonl records it.
@@ -112,6 +114,7 @@ class Trainer {
   TrainerOptions options_;
   std::unique_ptr<Dataset> dataset_;
   std::unique_ptr<Dataset> test_data_;  // with options_.evaluation
+  std::unique_ptr<graph::CostCache> cost_cache_;  // before the session, which reads it
   std::unique_ptr<graph::Session> session_;
   // Declared after what it uses (the dataset, the executor's staging): destroyed, and its thread
   // joined, first.

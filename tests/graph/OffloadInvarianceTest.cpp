@@ -25,6 +25,16 @@ SessionOptions options(Policy policy, std::uint64_t budget = 0) {
   return o;
 }
 
+// Auto under a budget a fifth of the way from vdnn-all's peak to baseline's, with estimated costs
+// (a plan that does not depend on this machine's timings): it offloads and recomputes.
+SessionOptions auto_options(const Graph& g) {
+  const std::uint64_t all = make_plan(g, {Policy::VdnnAll, 0, 0}).predicted_peak;
+  const std::uint64_t base = make_plan(g, {Policy::Baseline, 0, 0}).predicted_peak;
+  SessionOptions o = options(Policy::Auto, all + (base - all) / 5);
+  o.costs = std::make_shared<const CostModel>(estimate_costs(g));
+  return o;
+}
+
 class OffloadInvariance : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(OffloadInvariance, EveryPolicyMatchesBaselineBitwise) {
@@ -34,7 +44,8 @@ TEST_P(OffloadInvariance, EveryPolicyMatchesBaselineBitwise) {
       make_plan(load_config(GetParam(), 4), {Policy::VdnnAll, 0, 0}).predicted_peak;
   for (const SessionOptions& o : {options(Policy::VdnnAll), options(Policy::VdnnConv),
                                   options(Policy::VdnnDyn, (base.predicted_peak + all_peak) / 2),
-                                  options(Policy::Recompute)}) {
+                                  options(Policy::Recompute),
+                                  auto_options(load_config(GetParam(), 4))}) {
     const auto run = run_steps(load_config(GetParam(), 4), o, kSteps);
     EXPECT_EQ(run.losses, base.losses) << policy_name(o.policy);
     EXPECT_EQ(run.weights, base.weights) << policy_name(o.policy);
@@ -45,9 +56,12 @@ TEST_P(OffloadInvariance, EveryPolicyMatchesBaselineBitwise) {
 
 TEST_P(OffloadInvariance, HoldsUnderRandomStreamDelaysOver200Seeds) {
   const auto base = run_steps(load_config(GetParam(), 2), options(Policy::Baseline), kSteps);
-  constexpr Policy kPolicies[] = {Policy::VdnnAll, Policy::VdnnConv, Policy::Recompute};
+  constexpr Policy kPolicies[] = {Policy::VdnnAll, Policy::VdnnConv, Policy::Recompute,
+                                  Policy::Auto};
   for (std::uint64_t seed = 0; seed < 200; ++seed) {
-    SessionOptions o = options(kPolicies[seed % 3]);
+    const Policy policy = kPolicies[seed % 4];
+    SessionOptions o =
+        policy == Policy::Auto ? auto_options(load_config(GetParam(), 2)) : options(policy);
     o.stress = {true, seed, std::chrono::microseconds(20)};
     const auto run = run_steps(load_config(GetParam(), 2), o, kSteps);
     ASSERT_EQ(run.losses, base.losses) << "seed " << seed << " " << policy_name(o.policy);

@@ -123,16 +123,25 @@ TEST(Planner, BudgetBetweenPeaksRejectsBaselineAndAdvisesVdnnAll) {
   EXPECT_LE(p.predicted_peak, budget);
 }
 
-TEST(Planner, DynPicksTheFastestPolicyThatFits) {
+TEST(Planner, DynPicksThePolicyPredictedFastestThatFits) {
   const Graph g = load("resnet20-cifar.json", 32);
   // pool_bytes: the smallest pool the dry run of the allocator places every allocation in.
   const Plan base = plan(g, Policy::Baseline);
   EXPECT_EQ(plan(g, Policy::VdnnDyn, base.pool_bytes).policy, Policy::Baseline);
-  const Plan conv = plan(g, Policy::VdnnConv);
-  EXPECT_EQ(plan(g, Policy::VdnnDyn, conv.pool_bytes).policy, Policy::VdnnConv);
-  const Plan all = plan(g, Policy::VdnnAll);
-  EXPECT_EQ(plan(g, Policy::VdnnDyn, all.pool_bytes).policy, Policy::VdnnAll);
-  EXPECT_THROW(plan(g, Policy::VdnnDyn, all.resident_bytes), DoesNotFit);
+  for (const std::uint64_t budget : {plan(g, Policy::VdnnConv).pool_bytes,
+                                     plan(g, Policy::VdnnAll).pool_bytes}) {
+    const Plan dyn = plan(g, Policy::VdnnDyn, budget);
+    EXPECT_LE(dyn.predicted_peak, budget);
+    EXPECT_NE(dyn.policy, Policy::Baseline);
+    for (Policy p : {Policy::VdnnConv, Policy::VdnnAll, Policy::Auto}) {
+      try {
+        EXPECT_LE(dyn.predicted_step_seconds, plan(g, p, budget).predicted_step_seconds)
+            << policy_name(p);
+      } catch (const DoesNotFit&) {
+      }
+    }
+  }
+  EXPECT_THROW(plan(g, Policy::VdnnDyn, plan(g, Policy::VdnnAll).resident_bytes), DoesNotFit);
 }
 
 // A budget a third of the way from vdnn-all's peak to baseline's.

@@ -9,6 +9,7 @@
 #include "graph/LayerSet.hpp"
 #include "graph/Planner.hpp"
 #include "models/ConfigLoader.hpp"
+#include "models/train/CostCacheDir.hpp"
 #include "runtime/ByteSize.hpp"
 #include "tools/cli/PlanJson.hpp"
 
@@ -42,6 +43,9 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
       ->capture_default_str()
       ->check(CLI::IsMember(graph::policy_names()));
   cmd->add_option("--mem-budget", o.mem_budget, "Device memory budget, e.g. 6GiB (default: none)");
+  cmd->add_option("--costs", o.costs,
+                  "A cost file from vdnn train --cost-cache (default: costs estimated from "
+                  "arithmetic and bytes)");
   cmd->add_flag("--json", o.json, "Print JSON instead of a table");
   return cmd;
 }
@@ -52,6 +56,11 @@ int run_plan(const PlanOptions& o) {
   request.policy = graph::parse_policy(o.policy);
   request.budget_bytes = o.mem_budget.empty() ? 0 : runtime::parse_bytes(o.mem_budget);
   request.workspace_bytes = graph::LayerSet(g, layers::Backend::Cpu, {}).workspace_bytes();
+  graph::CostModel costs;
+  if (!o.costs.empty()) {
+    costs = models::read_cost_file(o.costs, g);
+    request.costs = &costs;
+  }
   const graph::Plan plan = graph::make_plan(g, request);
   if (o.json) {
     std::cout << plan_json(g, plan).dump(1) << "\n";

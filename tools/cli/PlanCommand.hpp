@@ -16,6 +16,7 @@ struct PlanOptions {
   std::int64_t batch = 32;
   std::string policy = "baseline";
   std::string mem_budget;  // empty: no budget
+  std::string costs;       // a cost file (models::read_cost_file); empty: estimated costs
   bool json = false;
 };
 

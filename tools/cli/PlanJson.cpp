@@ -18,7 +18,9 @@ nlohmann::json plan_totals(const graph::Plan& plan) {
           {"evicted_bytes", plan.evicted_bytes},
           {"migrated_bytes", plan.migrated_bytes},
           {"faulted_bytes", plan.faulted_bytes},
-          {"recomputed_bytes", plan.recomputed_bytes}};
+          {"recomputed_bytes", plan.recomputed_bytes},
+          {"predicted_step_ms", plan.predicted_step_seconds * 1e3},
+          {"cost_source", plan.cost_source}};
 }
 
 }  // namespace vdnn::tools

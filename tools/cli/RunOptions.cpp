@@ -70,6 +70,12 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool migration_counters_defau
   cmd.add_option("--math", o.math, "CUDA convolutions: tf32 (tensor cores) or fp32")
       ->capture_default_str()
       ->check(CLI::IsMember({"tf32", "fp32"}));
+  cmd.add_option("--cost-cache", o.cost_cache,
+                 "Directory of measured layer and copy costs, one file per network, batch and "
+                 "device: read instead of profiling at setup, written after it");
+  cmd.add_flag("--measure-costs", o.measure_costs,
+               "Profile layer and copy costs at setup for any policy, so that the predicted step "
+               "time is measured-based (auto and vdnn-dyn always do)");
 }
 
 layers::Backend resolve_device(const std::string& device) {
@@ -100,6 +106,8 @@ models::TrainerOptions trainer_options(const RunOptions& o, const std::string& p
   s.allow_tf32 = o.math == "tf32";
   s.stress.enabled = o.debug_stream_delays >= 0;
   s.stress.seed = static_cast<std::uint64_t>(o.debug_stream_delays);
+  s.measure_costs = o.measure_costs;
+  t.cost_cache = o.cost_cache;
   if (!o.debug_device_free.empty()) {
     s.cpu_free_device_bytes = runtime::parse_bytes(o.debug_device_free);
   }

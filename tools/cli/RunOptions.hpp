@@ -31,6 +31,8 @@ struct RunOptions {
   bool allow_oversubscription = false;    // UVM: managed memory beyond the device's free memory
   bool count_migrations = true;           // UVM: CUPTI's migration counters each step
   std::string debug_device_free;          // CPU: free device memory the managed guard sees
+  std::string cost_cache;                 // directory of measured cost models; "": none
+  bool measure_costs = false;             // measure costs for every policy (auto, dyn: always)
 };
 
 /// Registers the shared options on `cmd`. `migration_counters_default` sets the UVM counters'

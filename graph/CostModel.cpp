@@ -1,0 +1,81 @@
+// Estimated costs and the keys of measured ones.
+#include "graph/CostModel.hpp"
+
+#include <functional>
+#include <numeric>
+#include <sstream>
+
+namespace vdnn::graph {
+namespace {
+
+constexpr double kFlopsPerSecond = 200e12;  // TF32 convolutions as cuDNN reaches them on an H200
+constexpr double kMemoryBytesPerSecond = 3e12;
+constexpr double kLinkBytesPerSecond = 55e9;
+constexpr double kLaunchGap = 4e-6;
+
+double flops(const Graph& g, NodeId id) {
+  const Node& node = g.node(id);
+  const runtime::Shape& out = node.output_shape;
+  if (const auto* conv = std::get_if<layers::Conv2dSpec>(&node.spec)) {
+    const runtime::Shape in = g.input_shapes(id).front();
+    return 2.0 * static_cast<double>(out.numel()) * static_cast<double>(in.c() / conv->groups) *
+           static_cast<double>(conv->kernel[0] * conv->kernel[1]);
+  }
+  if (std::holds_alternative<layers::LinearSpec>(node.spec)) {
+    const runtime::Shape in = g.input_shapes(id).front();
+    return 2.0 * static_cast<double>(out.numel()) * static_cast<double>(in.sample_numel());
+  }
+  return 0.0;
+}
+
+double bytes_touched(const Graph& g, NodeId id) {
+  double bytes = static_cast<double>(g.node(id).output_shape.bytes(runtime::DType::F32));
+  for (const runtime::Shape& in : g.input_shapes(id)) {
+    bytes += static_cast<double>(in.bytes(runtime::DType::F32));
+  }
+  return bytes;
+}
+
+}  // namespace
+
+double CostModel::forward_seconds() const {
+  return std::accumulate(layers.begin(), layers.end(), 0.0,
+                         [](double sum, const LayerCost& c) { return sum + c.forward; });
+}
+
+CostModel estimate_costs(const Graph& g) {
+  CostModel costs;
+  costs.source = "estimated";
+  costs.device_to_host = kLinkBytesPerSecond;
+  costs.host_to_device = kLinkBytesPerSecond;
+  costs.gap = kLaunchGap;
+  for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id) {
+    const double forward = flops(g, id) / kFlopsPerSecond + bytes_touched(g, id) / kMemoryBytesPerSecond;
+    costs.layers.push_back({forward, 2.0 * forward});
+  }
+  return costs;
+}
+
+std::string CostKey::file_name() const {
+  std::ostringstream rest;
+  rest << device << '|' << deterministic << '|' << tf32 << '|' << structure;
+  std::ostringstream name;
+  name << network << "-b" << batch << '-' << std::hex << std::hash<std::string>{}(rest.str())
+       << ".json";
+  return name.str();
+}
+
+CostKey cost_key(const Graph& g, const std::string& device, bool deterministic, bool tf32) {
+  std::ostringstream structure;
+  NodeId id = 0;
+  for (const Node& node : g.nodes()) {
+    structure << node.name << ' ' << layers::type_name(node.spec) << ' '
+              << node.output_shape.to_string() << ' ' << g.trainable_parameters(id++);
+    for (NodeId in : node.inputs) structure << ' ' << in;
+    structure << '\n';
+  }
+  return {g.name(), g.batch(), device, deterministic, tf32,
+          std::hash<std::string>{}(structure.str())};
+}
+
+}  // namespace vdnn::graph

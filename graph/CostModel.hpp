@@ -1,0 +1,61 @@
+// CostModel: what one training step costs on a device, per layer and per copied byte: the input of
+// the `auto` planner and of the step-time model (Note [Cost model] in docs/ARCHITECTURE.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/Graph.hpp"
+
+namespace vdnn::graph {
+
+/// Device seconds of one node's forward and backward.
+struct LayerCost {
+  double forward = 0.0;
+  double backward = 0.0;
+};
+
+struct CostModel {
+  std::vector<LayerCost> layers;       // per node
+  double device_to_host = 0.0;         // bytes per second of an offload copy
+  double host_to_device = 0.0;         // bytes per second of a prefetch copy (and the upload)
+  double gap = 0.0;                    // seconds between two compute-stream operations (launches)
+  std::string source;                  // "estimated", "measured", or the cache file it came from
+
+  double forward(NodeId node) const { return layers.at(static_cast<std::size_t>(node)).forward; }
+  double backward(NodeId node) const { return layers.at(static_cast<std::size_t>(node)).backward; }
+  /// Sum of the forward times (the window that hides offload copies).
+  double forward_seconds() const;
+};
+
+/// Rough costs from arithmetic and bytes alone, at an H200's rates: for planning without a
+/// measurement (`vdnn plan`) and in tests. Forward: FLOPs at 200 TFLOP/s plus bytes read and
+/// written at 3 TB/s; backward twice that; copies at 55 GB/s.
+CostModel estimate_costs(const Graph& graph);
+
+/// What a measured cost model is valid for: the network's layers and shapes, the batch, the
+/// backend and device, and the kernel choices. Equal keys, equal costs.
+struct CostKey {
+  std::string network;      // the graph's name
+  std::int64_t batch = 0;
+  std::string device;       // e.g. "cuda:NVIDIA H200" or "cpu"
+  bool deterministic = false;
+  bool tf32 = true;
+  std::uint64_t structure = 0;  // hash of every node's name, type, inputs and output shape
+
+  /// A file name for the key: "<network>-b<batch>-<hash of the rest>.json".
+  std::string file_name() const;
+};
+CostKey cost_key(const Graph& graph, const std::string& device, bool deterministic, bool tf32);
+
+/// Where measured cost models are kept between runs (models::CostCacheDir writes JSON files).
+/// load() returns an empty model (no layers) when it has none for the key.
+class CostCache {
+ public:
+  virtual ~CostCache() = default;
+  virtual CostModel load(const CostKey& key) = 0;
+  virtual void store(const CostKey& key, const CostModel& costs) = 0;
+};
+
+}  // namespace vdnn::graph

@@ -1,0 +1,83 @@
+// Cost measurement at setup (Note [Cost model]).
+#include "graph/CostProfiler.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "graph/StepTimeModel.hpp"
+#include "runtime/Error.hpp"
+#include "runtime/MemoryResource.hpp"
+
+namespace vdnn::graph {
+namespace {
+
+constexpr std::size_t kCopyBytes = std::size_t{64} << 20;
+constexpr int kCopyRepeats = 4;
+
+// Bytes per second of device-to-host and host-to-device copies running at the same time, as the
+// offload and prefetch streams run them in a step.
+std::pair<double, double> copy_rates(runtime::ExecutionContext& context) {
+  runtime::Buffer device_out(context.device_upstream(), kCopyBytes);
+  runtime::Buffer device_in(context.device_upstream(), kCopyBytes);
+  runtime::Buffer host_out(context.pinned_upstream(), kCopyBytes);
+  runtime::Buffer host_in(context.pinned_upstream(), kCopyBytes);
+  runtime::Stream& down = context.offload();
+  runtime::Stream& up = context.prefetch();
+  const auto down_start = context.make_event(true);
+  const auto down_end = context.make_event(true);
+  const auto up_start = context.make_event(true);
+  const auto up_end = context.make_event(true);
+  double down_seconds = 0.0;
+  double up_seconds = 0.0;
+  for (int i = 0; i <= kCopyRepeats; ++i) {  // the first round warms up
+    down_start->record(down);
+    up_start->record(up);
+    down.copy_async(host_out.data(), device_out.data(), kCopyBytes);
+    up.copy_async(device_in.data(), host_in.data(), kCopyBytes);
+    down_end->record(down);
+    up_end->record(up);
+    down.synchronize();
+    up.synchronize();
+    if (i == 0) continue;
+    down_seconds += down_end->seconds_since(*down_start);
+    up_seconds += up_end->seconds_since(*up_start);
+  }
+  const double bytes = static_cast<double>(kCopyBytes) * kCopyRepeats;
+  return {bytes / std::max(down_seconds, 1e-9), bytes / std::max(up_seconds, 1e-9)};
+}
+
+std::size_t compute_operations(const Plan& plan) {
+  return static_cast<std::size_t>(std::count_if(
+      plan.actions.begin(), plan.actions.end(), [](const Action& a) {
+        return a.op == Op::Forward || a.op == Op::Backward || a.op == Op::Recompute;
+      }));
+}
+
+}  // namespace
+
+CostModel measure_costs(const Graph& graph, LayerSet& layers, const Plan& plan,
+                        runtime::ExecutionContext& context, const ExecutorOptions& options,
+                        int steps) {
+  VDNN_EXPECTS(steps >= 2, "measuring costs takes at least 2 steps, got " + std::to_string(steps));
+  CostModel costs;
+  costs.source = "measured";
+  double step_seconds = 0.0;
+  {
+    ExecutorOptions profiled = options;
+    profiled.profile_layers = true;
+    profiled.poison_freed = false;
+    Executor executor(graph, layers, plan, context, profiled);
+    const std::vector<float> images(static_cast<std::size_t>(graph.input_shape().numel()), 0.0F);
+    const std::vector<std::int32_t> labels(static_cast<std::size_t>(graph.batch()), 0);
+    for (int i = 0; i < steps; ++i) executor.train_step(images.data(), labels.data(), 0.0);
+    for (const LayerTime& t : executor.layer_times()) costs.layers.push_back({t.forward, t.backward});
+    step_seconds = executor.transfers().step_seconds;
+  }
+  std::tie(costs.device_to_host, costs.host_to_device) = copy_rates(context);
+  const double replayed = predict_step_seconds(graph, plan, costs);
+  costs.gap = std::max(0.0, step_seconds - replayed) /
+              static_cast<double>(std::max<std::size_t>(compute_operations(plan), 1));
+  return costs;
+}
+
+}  // namespace vdnn::graph

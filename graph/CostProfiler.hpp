@@ -1,0 +1,23 @@
+// CostProfiler: measures a cost model on the session's own backend at setup: layer times from a
+// few profiled training steps, the copy rates from timed pinned copies, and the gap between
+// compute-stream operations (Note [Cost model]).
+#pragma once
+
+#include "graph/CostModel.hpp"
+#include "graph/Executor.hpp"
+#include "graph/LayerSet.hpp"
+#include "graph/Plan.hpp"
+#include "runtime/ExecutionContext.hpp"
+
+namespace vdnn::graph {
+
+/// Runs `steps` (at least 2; the last is measured) training steps of `plan` on zeros with layer
+/// profiling, in an executor of its own that is gone on return (so the session's parameters and
+/// statistics start as if it never ran), then times copies both ways at once. The gap is what the
+/// step took beyond the step-time model's replay of the plan with no gap, per compute operation.
+/// Throws what the executor throws (OutOfMemory).
+CostModel measure_costs(const Graph& graph, LayerSet& layers, const Plan& plan,
+                        runtime::ExecutionContext& context, const ExecutorOptions& options,
+                        int steps);
+
+}  // namespace vdnn::graph

@@ -1,0 +1,157 @@
+// The `auto` policy: per feature map keep, offload or recompute, chosen by predicted cost per byte
+// saved, checked by the step-time model (Note [Automatic placement]).
+#include <algorithm>
+#include <limits>
+
+#include "graph/StepTimeModel.hpp"
+#include "graph/planner/PlanBuilder.hpp"
+
+namespace vdnn::graph::planner {
+namespace {
+
+// One map's way off the device, and what it costs per byte it saves.
+struct Move {
+  NodeId tensor = 0;
+  Placement to = Placement::Resident;
+  double seconds_per_byte = 0.0;
+};
+
+// The knobs of one candidate: how much of the forward pass hides offload copies (in forward
+// passes), and how many maps one rebuild may chain (its memory in backward).
+struct Knobs {
+  double hidden_windows = 0.0;
+  int max_depth = 1;
+};
+
+constexpr double kHiddenWindows[] = {0.0, 0.5, 1.0, 2.0};
+constexpr int kMaxDepths[] = {1, 3, 8, std::numeric_limits<int>::max() / 2};
+
+// Every map that baseline keeps and the loss does not read may leave the device: offloaded, at the
+// cost of its copy where the copy streams are busy (none while the first `hidden_windows` forward
+// passes' worth of copies, counted in production order, hides behind compute), or recomputed, at
+// the cost of its producer's forward. Each map takes its cheaper way; moves come cheapest per byte
+// first, hidden offloads in production order.
+std::vector<Move> moves_by_cost(const Graph& g, const std::vector<Placement>& kept,
+                                const CostModel& costs, double hidden_windows) {
+  const double window = hidden_windows * costs.forward_seconds();
+  double copying = 0.0;
+  std::vector<Move> moves;
+  for (NodeId t = kNetworkInput; t < static_cast<NodeId>(g.nodes().size()); ++t) {
+    if (kept[index_of(g, t)] != Placement::Resident || read_by_loss(g, t)) continue;
+    const auto bytes = static_cast<double>(tensor_bytes(g, t));
+    const double copy = bytes / std::min(costs.device_to_host, costs.host_to_device);
+    if (copying + copy <= window) {
+      copying += copy;
+      moves.push_back({t, Placement::Offloaded, -1.0});  // hidden: first, in production order
+      continue;
+    }
+    const double offload = copy / bytes;
+    const double recompute = t == kNetworkInput ? std::numeric_limits<double>::infinity()
+                                                : (costs.forward(t) + costs.gap) / bytes;
+    moves.push_back(recompute < offload ? Move{t, Placement::Recomputed, recompute}
+                                        : Move{t, Placement::Offloaded, offload});
+  }
+  std::stable_sort(moves.begin(), moves.end(), [](const Move& a, const Move& b) {
+    return a.seconds_per_byte < b.seconds_per_byte;
+  });
+  return moves;
+}
+
+// In topological order, a recomputed map whose rebuild needs a map freed before it (a kept or
+// offloaded input whose last backward reader comes first) or would chain more than `max_depth`
+// rebuilds is offloaded instead. Rebuilds read kept and offloaded maps, and maps rebuilt
+// themselves (Note [Recomputation]).
+void repair(const Graph& g, const Liveness& live, std::vector<Placement>& placement,
+            int max_depth) {
+  constexpr int kNever = std::numeric_limits<int>::max() / 2;
+  std::vector<int> depth(placement.size(), 0);
+  for (NodeId t = 0; t < static_cast<NodeId>(g.nodes().size()); ++t) {
+    Placement& p = placement[index_of(g, t)];
+    if (p != Placement::Recomputed && p != Placement::ForwardOnly) continue;
+    int chain = 0;
+    for (NodeId in : g.node(t).inputs) {
+      const Placement q = placement[index_of(g, in)];
+      if (q == Placement::Recomputed || q == Placement::ForwardOnly) {
+        chain = std::max(chain, in == kNetworkInput ? kNever : depth[index_of(g, in)]);
+      } else if (live.of(in).last_backward_use() > t) {
+        chain = kNever;
+      }
+    }
+    depth[index_of(g, t)] = std::min(chain + 1, kNever);
+    if (p == Placement::Recomputed && depth[index_of(g, t)] > max_depth) {
+      p = Placement::Offloaded;
+      depth[index_of(g, t)] = 0;
+    }
+  }
+}
+
+// The plan with the first `count` moves made (and repaired).
+Plan with_moves(const Graph& g, const Liveness& live, const PlanRequest& request,
+                const std::vector<Placement>& kept, const std::vector<Move>& moves,
+                std::size_t count, int max_depth) {
+  std::vector<Placement> placement = kept;
+  for (std::size_t i = 0; i < count; ++i) placement[index_of(g, moves[i].tensor)] = moves[i].to;
+  repair(g, live, placement, max_depth);
+  return plan_for(g, live, Policy::Auto, placement, request, kForwardPeak);
+}
+
+// The fewest moves whose plan fits, by bisection (more moves never raise the peak much; the
+// search needs O(log N) plans), then the maps the budget can hold kept again and early prefetches.
+std::optional<Plan> fewest_moves(const Graph& g, const Liveness& live, const PlanRequest& request,
+                                 const std::vector<Placement>& kept, const CostModel& costs,
+                                 Knobs knobs) {
+  const std::vector<Move> moves = moves_by_cost(g, kept, costs, knobs.hidden_windows);
+  const auto plan_of = [&](std::size_t count) {
+    return with_moves(g, live, request, kept, moves, count, knobs.max_depth);
+  };
+  if (!fits(g, plan_of(moves.size()), request)) return std::nullopt;
+  std::size_t bad = 0;  // plan_of(0) is baseline's, which does not fit
+  std::size_t good = moves.size();
+  while (good - bad > 1) {
+    const std::size_t mid = bad + (good - bad) / 2;
+    (fits(g, plan_of(mid), request) ? good : bad) = mid;
+  }
+  return prefetch_early(g, live, keep_what_fits(g, live, plan_of(good), request), request);
+}
+
+}  // namespace
+
+double predicted_seconds(const Graph& g, const Plan& plan, const CostModel& costs) {
+  Plan sized = plan;
+  if (sized.pool_bytes == 0) {
+    sized.pool_bytes = plan.budget_bytes > 0 ? pool_for_budget(plan.budget_bytes)
+                                             : plan.predicted_pool_peak;
+  }
+  return predict_step_seconds(g, sized, costs);
+}
+
+// Baseline's plan if it fits. Else, for each pair of knobs, the fewest cheapest moves that fit;
+// the fixed policies recompute and vdnn-all compete too; the least predicted step time wins.
+// Each candidate costs O(N log N) plans' worth of work (bisection, keep_what_fits), so auto is
+// O(K N log N) for K candidates (18): about a second at ResNet-1001.
+std::optional<Plan> auto_plan(const Graph& g, const Liveness& live, const PlanRequest& request,
+                              const CostModel& costs) {
+  const std::vector<Placement> kept = place(g, live, Policy::Baseline);
+  Plan baseline = plan_for(g, live, Policy::Auto, kept, request, kForwardPeak);
+  if (fits(g, baseline, request)) return baseline;
+  std::optional<Plan> best;
+  double best_seconds = std::numeric_limits<double>::infinity();
+  const auto consider = [&](std::optional<Plan> plan) {
+    if (!plan) return;
+    plan->policy = Policy::Auto;
+    const double seconds = predicted_seconds(g, *plan, costs);
+    if (seconds < best_seconds) {
+      best_seconds = seconds;
+      best = std::move(plan);
+    }
+  };
+  for (double windows : kHiddenWindows) {
+    for (int depth : kMaxDepths) consider(fewest_moves(g, live, request, kept, costs, {windows, depth}));
+  }
+  for (Policy fixed : {Policy::Recompute, Policy::VdnnAll}) {
+    consider(fitting_plan(g, live, fixed, request));
+  }
+  return best;
+}
+
+}  // namespace vdnn::graph::planner

@@ -1,0 +1,88 @@
+// Making a plan fit a budget: the allocator check, keeping what the budget holds, and early
+// prefetches (Note [Offload lifetime]).
+#include "graph/PoolSimulation.hpp"
+#include "graph/planner/PlanBuilder.hpp"
+#include "runtime/MemoryResource.hpp"
+
+namespace vdnn::graph::planner {
+
+std::uint64_t pool_for_budget(std::uint64_t budget) {
+  return budget / runtime::MemoryResource::kAlignment * runtime::MemoryResource::kAlignment;
+}
+
+// With managed memory the budget bounds the pages on the device, not the pool's address range
+// (Note [Managed memory]).
+bool fits(const Graph& g, const Plan& plan, const PlanRequest& request) {
+  return plan.budget_bytes == 0 ||
+         (plan.predicted_peak <= plan.budget_bytes &&
+          (plan.memory == DeviceMemory::Managed ||
+           device_pool_fits(g, plan, request.workspace_bytes, pool_for_budget(plan.budget_bytes))));
+}
+
+// Under a budget, offloading (or evicting) a map costs two transfers, and recomputing it a second
+// forward, and buys nothing if the budget could hold it. From the last-produced map that leaves
+// the device backwards (the ones needed again soonest), keep each one resident while the plan
+// stays within the budget and the allocator still places everything; stop after a few that do
+// not fit. Without a budget the placement stands.
+//
+// Each trial is a plan and an allocator replay, O(N) for N maps, so trying the maps one by one
+// is O(N^2): minutes at ResNet-5000. Keeping more maps never lowers the peak, so the longest run
+// of maps that all fit, which the one-by-one walk would keep first, is found by bisection
+// (O(N log N)); the walk goes on from the first map that does not fit.
+Plan keep_what_fits(const Graph& g, const Liveness& live, Plan plan, const PlanRequest& request) {
+  constexpr int kMisses = 4;
+  if (request.budget_bytes == 0) return plan;
+  std::vector<std::size_t> leaving;  // placement indices, last-produced first
+  for (auto t = static_cast<NodeId>(g.nodes().size()) - 1; t >= kNetworkInput; --t) {
+    if (leaves_device(plan.placement_of(t))) leaving.push_back(index_of(g, t));
+  }
+  const auto keeping = [&](const std::vector<Placement>& base, std::size_t from, std::size_t to) {
+    std::vector<Placement> placement = base;
+    for (std::size_t i = from; i < to; ++i) placement[leaving[i]] = Placement::Resident;
+    return plan_for(g, live, plan.policy, placement, request, kForwardPeak);
+  };
+  const auto fit = [&](const Plan& p) {
+    return p.predicted_peak <= request.budget_bytes && fits(g, p, request);
+  };
+  std::size_t good = 0;
+  std::size_t bad = leaving.size() + 1;
+  while (bad - good > 1) {
+    const std::size_t mid = good + (bad - good) / 2;
+    (fit(keeping(plan.placement, 0, mid)) ? good : bad) = mid;
+  }
+  if (good > 0) plan = keeping(plan.placement, 0, good);
+  int misses = 0;
+  for (std::size_t i = good; i < leaving.size() && misses < kMisses; ++i) {
+    Plan kept = keeping(plan.placement, i, i + 1);
+    if (fit(kept)) {
+      plan = std::move(kept);
+    } else {
+      ++misses;
+    }
+  }
+  return plan;
+}
+
+// Early prefetches may use what the budget leaves, less a margin that grows until the allocator
+// (fragmentation included) places everything.
+Plan prefetch_early(const Graph& g, const Liveness& live, Plan plan, const PlanRequest& request) {
+  if (request.budget_bytes == 0) return plan;
+  const std::uint64_t room = request.budget_bytes - plan.resident_bytes;
+  for (std::uint64_t margin = 0; margin <= 8; ++margin) {
+    Plan ahead = plan_for(g, live, plan.policy, plan.placement, request, room - room * margin / 16);
+    if (fits(g, ahead, request)) return ahead;
+  }
+  return plan;
+}
+
+// Dropping offloads saves copies, prefetching early only hides them: drop first, then let the
+// prefetches use what the budget still leaves.
+std::optional<Plan> fitting_plan(const Graph& g, const Liveness& live, Policy policy,
+                                 const PlanRequest& request) {
+  Plan plan = plan_for(g, live, policy, place(g, live, policy), request, kForwardPeak);
+  if (request.budget_bytes == 0) return plan;
+  if (!fits(g, plan, request)) return std::nullopt;
+  return prefetch_early(g, live, keep_what_fits(g, live, std::move(plan), request), request);
+}
+
+}  // namespace vdnn::graph::planner

@@ -1,0 +1,106 @@
+// Where each fixed policy puts a feature map, and the facts about maps the planner shares.
+#include <algorithm>
+#include <iterator>
+#include <string_view>
+
+#include "graph/planner/PlanBuilder.hpp"
+
+namespace vdnn::graph::planner {
+namespace {
+
+// Layers whose forward costs about one pass over their tensors: running them again in backward is
+// cheaper than keeping their outputs (Note [Recomputation]).
+constexpr std::string_view kCheapLayers[] = {"batchnorm2d", "relu",      "add",
+                                             "maxpool2d",   "avgpool2d", "global_avgpool",
+                                             "concat",      "flatten",   "dropout"};
+
+bool is_conv(const Node& node) { return std::holds_alternative<layers::Conv2dSpec>(node.spec); }
+
+bool is_cheap(const Node& node) {
+  return std::find(std::begin(kCheapLayers), std::end(kCheapLayers),
+                   layers::type_name(node.spec)) != std::end(kCheapLayers);
+}
+
+// Where a map that leaves the device goes under `policy`.
+Placement away(Policy policy) {
+  switch (policy) {
+    case Policy::UvmEvict:
+      return Placement::Evicted;
+    case Policy::UvmPrefetch:
+      return Placement::Migrated;
+    default:
+      return Placement::Offloaded;
+  }
+}
+
+// Whether the producer of `t` can run again just before the backward of node `at` from what is on
+// the device then: Resident maps not yet freed, and maps nobody keeps that can be rebuilt so
+// themselves, as temporaries (Note [Recomputation]). `placement` is decided up to `t`.
+bool rebuildable(const Graph& g, const Liveness& live, const std::vector<Placement>& placement,
+                 NodeId t, NodeId at) {
+  if (t == kNetworkInput || !is_cheap(g.node(t))) return false;
+  return std::all_of(g.node(t).inputs.begin(), g.node(t).inputs.end(), [&](NodeId in) {
+    switch (placement[index_of(g, in)]) {
+      case Placement::Resident:
+        return live.of(in).last_backward_use() <= at;  // freed after that node's backward
+      case Placement::ForwardOnly:
+        return rebuildable(g, live, placement, in, at);
+      default:
+        return false;
+    }
+  });
+}
+
+}  // namespace
+
+std::uint64_t tensor_bytes(const Graph& g, NodeId t) {
+  return (t == kNetworkInput ? g.input_shape() : g.node(t).output_shape).bytes(runtime::DType::F32);
+}
+
+std::size_t index_of(const Graph& g, NodeId t) {
+  return t == kNetworkInput ? g.nodes().size() : static_cast<std::size_t>(t);
+}
+
+const std::vector<NodeId>& consumers_of(const Graph& g, NodeId t) {
+  return t == kNetworkInput ? g.input_consumers() : g.node(t).consumers;
+}
+
+bool read_by_loss(const Graph& g, NodeId t) {
+  const std::vector<NodeId>& consumers = consumers_of(g, t);
+  return std::find(consumers.begin(), consumers.end(), g.loss_node()) != consumers.end();
+}
+
+bool leaves_device(Placement p) {
+  return p == Placement::Offloaded || p == Placement::Evicted || p == Placement::Migrated ||
+         p == Placement::Recomputed;
+}
+
+std::vector<Placement> place(const Graph& g, const Liveness& live, Policy policy) {
+  const auto n = static_cast<NodeId>(g.nodes().size());
+  std::vector<Placement> placement(g.nodes().size() + 1);
+  for (NodeId t = kNetworkInput; t < n; ++t) {
+    Placement& p = placement[index_of(g, t)];
+    if (live.of(t).backward_readers.empty()) {
+      p = Placement::ForwardOnly;
+      continue;
+    }
+    const bool by_loss = read_by_loss(g, t);
+    if (policy == Policy::Recompute) {
+      // Rebuilt before its first backward reader, the last in forward order.
+      const bool rebuilt =
+          !by_loss && rebuildable(g, live, placement, t, live.of(t).backward_readers.back());
+      p = rebuilt ? Placement::Recomputed : Placement::Resident;
+      continue;
+    }
+    const std::vector<NodeId>& consumers = consumers_of(g, t);
+    const bool feeds_conv = std::any_of(consumers.begin(), consumers.end(),
+                                        [&](NodeId c) { return is_conv(g.node(c)); });
+    const bool leaves = !by_loss && (policy == Policy::VdnnAll || policy == Policy::UvmEvict ||
+                                     policy == Policy::UvmPrefetch ||
+                                     (policy == Policy::VdnnConv && feeds_conv));
+    p = leaves ? away(policy) : Placement::Resident;
+  }
+  return placement;
+}
+
+}  // namespace vdnn::graph::planner

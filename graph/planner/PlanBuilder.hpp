@@ -1,0 +1,64 @@
+// PlanBuilder: the planner's internals shared by its policies: where each policy puts a map, the
+// ordered actions of one step for a placement (Note [Offload lifetime], Note [Recomputation]),
+// and the checks and searches that make a plan fit a budget. Planner-internal.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "graph/CostModel.hpp"
+#include "graph/Liveness.hpp"
+#include "graph/Planner.hpp"
+
+namespace vdnn::graph::planner {
+
+std::uint64_t tensor_bytes(const Graph& g, NodeId t);
+/// The index of `t` in Plan::placement (the network input last).
+std::size_t index_of(const Graph& g, NodeId t);
+const std::vector<NodeId>& consumers_of(const Graph& g, NodeId t);
+/// True when the loss layer reads `t`: its backward runs right after its forward, so it stays.
+bool read_by_loss(const Graph& g, NodeId t);
+/// Maps that leave the device between their last forward use and their first backward use.
+bool leaves_device(Placement p);
+
+/// Each map's placement under a fixed policy (not Auto, not VdnnDyn).
+std::vector<Placement> place(const Graph& g, const Liveness& live, Policy policy);
+
+/// Without a budget, early prefetches never raise the peak above what forward needed.
+inline constexpr std::uint64_t kForwardPeak = 0;
+
+/// The plan of `placement` whose early prefetches keep device bytes (beyond the resident ones)
+/// under `prefetch_cap` (kForwardPeak: under the forward pass's peak). Pools are not sized yet.
+Plan plan_for(const Graph& g, const Liveness& live, Policy policy,
+              const std::vector<Placement>& placement, const PlanRequest& request,
+              std::uint64_t prefetch_cap);
+
+/// The device pool a budget allows: never more than the budget, in whole allocation units.
+std::uint64_t pool_for_budget(std::uint64_t budget);
+
+/// The predicted peak is within the budget and, with dedicated memory, the real allocator places
+/// every allocation in it.
+bool fits(const Graph& g, const Plan& plan, const PlanRequest& request);
+
+/// Keeps resident, from the last-produced map backwards, the maps that leave the device while the
+/// plan still fits the budget (see its definition).
+Plan keep_what_fits(const Graph& g, const Liveness& live, Plan plan, const PlanRequest& request);
+
+/// The plan with its prefetches issued as early as the budget allows (Note [Offload lifetime]).
+Plan prefetch_early(const Graph& g, const Liveness& live, Plan plan, const PlanRequest& request);
+
+/// A plan of a fixed `policy` that fits the request, if any.
+std::optional<Plan> fitting_plan(const Graph& g, const Liveness& live, Policy policy,
+                                 const PlanRequest& request);
+
+/// The plan of policy Auto (Note [Automatic placement]): per map keep, offload or recompute, the
+/// placement whose plan fits the request with the least predicted step time; nullopt when none
+/// fits.
+std::optional<Plan> auto_plan(const Graph& g, const Liveness& live, const PlanRequest& request,
+                              const CostModel& costs);
+
+/// The plan's predicted step time under `costs`, in a pool of the budget (or of its peak).
+double predicted_seconds(const Graph& g, const Plan& plan, const CostModel& costs);
+
+}  // namespace vdnn::graph::planner

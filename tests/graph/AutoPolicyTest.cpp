@@ -1,0 +1,136 @@
+// The auto policy: keep, offload or recompute per map under a budget, chosen by predicted time.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "graph/Liveness.hpp"
+#include "graph/Planner.hpp"
+#include "models/ConfigLoader.hpp"
+
+namespace vdnn::graph {
+namespace {
+
+Graph load(const std::string& name, std::int64_t batch) {
+  return Graph::build(models::load_network(std::string(VDNN_SOURCE_DIR) + "/configs/" + name),
+                      batch);
+}
+
+Plan plan(const Graph& g, Policy policy, std::uint64_t budget = 0,
+          const CostModel* costs = nullptr) {
+  PlanRequest r;
+  r.policy = policy;
+  r.budget_bytes = budget;
+  r.workspace_bytes = 1 << 20;
+  r.costs = costs;
+  return make_plan(g, r);
+}
+
+std::size_t placed(const Plan& p, Placement placement) {
+  return static_cast<std::size_t>(std::count(p.placement.begin(), p.placement.end(), placement));
+}
+
+// `fraction` of the way from vdnn-all's peak up to baseline's.
+std::uint64_t budget_at(const Graph& g, double fraction) {
+  const auto all = static_cast<double>(plan(g, Policy::VdnnAll).predicted_peak);
+  const auto base = static_cast<double>(plan(g, Policy::Baseline).predicted_peak);
+  return static_cast<std::uint64_t>(all + fraction * (base - all));
+}
+
+TEST(AutoPolicy, KeepsEverythingWhenNothingNeedsToLeave) {
+  const Graph g = load("resnet20-cifar.json", 16);
+  const Plan base = plan(g, Policy::Baseline);
+  const Plan automatic = plan(g, Policy::Auto);
+  EXPECT_EQ(automatic.policy, Policy::Auto);
+  EXPECT_EQ(automatic.placement, base.placement);
+  EXPECT_EQ(automatic.predicted_peak, base.predicted_peak);
+  EXPECT_DOUBLE_EQ(automatic.predicted_step_seconds, base.predicted_step_seconds);
+  EXPECT_EQ(plan(g, Policy::Auto, base.pool_bytes).placement, base.placement);
+}
+
+class AutoBudgets : public ::testing::TestWithParam<const char*> {};
+
+// Wherever vdnn-all fits, auto fits too, and no fixed policy that fits is predicted faster.
+TEST_P(AutoBudgets, FitsWhereVdnnAllFitsAndNoFixedPolicyIsPredictedFaster) {
+  const Graph g = load(GetParam(), 8);
+  for (double fraction : {0.05, 0.25, 0.5, 0.75}) {
+    SCOPED_TRACE(fraction);
+    const std::uint64_t budget = budget_at(g, fraction);
+    const Plan automatic = plan(g, Policy::Auto, budget);
+    EXPECT_LE(automatic.predicted_peak, budget);
+    EXPECT_LE(automatic.pool_bytes, budget);
+    for (Policy p : {Policy::VdnnAll, Policy::VdnnConv, Policy::Recompute}) {
+      try {
+        EXPECT_LE(automatic.predicted_step_seconds, plan(g, p, budget).predicted_step_seconds)
+            << policy_name(p);
+      } catch (const DoesNotFit&) {
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Networks, AutoBudgets,
+                         ::testing::Values("resnet20-cifar.json", "densenet40-cifar.json",
+                                           "googlenet-mini.json"),
+                         [](const auto& test) {
+                           std::string name = test.param;
+                           return name.substr(0, name.find_first_of("-."));
+                         });
+
+// Under a tight budget auto both offloads and recomputes, and a rebuild may read a map that was
+// offloaded: its prefetch is awaited before the rebuild.
+TEST(AutoPolicy, RebuildsFromOffloadedMapsUnderATightBudget) {
+  const Graph g = load("resnet20-cifar.json", 64);
+  const Plan p = plan(g, Policy::Auto, budget_at(g, 0.2));
+  EXPECT_GT(placed(p, Placement::Offloaded), 0U);
+  EXPECT_GT(placed(p, Placement::Recomputed), 0U);
+  std::vector<bool> on_device(g.nodes().size() + 1, false);
+  bool reads_offloaded = false;
+  for (const Action& a : p.actions) {
+    const std::size_t at = a.tensor == kNetworkInput ? g.nodes().size() : a.tensor;
+    if (a.op == Op::Allocate || a.op == Op::AwaitPrefetch || a.op == Op::Recompute) {
+      on_device[at] = true;
+    }
+    if (a.op == Op::Free || a.op == Op::Release) on_device[at] = false;
+    if (a.op != Op::Recompute) continue;
+    for (NodeId in : g.node(a.tensor).inputs) {
+      EXPECT_TRUE(on_device[in == kNetworkInput ? g.nodes().size() : in])
+          << g.node(a.tensor).name << " rebuilt without its input";
+      reads_offloaded = reads_offloaded || p.placement_of(in) == Placement::Offloaded;
+    }
+  }
+  EXPECT_TRUE(reads_offloaded);
+}
+
+// The choice follows the costs: copies that cost nothing are taken over rebuilds, and rebuilds
+// that cost nothing over copies.
+TEST(AutoPolicy, ChoosesByTheCostModel) {
+  const Graph g = load("resnet20-cifar.json", 32);
+  const std::uint64_t budget = budget_at(g, 0.3);
+  CostModel free_copies = estimate_costs(g);
+  free_copies.device_to_host = free_copies.host_to_device = std::numeric_limits<double>::max();
+  const Plan copying = plan(g, Policy::Auto, budget, &free_copies);
+  EXPECT_EQ(placed(copying, Placement::Recomputed), 0U);
+  EXPECT_GT(placed(copying, Placement::Offloaded), 0U);
+
+  CostModel free_layers = estimate_costs(g);
+  for (LayerCost& c : free_layers.layers) c.forward = 0.0;
+  free_layers.device_to_host = free_layers.host_to_device = 1e6;  // a slow link
+  const Plan rebuilding = plan(g, Policy::Auto, budget, &free_layers);
+  EXPECT_GT(placed(rebuilding, Placement::Recomputed), placed(copying, Placement::Recomputed));
+  EXPECT_LT(rebuilding.offloaded_bytes, copying.offloaded_bytes);
+  EXPECT_EQ(rebuilding.cost_source, "estimated");
+}
+
+TEST(AutoPolicy, RefusesABudgetBelowWhatAnyPlacementNeeds) {
+  const Graph g = load("resnet20-cifar.json", 16);
+  try {
+    plan(g, Policy::Auto, plan(g, Policy::Baseline).resident_bytes);
+    FAIL() << "expected DoesNotFit";
+  } catch (const DoesNotFit& e) {
+    EXPECT_NE(std::string(e.what()).find("policy auto needs"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace vdnn::graph

@@ -1,0 +1,91 @@
+// Cost models: measured at setup by a session that chooses by them, kept in a cache directory and
+// read back, refused when they are not for the network.
+#include "models/train/CostCacheDir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "models/ConfigLoader.hpp"
+#include "models/train/Trainer.hpp"
+#include "runtime/Error.hpp"
+
+namespace vdnn::models {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* kConfig = VDNN_SOURCE_DIR "/configs/resnet20-cifar.json";
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("vdnn-test-costs-" + name);
+  fs::remove_all(dir);
+  return dir;
+}
+
+TrainerOptions auto_options(const fs::path& cache) {
+  TrainerOptions o;
+  o.session.policy = graph::Policy::Auto;
+  o.session.executor.seed = 5;
+  o.cost_cache = cache.string();
+  return o;
+}
+
+TEST(CostCache, AutoMeasuresOnceThenReadsTheCache) {
+  const fs::path dir = fresh_dir("once");
+  const graph::NetworkDef def = load_network(kConfig);
+  graph::CostModel measured;
+  {
+    Trainer first(def, 4, auto_options(dir));
+    measured = first.session().costs();
+    EXPECT_EQ(measured.source, "measured");
+    ASSERT_EQ(measured.layers.size(), first.session().graph().nodes().size());
+    EXPECT_GT(measured.layers.front().forward, 0.0);
+    EXPECT_GT(measured.device_to_host, 0.0);
+    EXPECT_GT(first.session().plan().predicted_step_seconds, 0.0);
+    EXPECT_EQ(first.session().plan().cost_source, "measured");
+  }
+  ASSERT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+  Trainer second(def, 4, auto_options(dir));
+  const graph::CostModel& cached = second.session().costs();
+  EXPECT_EQ(cached.source.rfind("cache ", 0), 0U) << cached.source;
+  ASSERT_EQ(cached.layers.size(), measured.layers.size());
+  EXPECT_DOUBLE_EQ(cached.layers.back().backward, measured.layers.back().backward);
+  EXPECT_DOUBLE_EQ(cached.gap, measured.gap);
+  // Another batch is another key: measured again, a second file.
+  Trainer other(def, 2, auto_options(dir));
+  EXPECT_EQ(other.session().costs().source, "measured");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 2);
+}
+
+TEST(CostCache, AnUnreadableFileIsMeasuredAgain) {
+  const fs::path dir = fresh_dir("corrupt");
+  const graph::NetworkDef def = load_network(kConfig);
+  { Trainer first(def, 2, auto_options(dir)); }
+  for (const fs::directory_entry& file : fs::directory_iterator(dir)) {
+    std::ofstream(file.path(), std::ios::trunc) << "{\"key\": 1, \"layers\": [[";
+  }
+  Trainer again(def, 2, auto_options(dir));
+  EXPECT_EQ(again.session().costs().source, "measured");
+}
+
+TEST(CostCache, AFileForAnotherNetworkIsRefusedByName) {
+  const fs::path dir = fresh_dir("other");
+  { Trainer first(load_network(kConfig), 2, auto_options(dir)); }
+  const fs::path file = fs::directory_iterator(dir)->path();
+  const graph::Graph googlenet = graph::Graph::build(
+      load_network(VDNN_SOURCE_DIR "/configs/googlenet-mini.json"), 2);
+  try {
+    read_cost_file(file, googlenet);
+    FAIL() << "expected InvalidArgument";
+  } catch (const runtime::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find(file.string()), std::string::npos) << e.what();
+  }
+  const graph::Graph resnet = graph::Graph::build(load_network(kConfig), 2);
+  EXPECT_EQ(read_cost_file(file, resnet).source, "file " + file.string());
+  EXPECT_THROW(read_cost_file(dir / "missing.json", resnet), runtime::InvalidArgument);
+}
+
+}  // namespace
+}  // namespace vdnn::models
