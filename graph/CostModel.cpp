@@ -50,7 +50,8 @@ CostModel estimate_costs(const Graph& g) {
   costs.host_to_device = kLinkBytesPerSecond;
   costs.gap = kLaunchGap;
   for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id) {
-    const double forward = flops(g, id) / kFlopsPerSecond + bytes_touched(g, id) / kMemoryBytesPerSecond;
+    const double forward =
+        flops(g, id) / kFlopsPerSecond + bytes_touched(g, id) / kMemoryBytesPerSecond;
     costs.layers.push_back({forward, 2.0 * forward});
   }
   return costs;
@@ -74,8 +75,8 @@ CostKey cost_key(const Graph& g, const std::string& device, bool deterministic, 
     for (NodeId in : node.inputs) structure << ' ' << in;
     structure << '\n';
   }
-  return {g.name(), g.batch(), device, deterministic, tf32,
-          std::hash<std::string>{}(structure.str())};
+  return {g.name(),      g.batch(), device,
+          deterministic, tf32,      std::hash<std::string>{}(structure.str())};
 }
 
 }  // namespace vdnn::graph

@@ -17,11 +17,11 @@ struct LayerCost {
 };
 
 struct CostModel {
-  std::vector<LayerCost> layers;       // per node
-  double device_to_host = 0.0;         // bytes per second of an offload copy
-  double host_to_device = 0.0;         // bytes per second of a prefetch copy (and the upload)
-  double gap = 0.0;                    // seconds between two compute-stream operations (launches)
-  std::string source;                  // "estimated", "measured", or the cache file it came from
+  std::vector<LayerCost> layers;  // per node
+  double device_to_host = 0.0;    // bytes per second of an offload copy
+  double host_to_device = 0.0;    // bytes per second of a prefetch copy (and the upload)
+  double gap = 0.0;               // seconds between two compute-stream operations (launches)
+  std::string source;             // "estimated", "measured", or the cache file it came from
 
   double forward(NodeId node) const { return layers.at(static_cast<std::size_t>(node)).forward; }
   double backward(NodeId node) const { return layers.at(static_cast<std::size_t>(node)).backward; }
@@ -37,9 +37,9 @@ CostModel estimate_costs(const Graph& graph);
 /// What a measured cost model is valid for: the network's layers and shapes, the batch, the
 /// backend and device, and the kernel choices. Equal keys, equal costs.
 struct CostKey {
-  std::string network;      // the graph's name
+  std::string network;  // the graph's name
   std::int64_t batch = 0;
-  std::string device;       // e.g. "cuda:NVIDIA H200" or "cpu"
+  std::string device;  // e.g. "cuda:NVIDIA H200" or "cpu"
   bool deterministic = false;
   bool tf32 = true;
   std::uint64_t structure = 0;  // hash of every node's name, type, inputs and output shape

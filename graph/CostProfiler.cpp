@@ -47,8 +47,8 @@ std::pair<double, double> copy_rates(runtime::ExecutionContext& context) {
 }
 
 std::size_t compute_operations(const Plan& plan) {
-  return static_cast<std::size_t>(std::count_if(
-      plan.actions.begin(), plan.actions.end(), [](const Action& a) {
+  return static_cast<std::size_t>(
+      std::count_if(plan.actions.begin(), plan.actions.end(), [](const Action& a) {
         return a.op == Op::Forward || a.op == Op::Backward || a.op == Op::Recompute;
       }));
 }
@@ -70,7 +70,8 @@ CostModel measure_costs(const Graph& graph, LayerSet& layers, const Plan& plan,
     const std::vector<float> images(static_cast<std::size_t>(graph.input_shape().numel()), 0.0F);
     const std::vector<std::int32_t> labels(static_cast<std::size_t>(graph.batch()), 0);
     for (int i = 0; i < steps; ++i) executor.train_step(images.data(), labels.data(), 0.0);
-    for (const LayerTime& t : executor.layer_times()) costs.layers.push_back({t.forward, t.backward});
+    for (const LayerTime& t : executor.layer_times())
+      costs.layers.push_back({t.forward, t.backward});
     step_seconds = executor.transfers().step_seconds;
   }
   std::tie(costs.device_to_host, costs.host_to_device) = copy_rates(context);

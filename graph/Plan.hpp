@@ -97,19 +97,19 @@ struct Plan {
   // resident_bytes + the most bytes allocated from the device pool at once: predicted_peak with
   // dedicated memory; with managed memory evicted maps keep their range, so it can be more.
   std::uint64_t predicted_pool_peak = 0;
-  std::uint64_t pool_bytes = 0;        // device pool: what the plan needs (fragmentation
-                                       // included, by a dry run of the allocator); dedicated
-                                       // memory: <= the budget
-  std::uint64_t pinned_bytes = 0;      // pinned host pool the plan needs (likewise)
-  std::uint64_t offloaded_bytes = 0;   // per step
-  std::uint64_t prefetched_bytes = 0;  // per step
-  std::uint64_t evicted_bytes = 0;     // per step, managed pages migrated to the host
-  std::uint64_t migrated_bytes = 0;    // per step, managed pages migrated back ahead of need
-  std::uint64_t faulted_bytes = 0;     // per step, managed pages faulted back on demand
-  std::uint64_t recomputed_bytes = 0;  // per step, maps rebuilt in backward (temporaries too)
+  std::uint64_t pool_bytes = 0;         // device pool: what the plan needs (fragmentation
+                                        // included, by a dry run of the allocator); dedicated
+                                        // memory: <= the budget
+  std::uint64_t pinned_bytes = 0;       // pinned host pool the plan needs (likewise)
+  std::uint64_t offloaded_bytes = 0;    // per step
+  std::uint64_t prefetched_bytes = 0;   // per step
+  std::uint64_t evicted_bytes = 0;      // per step, managed pages migrated to the host
+  std::uint64_t migrated_bytes = 0;     // per step, managed pages migrated back ahead of need
+  std::uint64_t faulted_bytes = 0;      // per step, managed pages faulted back on demand
+  std::uint64_t recomputed_bytes = 0;   // per step, maps rebuilt in backward (temporaries too)
   double predicted_step_seconds = 0.0;  // by the step-time model under the request's costs
   std::string cost_source;              // where those costs came from (CostModel::source)
-  std::vector<Placement> placement;    // per node output; the network input is at index nodes()
+  std::vector<Placement> placement;     // per node output; the network input is at index nodes()
   std::vector<Action> actions;
   /// A forward pass alone (Executor::evaluate): each map allocated before its producer runs and
   /// freed after its last forward consumer, nothing copied or migrated; device_bytes as in

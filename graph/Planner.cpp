@@ -187,8 +187,8 @@ std::string format_plan(const Graph& g, const Plan& plan) {
   out += "offloaded per step:    " + runtime::format_bytes(plan.offloaded_bytes) + " in " +
          std::to_string(offloaded) + " feature maps\n";
   out += "prefetched per step:   " + runtime::format_bytes(plan.prefetched_bytes) + "\n";
-  out += "predicted step time:   " + format_milliseconds(plan.predicted_step_seconds) +
-         " (costs " + plan.cost_source + ")\n";
+  out += "predicted step time:   " + format_milliseconds(plan.predicted_step_seconds) + " (costs " +
+         plan.cost_source + ")\n";
   if (recomputed > 0) {
     out += "recomputed per step:   " + runtime::format_bytes(plan.recomputed_bytes) + " for " +
            std::to_string(recomputed) + " feature maps (temporaries included)\n";

@@ -40,8 +40,8 @@ layers::LayerOptions layer_options(const SessionOptions& options,
   return o;
 }
 
-PlanRequest request_for(const SessionOptions& options, const LayerSet& layers,
-                        std::uint64_t budget, const CostModel& costs) {
+PlanRequest request_for(const SessionOptions& options, const LayerSet& layers, std::uint64_t budget,
+                        const CostModel& costs) {
   PlanRequest r;
   r.policy = options.policy;
   r.budget_bytes = budget;
@@ -56,20 +56,20 @@ std::string device_description(const SessionOptions& options) {
   return "cuda:" + runtime::cuda_device_name(options.device);
 }
 
-// The plan costs are measured under: the first of baseline, recompute and vdnn-all that fits the
-// budget (the fewer copies, the more the measured step time says about the gaps between layers).
+// The plan costs are measured under: the first of baseline, recompute and auto (with estimated
+// costs) that fits the budget; the fewer copies, the more the measured step time says about the
+// gaps between layers.
 Plan profiling_plan(const Graph& graph, const SessionOptions& options, const LayerSet& layers,
                     const CostModel& estimated) {
+  PlanRequest r = request_for(options, layers, options.budget_bytes, estimated);
   for (Policy p : {Policy::Baseline, Policy::Recompute}) {
     try {
-      PlanRequest r = request_for(options, layers, options.budget_bytes, estimated);
       r.policy = p;
       return make_plan(graph, r);
     } catch (const DoesNotFit&) {
     }
   }
-  PlanRequest r = request_for(options, layers, options.budget_bytes, estimated);
-  r.policy = Policy::VdnnAll;
+  r.policy = Policy::Auto;
   return make_plan(graph, r);
 }
 
@@ -81,8 +81,8 @@ CostModel session_costs(const Graph& graph, const SessionOptions& options, Layer
   if (options.costs) return *options.costs;
   CostModel estimated = estimate_costs(graph);
   if (!options.measure_costs && !chooses_by_cost(options.policy)) return estimated;
-  const CostKey key = cost_key(graph, device_description(options), options.deterministic,
-                               options.allow_tf32);
+  const CostKey key =
+      cost_key(graph, device_description(options), options.deterministic, options.allow_tf32);
   if (options.cost_cache != nullptr) {
     CostModel cached = options.cost_cache->load(key);
     if (cached.layers.size() == graph.nodes().size()) return cached;

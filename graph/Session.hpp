@@ -32,8 +32,8 @@ struct SessionOptions {
   /// otherwise estimated (estimate_costs).
   std::shared_ptr<const CostModel> costs;
   bool measure_costs = false;
-  CostCache* cost_cache = nullptr;  // not owned; must outlive the session's construction
-  int cost_steps = 3;               // profiled steps when measuring (the last one counts)
+  CostCache* cost_cache = nullptr;     // not owned; must outlive the session's construction
+  int cost_steps = 3;                  // profiled steps when measuring (the last one counts)
   runtime::cpu::StressOptions stress;  // CPU backend: random delays on every stream operation
   /// CPU backend: the free device memory the managed-memory guard sees (tests of the guard).
   std::uint64_t cpu_free_device_bytes = runtime::cpu::kUnlimitedDeviceBytes;

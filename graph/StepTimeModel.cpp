@@ -63,8 +63,8 @@ class Replay {
       case Op::Prefetch:
       case Op::Migrate:
         if (a.op == Op::Prefetch) wait_for_room(a.device_bytes);
-        prefetch_ = std::max({prefetch_, compute_, offloaded_[index(t)]}) +
-                    bytes / costs_.host_to_device;
+        prefetch_ =
+            std::max({prefetch_, compute_, offloaded_[index(t)]}) + bytes / costs_.host_to_device;
         prefetched_[index(t)] = prefetch_;
         break;
       case Op::AwaitPrefetch:
@@ -80,9 +80,7 @@ class Replay {
     }
   }
 
-  void run_compute(double seconds) {
-    compute_ = std::max(compute_, host_) + seconds + costs_.gap;
-  }
+  void run_compute(double seconds) { compute_ = std::max(compute_, host_) + seconds + costs_.gap; }
 
   // The host blocks while the bytes in use after this allocation, with those released by copies
   // still running, exceed the pool's room for feature maps.

@@ -9,7 +9,8 @@
 # vdnn run may take; VDNN_TORCH_COMPILE=1 adds torch.compile with activation_memory_budget 0.5 to
 # ResNet-50 (~50 s of compiling); VDNN_SKIP_TORCH skips the PyTorch peers (an OUT/torch-CELL.jsonl
 # of an earlier run stays and is reported); VDNN_SKIP_BUILD skips the build; VDNN_BUILD_DIR (build-gpu), VDNN_PREFIX_PATH as for tools/bench-gpu.sh.
-# OUT/NAME/ is the run folder of vdnn run NAME, OUT/NAME.log its output, OUT/NAME.exit its exit
+# Costs are measured once per network and batch (OUT/costs/, vdnn train --cost-cache) and every run
+# reports its predicted step time from them. OUT/NAME/ is the run folder of vdnn run NAME, OUT/NAME.log its output, OUT/NAME.exit its exit
 # status (3: does not fit the budget); OUT/torch-CELL.jsonl the peers. The run names are the ones
 # tools/planner_report.py expects.
 set -euo pipefail
@@ -46,6 +47,7 @@ run() {
   rm -rf "${out:?}/$name"
   timeout -k 30 "$limit" "$build/bin/vdnn" train --device cuda --config "configs/$config.json" --batch "$batch" \
     --iters "$iters" --policy "$policy" ${budget:+--mem-budget "$budget"} --out "$out/$name" \
+    --cost-cache "$out/costs" --measure-costs \
     >"$out/$name.log" 2>&1 || status=$?
   echo "$status" >"$out/$name.exit"
   echo "vdnn $name: exit $status" >&2

@@ -119,16 +119,16 @@ std::optional<Plan> fewest_moves(const Graph& g, const Liveness& live, const Pla
 double predicted_seconds(const Graph& g, const Plan& plan, const CostModel& costs) {
   Plan sized = plan;
   if (sized.pool_bytes == 0) {
-    sized.pool_bytes = plan.budget_bytes > 0 ? pool_for_budget(plan.budget_bytes)
-                                             : plan.predicted_pool_peak;
+    sized.pool_bytes =
+        plan.budget_bytes > 0 ? pool_for_budget(plan.budget_bytes) : plan.predicted_pool_peak;
   }
   return predict_step_seconds(g, sized, costs);
 }
 
 // Baseline's plan if it fits. Else, for each pair of knobs, the fewest cheapest moves that fit;
-// the fixed policies recompute and vdnn-all compete too; the least predicted step time wins.
-// Each candidate costs O(N log N) plans' worth of work (bisection, keep_what_fits), so auto is
-// O(K N log N) for K candidates (18): about a second at ResNet-1001.
+// the fixed policies recompute, vdnn-conv and vdnn-all compete too; the least predicted step time
+// wins. Each candidate costs O(N log N) plans' worth of work (bisection, keep_what_fits), so auto
+// is O(K N log N) for K candidates (19): about a second at ResNet-1001.
 std::optional<Plan> auto_plan(const Graph& g, const Liveness& live, const PlanRequest& request,
                               const CostModel& costs) {
   const std::vector<Placement> kept = place(g, live, Policy::Baseline);
@@ -146,9 +146,10 @@ std::optional<Plan> auto_plan(const Graph& g, const Liveness& live, const PlanRe
     }
   };
   for (double windows : kHiddenWindows) {
-    for (int depth : kMaxDepths) consider(fewest_moves(g, live, request, kept, costs, {windows, depth}));
+    for (int depth : kMaxDepths)
+      consider(fewest_moves(g, live, request, kept, costs, {windows, depth}));
   }
-  for (Policy fixed : {Policy::Recompute, Policy::VdnnAll}) {
+  for (Policy fixed : {Policy::Recompute, Policy::VdnnConv, Policy::VdnnAll}) {
     consider(fitting_plan(g, live, fixed, request));
   }
   return best;

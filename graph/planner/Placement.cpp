@@ -95,9 +95,9 @@ std::vector<Placement> place(const Graph& g, const Liveness& live, Policy policy
     const std::vector<NodeId>& consumers = consumers_of(g, t);
     const bool feeds_conv = std::any_of(consumers.begin(), consumers.end(),
                                         [&](NodeId c) { return is_conv(g.node(c)); });
-    const bool leaves = !by_loss && (policy == Policy::VdnnAll || policy == Policy::UvmEvict ||
-                                     policy == Policy::UvmPrefetch ||
-                                     (policy == Policy::VdnnConv && feeds_conv));
+    const bool leaves =
+        !by_loss && (policy == Policy::VdnnAll || policy == Policy::UvmEvict ||
+                     policy == Policy::UvmPrefetch || (policy == Policy::VdnnConv && feeds_conv));
     p = leaves ? away(policy) : Placement::Resident;
   }
   return placement;

@@ -16,9 +16,12 @@ using Json = nlohmann::json;
 constexpr int kFormat = 1;
 
 Json key_json(const graph::CostKey& key) {
-  return {{"format", kFormat},         {"network", key.network},
-          {"batch", key.batch},        {"device", key.device},
-          {"deterministic", key.deterministic}, {"tf32", key.tf32},
+  return {{"format", kFormat},
+          {"network", key.network},
+          {"batch", key.batch},
+          {"device", key.device},
+          {"deterministic", key.deterministic},
+          {"tf32", key.tf32},
           {"structure", key.structure}};
 }
 
@@ -53,9 +56,11 @@ graph::CostModel read_cost_file(const std::filesystem::path& path, const graph::
   const Json j = read_json(path);
   graph::CostModel costs = j.is_object() ? parse_costs(j) : graph::CostModel{};
   if (costs.layers.size() != graph.nodes().size()) {
-    throw runtime::InvalidArgument(path.string() + ": expected a cost file written by vdnn train "
-                                   "--cost-cache for " + graph.name() + " (" +
-                                   std::to_string(graph.nodes().size()) + " layers)");
+    throw runtime::InvalidArgument(path.string() +
+                                   ": expected a cost file written by vdnn train "
+                                   "--cost-cache for " +
+                                   graph.name() + " (" + std::to_string(graph.nodes().size()) +
+                                   " layers)");
   }
   costs.source = "file " + path.string();
   return costs;

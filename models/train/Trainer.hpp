@@ -113,7 +113,7 @@ class Trainer {
  private:
   TrainerOptions options_;
   std::unique_ptr<Dataset> dataset_;
-  std::unique_ptr<Dataset> test_data_;  // with options_.evaluation
+  std::unique_ptr<Dataset> test_data_;            // with options_.evaluation
   std::unique_ptr<graph::CostCache> cost_cache_;  // before the session, which reads it
   std::unique_ptr<graph::Session> session_;
   // Declared after what it uses (the dataset, the executor's staging): destroyed, and its thread

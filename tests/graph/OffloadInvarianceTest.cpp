@@ -28,8 +28,10 @@ SessionOptions options(Policy policy, std::uint64_t budget = 0) {
 // Auto under a budget a fifth of the way from vdnn-all's peak to baseline's, with estimated costs
 // (a plan that does not depend on this machine's timings): it offloads and recomputes.
 SessionOptions auto_options(const Graph& g) {
-  const std::uint64_t all = make_plan(g, {Policy::VdnnAll, 0, 0}).predicted_peak;
-  const std::uint64_t base = make_plan(g, {Policy::Baseline, 0, 0}).predicted_peak;
+  PlanRequest r{Policy::VdnnAll, 0, LayerSet(g, layers::Backend::Cpu, {}).workspace_bytes()};
+  const std::uint64_t all = make_plan(g, r).predicted_peak;
+  r.policy = Policy::Baseline;
+  const std::uint64_t base = make_plan(g, r).predicted_peak;
   SessionOptions o = options(Policy::Auto, all + (base - all) / 5);
   o.costs = std::make_shared<const CostModel>(estimate_costs(g));
   return o;
@@ -42,10 +44,10 @@ TEST_P(OffloadInvariance, EveryPolicyMatchesBaselineBitwise) {
   EXPECT_EQ(base.memory.device_peak, base.predicted_peak);
   const std::uint64_t all_peak =
       make_plan(load_config(GetParam(), 4), {Policy::VdnnAll, 0, 0}).predicted_peak;
-  for (const SessionOptions& o : {options(Policy::VdnnAll), options(Policy::VdnnConv),
-                                  options(Policy::VdnnDyn, (base.predicted_peak + all_peak) / 2),
-                                  options(Policy::Recompute),
-                                  auto_options(load_config(GetParam(), 4))}) {
+  for (const SessionOptions& o :
+       {options(Policy::VdnnAll), options(Policy::VdnnConv),
+        options(Policy::VdnnDyn, (base.predicted_peak + all_peak) / 2), options(Policy::Recompute),
+        auto_options(load_config(GetParam(), 4))}) {
     const auto run = run_steps(load_config(GetParam(), 4), o, kSteps);
     EXPECT_EQ(run.losses, base.losses) << policy_name(o.policy);
     EXPECT_EQ(run.weights, base.weights) << policy_name(o.policy);

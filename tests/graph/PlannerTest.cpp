@@ -128,8 +128,8 @@ TEST(Planner, DynPicksThePolicyPredictedFastestThatFits) {
   // pool_bytes: the smallest pool the dry run of the allocator places every allocation in.
   const Plan base = plan(g, Policy::Baseline);
   EXPECT_EQ(plan(g, Policy::VdnnDyn, base.pool_bytes).policy, Policy::Baseline);
-  for (const std::uint64_t budget : {plan(g, Policy::VdnnConv).pool_bytes,
-                                     plan(g, Policy::VdnnAll).pool_bytes}) {
+  for (const std::uint64_t budget :
+       {plan(g, Policy::VdnnConv).pool_bytes, plan(g, Policy::VdnnAll).pool_bytes}) {
     const Plan dyn = plan(g, Policy::VdnnDyn, budget);
     EXPECT_LE(dyn.predicted_peak, budget);
     EXPECT_NE(dyn.policy, Policy::Baseline);

@@ -74,8 +74,8 @@ TEST(CostCache, AFileForAnotherNetworkIsRefusedByName) {
   const fs::path dir = fresh_dir("other");
   { Trainer first(load_network(kConfig), 2, auto_options(dir)); }
   const fs::path file = fs::directory_iterator(dir)->path();
-  const graph::Graph googlenet = graph::Graph::build(
-      load_network(VDNN_SOURCE_DIR "/configs/googlenet-mini.json"), 2);
+  const graph::Graph googlenet =
+      graph::Graph::build(load_network(VDNN_SOURCE_DIR "/configs/googlenet-mini.json"), 2);
   try {
     read_cost_file(file, googlenet);
     FAIL() << "expected InvalidArgument";
