@@ -8,8 +8,8 @@
 namespace vdnn::graph {
 namespace {
 
-constexpr double kFlopsPerSecond = 200e12;  // TF32 convolutions as cuDNN reaches them on an H200
-constexpr double kMemoryBytesPerSecond = 3e12;
+constexpr double kFlopsPerSecond = 65e12;  // TF32 convolutions as cuDNN reaches them on an H200
+constexpr double kMemoryBytesPerSecond = 2.5e12;
 constexpr double kLinkBytesPerSecond = 55e9;
 constexpr double kLaunchGap = 4e-6;
 

@@ -30,8 +30,8 @@ struct CostModel {
 };
 
 /// Rough costs from arithmetic and bytes alone, at an H200's rates: for planning without a
-/// measurement (`vdnn plan`) and in tests. Forward: FLOPs at 200 TFLOP/s plus bytes read and
-/// written at 3 TB/s; backward twice that; copies at 55 GB/s.
+/// measurement (`vdnn plan`) and in tests. Forward: FLOPs at 65 TFLOP/s plus bytes read and
+/// written at 2.5 TB/s; backward twice that; copies at 55 GB/s.
 CostModel estimate_costs(const Graph& graph);
 
 /// What a measured cost model is valid for: the network's layers and shapes, the batch, the

@@ -41,7 +41,7 @@ std::optional<Plan> fastest_plan(const Graph& g, const Liveness& live, const Pla
   for (Policy p : {Policy::Baseline, Policy::VdnnConv, Policy::VdnnAll, Policy::Auto}) {
     std::optional<Plan> plan = policy_plan(g, live, p, request, costs);
     if (!plan) continue;
-    const double seconds = planner::predicted_seconds(g, *plan, costs);
+    const double seconds = planner::predicted_seconds(g, *plan, costs, request.workspace_bytes);
     if (!best || seconds < best_seconds) {
       best_seconds = seconds;
       best = std::move(plan);
@@ -113,7 +113,8 @@ Plan make_plan(const Graph& graph, const PlanRequest& request) {
                            ? std::min(pools.device, planner::pool_for_budget(request.budget_bytes))
                            : pools.device;
     plan->pinned_bytes = pools.pinned;
-    plan->predicted_step_seconds = planner::predicted_seconds(graph, *plan, costs);
+    plan->predicted_step_seconds =
+        planner::predicted_seconds(graph, *plan, costs, request.workspace_bytes);
     plan->cost_source = costs.source;
     return *std::move(plan);
   }

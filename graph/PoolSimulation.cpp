@@ -25,13 +25,39 @@ class AddressSpace final : public runtime::MemoryResource {
   void do_deallocate(void* /*ptr*/, std::size_t /*bytes*/) noexcept override {}
 };
 
+// The end of one map's Release in a dry run: pending until the step ends, and an allocation that
+// has to wait for it says so (the map goes into the waits of the action being replayed).
+class ReleaseEvent final : public runtime::Event {
+ public:
+  ReleaseEvent(NodeId tensor, std::vector<NodeId>** sink) : tensor_(tensor), sink_(sink) {}
+  void arm() { done_ = false; }
+  void finish() { done_ = true; }
+  void record(runtime::Stream& /*stream*/) override {}
+  bool query() const override { return done_; }
+  void synchronize() const override {
+    if (!done_ && *sink_ != nullptr) (*sink_)->push_back(tensor_);
+  }
+  double seconds_since(const Event& /*earlier*/) const override { return 0.0; }
+
+ private:
+  NodeId tensor_;
+  std::vector<NodeId>** sink_;
+  bool done_ = true;
+};
+
 class Replay {
  public:
   Replay(const Graph& g, std::uint64_t device_capacity, std::uint64_t pinned_capacity)
-      : g_(g), device_(space_, device_capacity), pinned_(space_, pinned_capacity) {}
+      : g_(g), device_(space_, device_capacity), pinned_(space_, pinned_capacity) {
+    for (NodeId t = kNetworkInput; t < static_cast<NodeId>(g.nodes().size()); ++t) {
+      released_.push_back(std::make_unique<ReleaseEvent>(t, &sink_));
+    }
+  }
 
-  // Throws OutOfMemory when a pool cannot place an allocation.
-  void run(const Plan& plan, std::uint64_t workspace_bytes) {
+  // Throws OutOfMemory when a pool cannot place an allocation. With `waits`, the second step's
+  // waits for releases, per action.
+  void run(const Plan& plan, std::uint64_t workspace_bytes,
+           std::vector<std::vector<NodeId>>* waits = nullptr) {
     // Resident memory in ParameterStore's order, then the workspace and the loss seed.
     for (NodeId id = 0; id < static_cast<NodeId>(g_.nodes().size()); ++id) {
       for (const layers::ParamSpec& p :
@@ -43,8 +69,17 @@ class Replay {
     take(device_, workspace_bytes);
     take(device_, sizeof(float));
     for (int step = 0; step < 2; ++step) {
-      for (const Action& a : plan.actions) apply(a);
+      // Like Executor::finish_step: every copy has completed and the pool forgets them.
+      for (const auto& e : released_) e->finish();
+      device_.retire_completed();
+      if (step == 1 && waits != nullptr) waits->assign(plan.actions.size(), {});
+      for (std::size_t i = 0; i < plan.actions.size(); ++i) {
+        sink_ = step == 1 && waits != nullptr ? &(*waits)[i] : nullptr;
+        apply(plan.actions[i]);
+      }
+      sink_ = nullptr;
     }
+    for (const auto& e : released_) e->finish();
     // A step returns every map, so the pool is the same before each step or evaluation.
     for (const Action& a : plan.inference) apply(a);
   }
@@ -70,9 +105,12 @@ class Replay {
       case Op::Offload:
         pinned_of_[a.tensor] = pinned_.allocate(bytes);
         break;
-      case Op::Release:
-        device_.deallocate_after(device_of_[a.tensor], bytes, done_);
+      case Op::Release: {
+        ReleaseEvent& released = *released_[static_cast<std::size_t>(a.tensor + 1)];
+        released.arm();
+        device_.deallocate_after(device_of_[a.tensor], bytes, released);
         break;
+      }
       case Op::Free:
         device_.deallocate(device_of_[a.tensor], bytes);
         break;
@@ -93,7 +131,10 @@ class Replay {
 
   const Graph& g_;
   AddressSpace space_;
-  runtime::CompletedEvent done_;  // in a dry run every copy has finished when asked
+  runtime::CompletedEvent done_;         // pinned memory: every prefetch has finished when asked
+  std::vector<NodeId>* sink_ = nullptr;  // the waits of the action being replayed, if recorded
+  std::vector<std::unique_ptr<ReleaseEvent>> released_;  // per map (the input first); outlive
+                                                         // the pools, which wait on them
   runtime::PoolMemoryResource device_;
   runtime::PoolMemoryResource pinned_;
   std::vector<void*> resident_;
@@ -124,6 +165,19 @@ std::uint64_t smallest(std::uint64_t base, Fits fits) {
 }
 
 }  // namespace
+
+std::vector<std::vector<NodeId>> release_waits(const Graph& graph, const Plan& plan,
+                                               std::uint64_t workspace_bytes,
+                                               std::uint64_t capacity) {
+  constexpr std::uint64_t kUnbounded = std::uint64_t{1} << 50;
+  std::vector<std::vector<NodeId>> waits;
+  try {
+    Replay(graph, capacity, kUnbounded).run(plan, workspace_bytes, &waits);
+  } catch (const runtime::OutOfMemory&) {
+    waits.clear();
+  }
+  return waits;
+}
 
 bool device_pool_fits(const Graph& graph, const Plan& plan, std::uint64_t workspace_bytes,
                       std::uint64_t capacity) {

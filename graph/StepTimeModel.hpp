@@ -2,6 +2,8 @@
 // replaying the plan's actions on three stream clocks and the host's (Note [Cost model]).
 #pragma once
 
+#include <vector>
+
 #include "graph/CostModel.hpp"
 #include "graph/Graph.hpp"
 #include "graph/Plan.hpp"
@@ -11,9 +13,10 @@ namespace vdnn::graph {
 /// Seconds from the batch upload to the end of the last backward on the compute stream, as the
 /// executor runs `plan`: layers on the compute stream (each plus the model's gap), offloads and
 /// prefetches on their streams with the same event waits as the executor's, and the host blocked
-/// where an allocation needs memory whose offload copy is still running (counted in bytes: the
-/// pool's placement is not modelled). Managed-memory migrations count as copies at the link's
-/// rates and faults at a tenth of it.
-double predict_step_seconds(const Graph& graph, const Plan& plan, const CostModel& costs);
+/// before action i until the Releases of the maps in waits[i] are done (the allocator reuses their
+/// blocks: release_waits in graph/PoolSimulation; no waits: the host never blocks).
+/// Managed-memory migrations count as copies at the link's rates and faults at a tenth of it.
+double predict_step_seconds(const Graph& graph, const Plan& plan, const CostModel& costs,
+                            const std::vector<std::vector<NodeId>>& waits = {});
 
 }  // namespace vdnn::graph

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "graph/PoolSimulation.hpp"
 #include "graph/StepTimeModel.hpp"
 #include "graph/planner/PlanBuilder.hpp"
 
@@ -17,14 +18,17 @@ struct Move {
 };
 
 // The knobs of one candidate: how much of the forward pass hides offload copies (in forward
-// passes), and how many maps one rebuild may chain (its memory in backward).
+// passes), how many maps one rebuild may chain (its memory in backward), and where a map goes
+// whose rebuild is not allowed.
 struct Knobs {
   double hidden_windows = 0.0;
   int max_depth = 1;
+  Placement fallback = Placement::Resident;
 };
 
 constexpr double kHiddenWindows[] = {0.0, 0.5, 1.0, 2.0};
-constexpr int kMaxDepths[] = {1, 3, 8, std::numeric_limits<int>::max() / 2};
+constexpr int kMaxDepths[] = {1, 2, 4, std::numeric_limits<int>::max() / 2};
+constexpr Placement kFallbacks[] = {Placement::Resident, Placement::Offloaded};
 
 // Every map that baseline keeps and the loss does not read may leave the device: offloaded, at the
 // cost of its copy where the copy streams are busy (none while the first `hidden_windows` forward
@@ -59,10 +63,10 @@ std::vector<Move> moves_by_cost(const Graph& g, const std::vector<Placement>& ke
 
 // In topological order, a recomputed map whose rebuild needs a map freed before it (a kept or
 // offloaded input whose last backward reader comes first) or would chain more than `max_depth`
-// rebuilds is offloaded instead. Rebuilds read kept and offloaded maps, and maps rebuilt
+// rebuilds goes to `fallback` instead. Rebuilds read kept and offloaded maps, and maps rebuilt
 // themselves (Note [Recomputation]).
-void repair(const Graph& g, const Liveness& live, std::vector<Placement>& placement,
-            int max_depth) {
+void repair(const Graph& g, const Liveness& live, std::vector<Placement>& placement, int max_depth,
+            Placement fallback) {
   constexpr int kNever = std::numeric_limits<int>::max() / 2;
   std::vector<int> depth(placement.size(), 0);
   for (NodeId t = 0; t < static_cast<NodeId>(g.nodes().size()); ++t) {
@@ -79,7 +83,7 @@ void repair(const Graph& g, const Liveness& live, std::vector<Placement>& placem
     }
     depth[index_of(g, t)] = std::min(chain + 1, kNever);
     if (p == Placement::Recomputed && depth[index_of(g, t)] > max_depth) {
-      p = Placement::Offloaded;
+      p = fallback;
       depth[index_of(g, t)] = 0;
     }
   }
@@ -88,10 +92,10 @@ void repair(const Graph& g, const Liveness& live, std::vector<Placement>& placem
 // The plan with the first `count` moves made (and repaired).
 Plan with_moves(const Graph& g, const Liveness& live, const PlanRequest& request,
                 const std::vector<Placement>& kept, const std::vector<Move>& moves,
-                std::size_t count, int max_depth) {
+                std::size_t count, const Knobs& knobs) {
   std::vector<Placement> placement = kept;
   for (std::size_t i = 0; i < count; ++i) placement[index_of(g, moves[i].tensor)] = moves[i].to;
-  repair(g, live, placement, max_depth);
+  repair(g, live, placement, knobs.max_depth, knobs.fallback);
   return plan_for(g, live, Policy::Auto, placement, request, kForwardPeak);
 }
 
@@ -102,7 +106,7 @@ std::optional<Plan> fewest_moves(const Graph& g, const Liveness& live, const Pla
                                  Knobs knobs) {
   const std::vector<Move> moves = moves_by_cost(g, kept, costs, knobs.hidden_windows);
   const auto plan_of = [&](std::size_t count) {
-    return with_moves(g, live, request, kept, moves, count, knobs.max_depth);
+    return with_moves(g, live, request, kept, moves, count, knobs);
   };
   if (!fits(g, plan_of(moves.size()), request)) return std::nullopt;
   std::size_t bad = 0;  // plan_of(0) is baseline's, which does not fit
@@ -111,24 +115,29 @@ std::optional<Plan> fewest_moves(const Graph& g, const Liveness& live, const Pla
     const std::size_t mid = bad + (good - bad) / 2;
     (fits(g, plan_of(mid), request) ? good : bad) = mid;
   }
-  return prefetch_early(g, live, keep_what_fits(g, live, plan_of(good), request), request);
+  // The dearest moves are undone first.
+  std::vector<NodeId> dearest_first;
+  for (auto m = moves.rbegin(); m != moves.rend(); ++m) dearest_first.push_back(m->tensor);
+  return prefetch_early(g, live, keep_what_fits(g, live, plan_of(good), request, dearest_first),
+                        request);
 }
 
 }  // namespace
 
-double predicted_seconds(const Graph& g, const Plan& plan, const CostModel& costs) {
-  Plan sized = plan;
-  if (sized.pool_bytes == 0) {
-    sized.pool_bytes =
-        plan.budget_bytes > 0 ? pool_for_budget(plan.budget_bytes) : plan.predicted_pool_peak;
+double predicted_seconds(const Graph& g, const Plan& plan, const CostModel& costs,
+                         std::uint64_t workspace_bytes) {
+  if (plan.memory == DeviceMemory::Managed) return predict_step_seconds(g, plan, costs);
+  std::uint64_t pool = plan.pool_bytes;
+  if (pool == 0) {
+    pool = plan.budget_bytes > 0 ? pool_for_budget(plan.budget_bytes) : plan.predicted_pool_peak;
   }
-  return predict_step_seconds(g, sized, costs);
+  return predict_step_seconds(g, plan, costs, release_waits(g, plan, workspace_bytes, pool));
 }
 
-// Baseline's plan if it fits. Else, for each pair of knobs, the fewest cheapest moves that fit;
+// Baseline's plan if it fits. Else, for each set of knobs, the fewest cheapest moves that fit;
 // the fixed policies recompute, vdnn-conv and vdnn-all compete too; the least predicted step time
 // wins. Each candidate costs O(N log N) plans' worth of work (bisection, keep_what_fits), so auto
-// is O(K N log N) for K candidates (19): about a second at ResNet-1001.
+// is O(K N log N) for K candidates (35): a few seconds at ResNet-1001.
 std::optional<Plan> auto_plan(const Graph& g, const Liveness& live, const PlanRequest& request,
                               const CostModel& costs) {
   const std::vector<Placement> kept = place(g, live, Policy::Baseline);
@@ -139,15 +148,18 @@ std::optional<Plan> auto_plan(const Graph& g, const Liveness& live, const PlanRe
   const auto consider = [&](std::optional<Plan> plan) {
     if (!plan) return;
     plan->policy = Policy::Auto;
-    const double seconds = predicted_seconds(g, *plan, costs);
+    const double seconds = predicted_seconds(g, *plan, costs, request.workspace_bytes);
     if (seconds < best_seconds) {
       best_seconds = seconds;
       best = std::move(plan);
     }
   };
   for (double windows : kHiddenWindows) {
-    for (int depth : kMaxDepths)
-      consider(fewest_moves(g, live, request, kept, costs, {windows, depth}));
+    for (int depth : kMaxDepths) {
+      for (Placement fallback : kFallbacks) {
+        consider(fewest_moves(g, live, request, kept, costs, {windows, depth, fallback}));
+      }
+    }
   }
   for (Policy fixed : {Policy::Recompute, Policy::VdnnConv, Policy::VdnnAll}) {
     consider(fitting_plan(g, live, fixed, request));

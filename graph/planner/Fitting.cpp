@@ -20,20 +20,26 @@ bool fits(const Graph& g, const Plan& plan, const PlanRequest& request) {
 }
 
 // Under a budget, offloading (or evicting) a map costs two transfers, and recomputing it a second
-// forward, and buys nothing if the budget could hold it. From the last-produced map that leaves
-// the device backwards (the ones needed again soonest), keep each one resident while the plan
-// stays within the budget and the allocator still places everything; stop after a few that do
-// not fit. Without a budget the placement stands.
+// forward, and buys nothing if the budget could hold it. In `order` (by default from the
+// last-produced map that leaves the device backwards: the ones needed again soonest), keep each one
+// resident while the plan stays within the budget and the allocator still places everything; stop
+// after a few that do not fit. Without a budget the placement stands.
 //
 // Each trial is a plan and an allocator replay, O(N) for N maps, so trying the maps one by one
 // is O(N^2): minutes at ResNet-5000. Keeping more maps never lowers the peak, so the longest run
 // of maps that all fit, which the one-by-one walk would keep first, is found by bisection
 // (O(N log N)); the walk goes on from the first map that does not fit.
-Plan keep_what_fits(const Graph& g, const Liveness& live, Plan plan, const PlanRequest& request) {
+Plan keep_what_fits(const Graph& g, const Liveness& live, Plan plan, const PlanRequest& request,
+                    std::vector<NodeId> order) {
   constexpr int kMisses = 4;
   if (request.budget_bytes == 0) return plan;
-  std::vector<std::size_t> leaving;  // placement indices, last-produced first
-  for (auto t = static_cast<NodeId>(g.nodes().size()) - 1; t >= kNetworkInput; --t) {
+  if (order.empty()) {
+    for (auto t = static_cast<NodeId>(g.nodes().size()) - 1; t >= kNetworkInput; --t) {
+      order.push_back(t);
+    }
+  }
+  std::vector<std::size_t> leaving;  // placement indices, in `order`
+  for (NodeId t : order) {
     if (leaves_device(plan.placement_of(t))) leaving.push_back(index_of(g, t));
   }
   const auto keeping = [&](const std::vector<Placement>& base, std::size_t from, std::size_t to) {
@@ -82,7 +88,7 @@ std::optional<Plan> fitting_plan(const Graph& g, const Liveness& live, Policy po
   Plan plan = plan_for(g, live, policy, place(g, live, policy), request, kForwardPeak);
   if (request.budget_bytes == 0) return plan;
   if (!fits(g, plan, request)) return std::nullopt;
-  return prefetch_early(g, live, keep_what_fits(g, live, std::move(plan), request), request);
+  return prefetch_early(g, live, keep_what_fits(g, live, std::move(plan), request, {}), request);
 }
 
 }  // namespace vdnn::graph::planner

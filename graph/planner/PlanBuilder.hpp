@@ -41,9 +41,10 @@ std::uint64_t pool_for_budget(std::uint64_t budget);
 /// every allocation in it.
 bool fits(const Graph& g, const Plan& plan, const PlanRequest& request);
 
-/// Keeps resident, from the last-produced map backwards, the maps that leave the device while the
-/// plan still fits the budget (see its definition).
-Plan keep_what_fits(const Graph& g, const Liveness& live, Plan plan, const PlanRequest& request);
+/// Keeps resident, in `order` (empty: from the last-produced map backwards), the maps that leave
+/// the device while the plan still fits the budget (see its definition).
+Plan keep_what_fits(const Graph& g, const Liveness& live, Plan plan, const PlanRequest& request,
+                    std::vector<NodeId> order);
 
 /// The plan with its prefetches issued as early as the budget allows (Note [Offload lifetime]).
 Plan prefetch_early(const Graph& g, const Liveness& live, Plan plan, const PlanRequest& request);
@@ -58,7 +59,9 @@ std::optional<Plan> fitting_plan(const Graph& g, const Liveness& live, Policy po
 std::optional<Plan> auto_plan(const Graph& g, const Liveness& live, const PlanRequest& request,
                               const CostModel& costs);
 
-/// The plan's predicted step time under `costs`, in a pool of the budget (or of its peak).
-double predicted_seconds(const Graph& g, const Plan& plan, const CostModel& costs);
+/// The plan's predicted step time under `costs`, in its pool (before sizing: of the budget, or of
+/// its peak), where the allocator's waits for offload copies block the host.
+double predicted_seconds(const Graph& g, const Plan& plan, const CostModel& costs,
+                         std::uint64_t workspace_bytes);
 
 }  // namespace vdnn::graph::planner
