@@ -62,27 +62,29 @@ CostModel measure_costs(const Graph& graph, LayerSet& layers, const Plan& plan,
   VDNN_EXPECTS(steps >= 2, "measuring costs takes at least 2 steps, got " + std::to_string(steps));
   CostModel costs;
   costs.source = "measured";
-  const std::vector<float> images(static_cast<std::size_t>(graph.input_shape().numel()), 0.0F);
   const std::vector<std::int32_t> labels(static_cast<std::size_t>(graph.batch()), 0);
-  // Steps of a fresh executor (the session's own starts as if none ran); returns the last's time.
+  // Steps of a fresh executor (the session's own starts as if none ran), on zeros staged in pinned
+  // memory as the trainer's loader stages a batch.
   const auto run = [&](bool profile, const auto& after) {
     ExecutorOptions o = options;
     o.profile_layers = profile;
     o.poison_freed = false;
     Executor executor(graph, layers, plan, context, o);
-    for (int i = 0; i < steps; ++i) executor.train_step(images.data(), labels.data(), 0.0);
-    after(executor);
-    return executor.transfers().step_seconds;
+    float* images = executor.input_staging();
+    std::fill_n(images, graph.input_shape().numel(), 0.0F);
+    for (int i = 0; i < steps; ++i) executor.train_step(images, labels.data(), 0.0);
+    after(executor, images);
   };
-  run(true, [&](const Executor& e) {
+  run(true, [&](const Executor& e, const float*) {
     for (const LayerTime& t : e.layer_times()) costs.layers.push_back({t.forward, t.backward});
   });
-  // Timing events around every layer slow a step down: the gaps come from a step without them.
-  const double step_seconds = run(false, [](const Executor&) {});
+  // Timing events around every layer slow a step down: the gaps come from steps without them.
+  double step_seconds = 0.0;
+  run(false, [&](const Executor& e, const float*) { step_seconds = e.transfers().step_seconds; });
   std::tie(costs.device_to_host, costs.host_to_device) = copy_rates(context);
-  // Calibration against the unprofiled step: time it took beyond the replay is spread over the
-  // compute operations as the gap; a replay longer than the step means the events inflated the
-  // layer times (host-bound small layers), which are then scaled down to match.
+  // The time the step took beyond the replay of the plan is spread over its compute operations as
+  // the gap; a replay longer than the step means the events inflated small layers' times (the
+  // host was the bottleneck), which are then scaled down to match.
   const double replayed = predict_step_seconds(
       graph, plan, costs, release_waits(graph, plan, layers.workspace_bytes(), plan.pool_bytes));
   if (replayed > step_seconds && step_seconds > 0.0) {
