@@ -43,6 +43,7 @@ struct CostKey {
   bool deterministic = false;
   bool tf32 = true;
   std::uint64_t structure = 0;  // hash of every node's name, type, inputs and output shape
+  int lean_layers = 0;          // convolutions switched to memory-lean algorithms by a budget
 
   /// A file name for the key: "<network>-b<batch>-<hash of the rest>.json".
   std::string file_name() const;

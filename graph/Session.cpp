@@ -127,14 +127,28 @@ Plan plan_session(const Graph& graph, const SessionOptions& options, LayerSet& l
 
 }  // namespace
 
+// The costs, then the plan. Measured costs hold for the layers' algorithms: when planning switched
+// some to memory-lean ones, the costs are measured again with those and the plan made again.
+Session::Planned Session::plan_run(const Graph& graph, const SessionOptions& options,
+                                   LayerSet& layers, runtime::ExecutionContext& context) {
+  Planned run;
+  run.costs = session_costs(graph, options, layers, context);
+  run.plan = plan_session(graph, options, layers, context, run.costs);
+  if (layers.lean_layers() > 0 && run.costs.source != "estimated" && !options.costs) {
+    run.costs = session_costs(graph, options, layers, context);
+    run.plan = plan_session(graph, options, layers, context, run.costs);
+  }
+  return run;
+}
+
 Session::Session(Graph graph, const SessionOptions& options)
     : graph_(std::move(graph)),
       context_(make_context(options)),
       layer_options_(layer_options(options, *context_)),
       layers_(graph_, options.backend, layer_options_),
-      costs_(session_costs(graph_, options, layers_, *context_)),
-      plan_(plan_session(graph_, options, layers_, *context_, costs_)),
-      executor_(std::make_unique<Executor>(graph_, layers_, plan_, *context_, options.executor)) {}
+      planned_(plan_run(graph_, options, layers_, *context_)),
+      executor_(std::make_unique<Executor>(graph_, layers_, planned_.plan, *context_,
+                                           options.executor)) {}
 
 Session::~Session() = default;
 

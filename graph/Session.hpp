@@ -56,10 +56,10 @@ class Session {
   ~Session();
 
   const Graph& graph() const noexcept { return graph_; }
-  const Plan& plan() const noexcept { return plan_; }
+  const Plan& plan() const noexcept { return planned_.plan; }
   const LayerSet& layers() const noexcept { return layers_; }
   /// The costs the plan was made with (estimated ones when nothing was measured or given).
-  const CostModel& costs() const noexcept { return costs_; }
+  const CostModel& costs() const noexcept { return planned_.costs; }
   Executor& executor() noexcept { return *executor_; }
   runtime::ExecutionContext& context() noexcept { return *context_; }
 
@@ -68,8 +68,14 @@ class Session {
   std::unique_ptr<runtime::ExecutionContext> context_;
   layers::LayerOptions layer_options_;
   LayerSet layers_;
-  CostModel costs_;
-  Plan plan_;
+  struct Planned {
+    CostModel costs;
+    Plan plan;
+  };
+  static Planned plan_run(const Graph& graph, const SessionOptions& options, LayerSet& layers,
+                          runtime::ExecutionContext& context);
+
+  Planned planned_;
   std::unique_ptr<Executor> executor_;  // last: destroyed first
 };
 

@@ -22,7 +22,8 @@ Json key_json(const graph::CostKey& key) {
           {"device", key.device},
           {"deterministic", key.deterministic},
           {"tf32", key.tf32},
-          {"structure", key.structure}};
+          {"structure", key.structure},
+          {"lean_layers", key.lean_layers}};
 }
 
 // The model in a file's JSON; an empty model when a field is missing or out of range.

@@ -1,0 +1,60 @@
+// The auto policy from the command line: measured costs cached per network and batch, the
+// predicted step time beside the measured one in summary.json, `vdnn plan --costs`.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tools/CliRun.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using vdnn::test::CliRun;
+using vdnn::test::config;
+using vdnn::test::temp_dir;
+using vdnn::test::vdnn;
+
+nlohmann::json summary(const fs::path& out) {
+  return nlohmann::json::parse(std::ifstream(out / "summary.json"));
+}
+
+TEST(PlannerCli, AutoMeasuresCostsOnceAndReportsThePredictedStepTime) {
+  const fs::path dir = temp_dir("auto");
+  const std::string train = "train --config " + config("resnet20-cifar.json") +
+                            " --batch 16 --iters 2 --device cpu --mem-budget 10MiB --policy auto" +
+                            " --cost-cache " + (dir / "costs").string() + " --out ";
+  const CliRun first = vdnn(train + (dir / "first").string());
+  ASSERT_EQ(first.code, 0) << first.output;
+  const nlohmann::json a = summary(dir / "first");
+  EXPECT_EQ(a["policy"], "auto");
+  EXPECT_EQ(a["cost_source"], "measured");
+  EXPECT_GT(a["predicted_step_ms"].get<double>(), 0.0);
+  EXPECT_LE(a["peak_device_bytes"].get<double>(), 10.0 * (1 << 20));
+
+  const CliRun second = vdnn(train + (dir / "second").string());
+  ASSERT_EQ(second.code, 0) << second.output;
+  const std::string source = summary(dir / "second")["cost_source"];
+  EXPECT_EQ(source.rfind("cache ", 0), 0U) << source;
+  EXPECT_EQ(summary(dir / "second")["losses"], a["losses"]);
+
+  const fs::path file = fs::directory_iterator(dir / "costs")->path();
+  const CliRun plan = vdnn("plan --config " + config("resnet20-cifar.json") +
+                           " --batch 16 --mem-budget 10MiB --policy auto --costs " + file.string());
+  ASSERT_EQ(plan.code, 0) << plan.output;
+  EXPECT_NE(plan.output.find("predicted step time"), std::string::npos) << plan.output;
+  EXPECT_NE(plan.output.find("costs file " + file.string()), std::string::npos) << plan.output;
+}
+
+TEST(PlannerCli, ACostFileForAnotherNetworkIsRefusedByName) {
+  const fs::path dir = temp_dir("costs-other");
+  const fs::path file = dir / "not-costs.json";
+  std::ofstream(file) << "{\"layers\": []}";
+  const CliRun plan = vdnn("plan --config " + config("resnet20-cifar.json") +
+                           " --policy auto --costs " + file.string());
+  EXPECT_EQ(plan.code, 2) << plan.output;
+  EXPECT_NE(plan.output.find(file.string()), std::string::npos) << plan.output;
+}
+
+}  // namespace
