@@ -81,8 +81,9 @@ CostModel session_costs(const Graph& graph, const SessionOptions& options, Layer
   if (options.costs) return *options.costs;
   CostModel estimated = estimate_costs(graph);
   if (!options.measure_costs && !chooses_by_cost(options.policy)) return estimated;
-  const CostKey key =
+  CostKey key =
       cost_key(graph, device_description(options), options.deterministic, options.allow_tf32);
+  key.lean_layers = layers.lean_layers();
   if (options.cost_cache != nullptr) {
     CostModel cached = options.cost_cache->load(key);
     if (cached.layers.size() == graph.nodes().size()) return cached;
