@@ -26,8 +26,10 @@ struct Knobs {
   Placement fallback = Placement::Resident;
 };
 
-constexpr double kHiddenWindows[] = {0.0, 0.5, 1.0, 2.0};
-constexpr int kMaxDepths[] = {1, 2, 4, std::numeric_limits<int>::max() / 2};
+constexpr double kHiddenWindows[] = {0.0, 0.5, 1.0};
+// Short chains suit networks whose maps are large (ResNet-50), long ones deep networks of small
+// maps (ResNet-1001) and dense blocks, whose concatenations chain through the block.
+constexpr int kMaxDepths[] = {1, 2, 4, 8, 16, 32, 64};
 constexpr Placement kFallbacks[] = {Placement::Resident, Placement::Offloaded};
 
 // Every map that baseline keeps and the loss does not read may leave the device: offloaded, at the
@@ -137,7 +139,7 @@ double predicted_seconds(const Graph& g, const Plan& plan, const CostModel& cost
 // Baseline's plan if it fits. Else, for each set of knobs, the fewest cheapest moves that fit;
 // the fixed policies recompute, vdnn-conv and vdnn-all compete too; the least predicted step time
 // wins. Each candidate costs O(N log N) plans' worth of work (bisection, keep_what_fits), so auto
-// is O(K N log N) for K candidates (35): a few seconds at ResNet-1001.
+// is O(K N log N) for K candidates (45): a few seconds at ResNet-1001.
 std::optional<Plan> auto_plan(const Graph& g, const Liveness& live, const PlanRequest& request,
                               const CostModel& costs) {
   const std::vector<Placement> kept = place(g, live, Policy::Baseline);
