@@ -42,9 +42,21 @@ bool LayerSet::downgrade_largest_workspace() {
   const std::size_t before = layers_[largest]->workspace_bytes();
   layers_[largest]->prefer_lean_algorithms(true);
   lean_[largest] = true;
+  downgraded_.push_back(largest);
   ++lean_layers_;
   update_workspace_bytes();
   return layers_[largest]->workspace_bytes() < before;
+}
+
+bool LayerSet::undo_last_downgrade() {
+  if (downgraded_.empty()) return false;
+  const std::size_t last = downgraded_.back();
+  downgraded_.pop_back();
+  layers_[last]->prefer_lean_algorithms(false);
+  lean_[last] = false;
+  --lean_layers_;
+  update_workspace_bytes();
+  return true;
 }
 
 }  // namespace vdnn::graph

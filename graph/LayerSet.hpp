@@ -26,6 +26,9 @@ class LayerSet {
   /// vDNN's per-layer downgrade: switches the layer with the largest workspace (among those not
   /// yet switched) to its memory-lean algorithms. Returns false when that shrinks nothing.
   bool downgrade_largest_workspace();
+  /// Takes the last downgrade back (the layer's fastest algorithms again). Returns false when
+  /// there is none.
+  bool undo_last_downgrade();
   /// Setup results the layers shared (e.g. one convolution measurement per distinct problem).
   const layers::LayerCache& cache() const noexcept { return cache_; }
   /// Layers switched to memory-lean algorithms so far.
@@ -38,6 +41,7 @@ class LayerSet {
   std::vector<std::unique_ptr<layers::Layer>> layers_;
   std::uint64_t workspace_bytes_ = 0;
   std::vector<bool> lean_;
+  std::vector<std::size_t> downgraded_;  // in order
   int lean_layers_ = 0;
 
   void update_workspace_bytes();

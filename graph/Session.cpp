@@ -126,6 +126,32 @@ Plan plan_session(const Graph& graph, const SessionOptions& options, LayerSet& l
   return plan;
 }
 
+// Under a budget, auto weighs workspace against feature maps: the layer with the largest workspace
+// switches to memory-lean algorithms while that makes the measured plan faster (vDNN's per-layer
+// choice, by predicted step time), at most kWorkspaceTrials times.
+void trade_workspace_for_maps(const Graph& graph, const SessionOptions& options, LayerSet& layers,
+                              runtime::ExecutionContext& context, CostModel& costs, Plan& plan) {
+  constexpr int kWorkspaceTrials = 3;
+  for (int trial = 0; trial < kWorkspaceTrials; ++trial) {
+    if (!layers.downgrade_largest_workspace()) {  // nothing shrinks
+      layers.undo_last_downgrade();
+      return;
+    }
+    try {
+      CostModel leaner_costs = session_costs(graph, options, layers, context);
+      Plan leaner = plan_session(graph, options, layers, context, leaner_costs);
+      if (leaner.predicted_step_seconds < plan.predicted_step_seconds) {
+        costs = std::move(leaner_costs);
+        plan = std::move(leaner);
+        continue;
+      }
+    } catch (const DoesNotFit&) {
+    }
+    layers.undo_last_downgrade();
+    return;
+  }
+}
+
 }  // namespace
 
 // The costs, then the plan. Measured costs hold for the layers' algorithms: when planning switched
@@ -135,9 +161,14 @@ Session::Planned Session::plan_run(const Graph& graph, const SessionOptions& opt
   Planned run;
   run.costs = session_costs(graph, options, layers, context);
   run.plan = plan_session(graph, options, layers, context, run.costs);
-  if (layers.lean_layers() > 0 && run.costs.source != "estimated" && !options.costs) {
+  const bool measured = run.costs.source != "estimated" && !options.costs;
+  if (layers.lean_layers() > 0 && measured) {
     run.costs = session_costs(graph, options, layers, context);
     run.plan = plan_session(graph, options, layers, context, run.costs);
+  }
+  const bool constrained = run.plan.offloaded_bytes > 0 || run.plan.recomputed_bytes > 0;
+  if (options.policy == Policy::Auto && options.budget_bytes > 0 && measured && constrained) {
+    trade_workspace_for_maps(graph, options, layers, context, run.costs, run.plan);
   }
   return run;
 }

@@ -9,6 +9,7 @@
 #include "graph/SessionHarness.hpp"
 #include "runtime/ByteSize.hpp"
 #include "runtime/Device.hpp"
+#include "runtime/cuda/CudaContext.hpp"
 #include "runtime/memory/OversubscriptionGuard.hpp"
 
 namespace vdnn::graph {
@@ -102,6 +103,21 @@ TEST_F(CudaTraining, IdenticalConvolutionsChooseAlgorithmsOnce) {
   EXPECT_EQ(convs, 53u);
   EXPECT_GT(session.layers().cache().size(), 0u);
   EXPECT_LT(session.layers().cache().size(), convs / 2);  // ResNet-50 repeats its blocks
+}
+
+// A downgrade to memory-lean algorithms shrinks the workspace, and taking it back restores it.
+TEST_F(CudaTraining, LayerSetTakesADowngradeBack) {
+  runtime::cuda::CudaContext context(0);
+  layers::LayerOptions o;
+  o.cuda = &context.device();
+  const Graph g = load_config("resnet50.json", 32);
+  LayerSet layers(g, layers::Backend::Cuda, o);
+  const std::uint64_t fastest = layers.workspace_bytes();
+  ASSERT_TRUE(layers.downgrade_largest_workspace());
+  EXPECT_LT(layers.workspace_bytes(), fastest);
+  EXPECT_TRUE(layers.undo_last_downgrade());
+  EXPECT_EQ(layers.workspace_bytes(), fastest);
+  EXPECT_EQ(layers.lean_layers(), 0);
 }
 
 class CudaNoAllocation : public CudaTraining, public ::testing::WithParamInterface<Policy> {};
