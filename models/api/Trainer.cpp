@@ -43,7 +43,9 @@ models::TrainerOptions trainer_options(const TrainerConfig& c, const std::string
   t.schedule.step_size = std::max<std::int64_t>(1, c.total_steps / 3);  // as `vdnn train`
   t.check_gradients = c.check_gradients;
   t.config_json = config_json;
+  t.cost_cache = c.cost_cache;
   graph::SessionOptions& s = t.session;
+  s.measure_costs = c.measure_costs;
   s.backend = resolve_backend(c.backend);
   s.device = c.device;
   s.policy = graph::parse_policy(c.policy);
@@ -123,6 +125,10 @@ MemoryStats Trainer::memory() const {
 Backend Trainer::backend() const noexcept {
   return run_->trainer.options().session.backend == layers::Backend::Cuda ? Backend::Cuda
                                                                           : Backend::Cpu;
+}
+
+double Trainer::predicted_step_milliseconds() const noexcept {
+  return run_->trainer.session().plan().predicted_step_seconds * 1e3;
 }
 
 const TrainerConfig& Trainer::config() const noexcept { return run_->config; }

@@ -85,6 +85,19 @@ TEST(TrainerApi, PoliciesGiveTheSameLossesAndTrainersCoexist) {
   EXPECT_EQ(losses(baseline, 4), losses(offload, 4));
 }
 
+TEST(TrainerApi, AutoMeasuresCostsOnceAndPredictsTheStep) {
+  const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");
+  const fs::path dir = scratch("costs");
+  vdnn::TrainerConfig config = cpu_config("auto");
+  config.cost_cache = (dir / "costs").string();
+  vdnn::Trainer first(network, config);
+  EXPECT_GT(first.predicted_step_milliseconds(), 0.0);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir / "costs"), fs::directory_iterator()), 1);
+  vdnn::Trainer second(network, config);  // from the cache: the same costs, the same plan
+  EXPECT_DOUBLE_EQ(second.predicted_step_milliseconds(), first.predicted_step_milliseconds());
+  EXPECT_EQ(losses(first, 3), losses(second, 3));
+}
+
 TEST(TrainerApi, ResumeContinuesBitwise) {
   const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");
   const fs::path dir = scratch("resume");

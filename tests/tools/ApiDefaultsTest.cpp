@@ -30,6 +30,8 @@ TEST(ApiDefaults, TrainerConfigMatchesTheCommandLine) {
   EXPECT_EQ(api.weight_decay, cli.run.weight_decay);
   EXPECT_EQ(api.deterministic, cli.run.deterministic);
   EXPECT_EQ(api.tf32, cli.run.math == "tf32");
+  EXPECT_EQ(api.cost_cache, cli.run.cost_cache);
+  EXPECT_EQ(api.measure_costs, cli.run.measure_costs);
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ enum class Backend : std::uint8_t {
 VDNN_EXPORT bool cuda_available() noexcept;
 
 /// The memory policies `TrainerConfig::policy` accepts: "baseline", "vdnn-all", "vdnn-conv",
-/// "vdnn-dyn", "uvm", "uvm-evict", "uvm-prefetch", "recompute" (README.md explains each).
+/// "vdnn-dyn", "uvm", "uvm-evict", "uvm-prefetch", "recompute", "auto" (README.md explains each).
 VDNN_EXPORT std::vector<std::string> policy_names();
 
 /// Everything a training run needs besides the network. The defaults are those of `vdnn train`.
@@ -45,6 +45,10 @@ struct TrainerConfig {
   bool deterministic = false;    // CUDA: deterministic kernels only (bitwise repeatable)
   bool tf32 = true;              // CUDA: TF32 tensor-core math in convolutions
   bool check_gradients = false;  // throw Diverged at the first non-finite gradient
+  /// "auto" and "vdnn-dyn" measure layer and copy costs at setup (a few profiled steps); this
+  /// directory keeps them per network, batch and device for later runs. Empty: not kept.
+  std::string cost_cache;
+  bool measure_costs = false;  // measure costs for any policy (predicted_step_milliseconds)
 };
 
 /// What one step did.
@@ -108,6 +112,9 @@ class VDNN_EXPORT Trainer {
   MemoryStats memory() const;
   /// The backend the run uses (Backend::Auto resolved).
   Backend backend() const noexcept;
+  /// The plan's predicted time of one step, from the measured costs (policies "auto" and
+  /// "vdnn-dyn", or measure_costs), else from costs estimated from arithmetic and bytes.
+  double predicted_step_milliseconds() const noexcept;
   const TrainerConfig& config() const noexcept;
 
   /// Writes a safetensors checkpoint of the run (parameters, BatchNorm statistics, momentum
