@@ -31,6 +31,9 @@ StopSignal::StopSignal() {
 }
 
 StopSignal::~StopSignal() {
+  // Stopping: the run is on its way out (checkpoint, teardown), and a second signal must still
+  // exit at once with 128 + signal rather than meet the default disposition.
+  if (requested()) return;
   sigaction(SIGINT, &g_previous_int, nullptr);
   sigaction(SIGTERM, &g_previous_term, nullptr);
 }

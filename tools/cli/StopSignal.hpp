@@ -14,7 +14,9 @@ class Interrupted : public runtime::Error {
   using Error::Error;
 };
 
-/// Installs the handlers while alive and restores the previous ones after. One at a time per
+/// Installs the handlers while alive and restores the previous ones after, unless a signal came:
+/// then they stay until the process ends, so that a second signal during the checkpoint and the
+/// teardown still exits at once with 128 + signal. One at a time per
 /// process (signal dispositions are process-wide); the handler only sets an atomic flag, and on
 /// a second signal calls _exit(128 + signal) without running destructors, so a checkpoint being
 /// written stays a temporary file and the last good one stays as it was.
