@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "graph/planner/PlanBuilder.hpp"
+
 namespace vdnn::graph {
 namespace {
 
@@ -77,13 +79,8 @@ class Replay {
 
   void run_compute(double seconds) { compute_ = std::max(compute_, host_) + seconds + costs_.gap; }
 
-  std::uint64_t tensor_bytes(NodeId t) const {
-    return (t == kNetworkInput ? g_.input_shape() : g_.node(t).output_shape)
-        .bytes(runtime::DType::F32);
-  }
-  std::size_t index(NodeId t) const {
-    return t == kNetworkInput ? g_.nodes().size() : static_cast<std::size_t>(t);
-  }
+  std::uint64_t tensor_bytes(NodeId t) const { return planner::tensor_bytes(g_, t); }
+  std::size_t index(NodeId t) const { return planner::index_of(g_, t); }
 
   const Graph& g_;
   const CostModel& costs_;

@@ -6,15 +6,10 @@
 
 #include "graph/Liveness.hpp"
 #include "graph/Planner.hpp"
-#include "models/ConfigLoader.hpp"
+#include "graph/SessionHarness.hpp"
 
 namespace vdnn::graph {
 namespace {
-
-Graph load(const std::string& name, std::int64_t batch) {
-  return Graph::build(models::load_network(std::string(VDNN_SOURCE_DIR) + "/configs/" + name),
-                      batch);
-}
 
 Plan plan(const Graph& g, Policy policy, std::uint64_t budget = 0,
           const CostModel* costs = nullptr) {
@@ -38,7 +33,7 @@ std::uint64_t budget_at(const Graph& g, double fraction) {
 }
 
 TEST(AutoPolicy, KeepsEverythingWhenNothingNeedsToLeave) {
-  const Graph g = load("resnet20-cifar.json", 16);
+  const Graph g = testing::load_config("resnet20-cifar.json", 16);
   const Plan base = plan(g, Policy::Baseline);
   const Plan automatic = plan(g, Policy::Auto);
   EXPECT_EQ(automatic.policy, Policy::Auto);
@@ -52,7 +47,7 @@ class AutoBudgets : public ::testing::TestWithParam<const char*> {};
 
 // Wherever vdnn-all fits, auto fits too, and no fixed policy that fits is predicted faster.
 TEST_P(AutoBudgets, FitsWhereVdnnAllFitsAndNoFixedPolicyIsPredictedFaster) {
-  const Graph g = load(GetParam(), 8);
+  const Graph g = testing::load_config(GetParam(), 8);
   for (double fraction : {0.05, 0.25, 0.5, 0.75}) {
     SCOPED_TRACE(fraction);
     const std::uint64_t budget = budget_at(g, fraction);
@@ -103,7 +98,7 @@ Rebuilds check_rebuilds(const Graph& g, const Plan& p) {
 // Under tight budgets auto both offloads and recomputes, and a rebuild may read a map that was
 // offloaded: its prefetch is awaited before the rebuild.
 TEST(AutoPolicy, RebuildsFromOffloadedMapsUnderTightBudgets) {
-  const Graph g = load("resnet20-cifar.json", 64);
+  const Graph g = testing::load_config("resnet20-cifar.json", 64);
   bool mixed = false;
   for (double link : {2e9, 5e9, 20e9}) {
     CostModel costs = estimate_costs(g);
@@ -121,7 +116,7 @@ TEST(AutoPolicy, RebuildsFromOffloadedMapsUnderTightBudgets) {
 // The choice follows the costs: copies that cost nothing are taken over rebuilds, and rebuilds
 // that cost nothing over copies.
 TEST(AutoPolicy, ChoosesByTheCostModel) {
-  const Graph g = load("resnet20-cifar.json", 32);
+  const Graph g = testing::load_config("resnet20-cifar.json", 32);
   const std::uint64_t budget = budget_at(g, 0.3);
   CostModel free_copies = estimate_costs(g);
   free_copies.device_to_host = free_copies.host_to_device = std::numeric_limits<double>::max();
@@ -139,7 +134,7 @@ TEST(AutoPolicy, ChoosesByTheCostModel) {
 }
 
 TEST(AutoPolicy, RefusesABudgetBelowWhatAnyPlacementNeeds) {
-  const Graph g = load("resnet20-cifar.json", 16);
+  const Graph g = testing::load_config("resnet20-cifar.json", 16);
   try {
     plan(g, Policy::Auto, plan(g, Policy::Baseline).resident_bytes);
     FAIL() << "expected DoesNotFit";

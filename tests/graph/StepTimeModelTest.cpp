@@ -4,15 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "graph/Planner.hpp"
-#include "models/ConfigLoader.hpp"
+#include "graph/SessionHarness.hpp"
 
 namespace vdnn::graph {
 namespace {
-
-Graph load(const std::string& name, std::int64_t batch) {
-  return Graph::build(models::load_network(std::string(VDNN_SOURCE_DIR) + "/configs/" + name),
-                      batch);
-}
 
 Plan plan(const Graph& g, Policy policy) {
   PlanRequest r;
@@ -30,7 +25,7 @@ CostModel uniform_costs(const Graph& g, double rate) {
 }
 
 TEST(StepTimeModel, BaselineIsTheUploadAndEveryLayerInSequence) {
-  const Graph g = load("resnet20-cifar.json", 8);
+  const Graph g = testing::load_config("resnet20-cifar.json", 8);
   const CostModel costs = uniform_costs(g, 1e9);
   const double n = static_cast<double>(g.nodes().size());
   const double upload = static_cast<double>(g.input_shape().bytes(runtime::DType::F32)) / 1e9;
@@ -39,7 +34,7 @@ TEST(StepTimeModel, BaselineIsTheUploadAndEveryLayerInSequence) {
 }
 
 TEST(StepTimeModel, FastCopiesHideBehindComputeAndSlowOnesDoNot) {
-  const Graph g = load("resnet20-cifar.json", 8);
+  const Graph g = testing::load_config("resnet20-cifar.json", 8);
   const Plan base = plan(g, Policy::Baseline);
   const Plan all = plan(g, Policy::VdnnAll);
   const double baseline = predict_step_seconds(g, base, uniform_costs(g, 1e15));
@@ -51,7 +46,7 @@ TEST(StepTimeModel, FastCopiesHideBehindComputeAndSlowOnesDoNot) {
 }
 
 TEST(StepTimeModel, ARecomputeCostsItsForwardAgain) {
-  const Graph g = load("resnet20-cifar.json", 8);
+  const Graph g = testing::load_config("resnet20-cifar.json", 8);
   const Plan base = plan(g, Policy::Baseline);
   const Plan rebuilt = plan(g, Policy::Recompute);
   std::size_t recomputes = 0;
