@@ -59,7 +59,7 @@ CostModel estimate_costs(const Graph& g) {
 
 std::string CostKey::file_name() const {
   std::ostringstream rest;
-  rest << device << '|' << deterministic << '|' << tf32 << '|' << structure << '|' << lean_layers;
+  rest << device << '|' << deterministic << '|' << tf32 << '|' << structure << '|' << algorithms;
   std::ostringstream name;
   name << network << "-b" << batch << '-' << std::hex << std::hash<std::string>{}(rest.str())
        << ".json";

@@ -42,8 +42,8 @@ struct CostKey {
   std::string device;  // e.g. "cuda:NVIDIA H200" or "cpu"
   bool deterministic = false;
   bool tf32 = true;
-  std::uint64_t structure = 0;  // hash of every node's name, type, inputs and output shape
-  int lean_layers = 0;          // convolutions switched to memory-lean algorithms by a budget
+  std::uint64_t structure = 0;   // hash of every node's name, type, inputs and output shape
+  std::uint64_t algorithms = 0;  // LayerSet::algorithm_key(): the algorithm each layer runs
 
   /// A file name for the key: "<network>-b<batch>-<hash of the rest>.json".
   std::string file_name() const;

@@ -86,7 +86,7 @@ CostModel measure_costs(const Graph& graph, LayerSet& layers, const Plan& plan,
   // the gap; a replay longer than the step means the events inflated small layers' times (the
   // host was the bottleneck), which are then scaled down to match.
   const double replayed = predict_step_seconds(
-      graph, plan, costs, release_waits(graph, plan, layers.workspace_bytes(), plan.pool_bytes));
+      graph, plan, costs, release_waits(graph, plan, plan.pool_bytes));
   if (replayed > step_seconds && step_seconds > 0.0) {
     const double scale = step_seconds / replayed;
     for (LayerCost& c : costs.layers) c = {c.forward * scale, c.backward * scale};

@@ -82,7 +82,6 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
       params_(std::make_unique<ParameterStore>(graph, device_, options.seed, context.compute())),
       label_staging_(pinned_upstream_,
                      static_cast<std::size_t>(graph.batch()) * sizeof(std::int32_t)),
-      workspace_(device_, layers.workspace_bytes()),
       loss_seed_(device_, sizeof(float)),
       sgd_(layers::make_sgd_update(layers.backend(), layers.options())),
       step_started_(context.make_event(/*timing=*/true)),
@@ -123,8 +122,6 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
       if (param.trainable()) a.backward.grad_params.push_back(param.grad_view(DType::F32));
     }
     a.backward.params = a.forward.params;
-    a.forward.workspace = workspace_view();
-    a.backward.workspace = workspace_view();
   }
   // The host runs ahead of the compute stream, so a recompute cannot reuse the arguments of the
   // node's first forward, which may not have run yet: each Recompute action has its own.
@@ -151,6 +148,8 @@ const runtime::ResidentTensor& Executor::tensor(NodeId t) const {
   return *tensors_[t == kNetworkInput ? tensors_.size() - 1 : static_cast<std::size_t>(t)];
 }
 
+// The workspace of the pass about to run: allocated by the plan's AllocateWorkspace right before
+// it (Note [Workspace]), or none.
 TensorView Executor::workspace_view() const {
   if (workspace_.empty()) return {};
   return {workspace_.data(),
@@ -279,6 +278,12 @@ void Executor::run(const Action& action, const float* images, bool training) {
     case Op::Backward:
       backward(t);
       break;
+    case Op::AllocateWorkspace:
+      workspace_ = Buffer(device_, action.bytes);
+      break;
+    case Op::FreeWorkspace:
+      workspace_.reset();
+      break;
     case Op::FreeGrad: {
       Buffer& grad = grads_[static_cast<std::size_t>(t)];
       if (poison) context_.fill_nan_async(context_.compute(), grad.data(), grad.bytes());
@@ -294,6 +299,7 @@ void Executor::forward(NodeId id, bool training, bool recompute) {
                                      : args_[static_cast<std::size_t>(id)].forward;
   for (std::size_t i = 0; i < node.inputs.size(); ++i) a.inputs[i] = tensor(node.inputs[i]).view();
   a.output = tensor(id).view();
+  a.workspace = workspace_view();
   a.training = training;
   a.recompute = recompute;
   a.step = static_cast<std::uint64_t>(step_);
@@ -322,6 +328,7 @@ void Executor::backward(NodeId id) {
     grad_written_[static_cast<std::size_t>(in)] = true;
   }
   a.output = args.needs.output ? tensor(id).view() : TensorView{};
+  a.workspace = workspace_view();
   const Buffer& grad_out =
       id == graph_.loss_node() ? loss_seed_ : grads_[static_cast<std::size_t>(id)];
   a.grad_output = {grad_out.data(), node.output_shape, DType::F32};
@@ -375,6 +382,7 @@ void Executor::gate_managed(const Action& action) {
     case Op::Allocate:
     case Op::AllocateGrad:
     case Op::Recompute:
+    case Op::AllocateWorkspace:
       eviction_gate_.before_rise(context_.compute(), action.device_bytes);
       break;
     case Op::Migrate:
@@ -443,6 +451,7 @@ void Executor::abandon_step() noexcept {
   }
   for (auto& t : tensors_) t->drop();
   for (Buffer& g : grads_) g.reset();
+  workspace_.reset();
   evicted_now_ = 0;
   eviction_gate_.clear();
   // Every event has completed: the pools forget them before the tensors owning them go.

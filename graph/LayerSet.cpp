@@ -1,12 +1,26 @@
-// Builds the backend layers of a graph.
+// Builds the backend layers of a graph and keeps their workspace limits.
 #include "graph/LayerSet.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <string>
+#include <utility>
 
 #include "layers/Registry.hpp"
+#include "runtime/Error.hpp"
 #include "runtime/MemoryResource.hpp"
 
 namespace vdnn::graph {
+namespace {
+
+constexpr layers::WorkspaceBytes kNoLimit{layers::kUnlimitedWorkspace, layers::kUnlimitedWorkspace};
+
+layers::WorkspaceBytes aligned(const layers::WorkspaceBytes& w) {
+  return {runtime::MemoryResource::align_up(w.forward),
+          runtime::MemoryResource::align_up(w.backward)};
+}
+
+}  // namespace
 
 LayerSet::LayerSet(const Graph& graph, layers::Backend backend, const layers::LayerOptions& options)
     : backend_(backend), options_(options) {
@@ -17,46 +31,74 @@ LayerSet::LayerSet(const Graph& graph, layers::Backend backend, const layers::La
     layers_.push_back(
         layers::make_layer(backend, graph.node(id).spec, graph.input_shapes(id), layer));
   }
-  lean_.assign(layers_.size(), false);
-  update_workspace_bytes();
+  limits_.assign(layers_.size(), kNoLimit);
+  fastest_ = workspaces();
 }
 
-void LayerSet::update_workspace_bytes() {
-  workspace_bytes_ = 0;
-  for (const auto& layer : layers_) {
-    workspace_bytes_ = std::max<std::uint64_t>(workspace_bytes_, layer->workspace_bytes());
+std::vector<layers::WorkspaceBytes> LayerSet::workspaces() const {
+  std::vector<layers::WorkspaceBytes> w;
+  w.reserve(layers_.size());
+  for (const auto& layer : layers_) w.push_back(aligned(layer->workspace()));
+  return w;
+}
+
+std::uint64_t LayerSet::workspace_bytes() const {
+  std::uint64_t largest = 0;
+  for (const layers::WorkspaceBytes& w : workspaces()) {
+    largest = std::max<std::uint64_t>({largest, w.forward, w.backward});
   }
-  // Whole allocation units: the workspace is handed to layers as a float view.
-  workspace_bytes_ = runtime::MemoryResource::align_up(workspace_bytes_);
+  return largest;
+}
+
+void LayerSet::limit_workspaces(std::vector<layers::WorkspaceBytes> limits) {
+  VDNN_EXPECTS(limits.size() == layers_.size(),
+               "LayerSet::limit_workspaces: " + std::to_string(limits.size()) +
+                   " limits for " + std::to_string(layers_.size()) + " layers");
+  limits_ = std::move(limits);
+  for (std::size_t i = 0; i < layers_.size(); ++i) layers_[i]->limit_workspace(limits_[i]);
 }
 
 bool LayerSet::downgrade_largest_workspace() {
-  std::size_t largest = layers_.size();
+  struct Pass {
+    std::size_t layer;
+    bool backward;
+    std::size_t bytes;
+  };
+  std::vector<Pass> passes;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
-    if (!lean_[i] && (largest == layers_.size() ||
-                      layers_[i]->workspace_bytes() > layers_[largest]->workspace_bytes())) {
-      largest = i;
-    }
+    const layers::WorkspaceBytes w = layers_[i]->workspace();
+    if (w.forward > 0) passes.push_back({i, false, w.forward});
+    if (w.backward > 0) passes.push_back({i, true, w.backward});
   }
-  if (largest == layers_.size()) return false;
-  const std::size_t before = layers_[largest]->workspace_bytes();
-  layers_[largest]->prefer_lean_algorithms(true);
-  lean_[largest] = true;
-  downgraded_.push_back(largest);
-  ++lean_layers_;
-  update_workspace_bytes();
-  return layers_[largest]->workspace_bytes() < before;
+  std::stable_sort(passes.begin(), passes.end(),
+                   [](const Pass& a, const Pass& b) { return a.bytes > b.bytes; });
+  for (const Pass& p : passes) {
+    layers::WorkspaceBytes limit = limits_[p.layer];
+    (p.backward ? limit.backward : limit.forward) = p.bytes - 1;
+    layers_[p.layer]->limit_workspace(limit);
+    const layers::WorkspaceBytes w = layers_[p.layer]->workspace();
+    if ((p.backward ? w.backward : w.forward) < p.bytes) {
+      limits_[p.layer] = limit;
+      return true;
+    }
+    layers_[p.layer]->limit_workspace(limits_[p.layer]);  // nothing smaller: as it was
+  }
+  return false;
 }
 
-bool LayerSet::undo_last_downgrade() {
-  if (downgraded_.empty()) return false;
-  const std::size_t last = downgraded_.back();
-  downgraded_.pop_back();
-  layers_[last]->prefer_lean_algorithms(false);
-  lean_[last] = false;
-  --lean_layers_;
-  update_workspace_bytes();
-  return true;
+int LayerSet::limited_layers() const {
+  const std::vector<layers::WorkspaceBytes> now = workspaces();
+  int limited = 0;
+  for (std::size_t i = 0; i < now.size(); ++i) limited += now[i] == fastest_[i] ? 0 : 1;
+  return limited;
+}
+
+std::uint64_t LayerSet::algorithm_key() const {
+  std::string sizes;
+  for (const layers::WorkspaceBytes& w : workspaces()) {
+    sizes += std::to_string(w.forward) + ',' + std::to_string(w.backward) + ';';
+  }
+  return std::hash<std::string>{}(sizes);
 }
 
 }  // namespace vdnn::graph

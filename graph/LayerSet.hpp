@@ -1,5 +1,5 @@
-// LayerSet: one backend Layer per graph node, built through the registry, and the workspace the
-// largest of them needs (which the planner counts and the executor allocates once).
+// LayerSet: one backend Layer per graph node, built through the registry, and the workspace each
+// pass of each layer needs under the limits the planner set (Note [Workspace]).
 #pragma once
 
 #include <cstdint>
@@ -21,30 +21,33 @@ class LayerSet {
   layers::Layer& at(NodeId node) { return *layers_.at(static_cast<std::size_t>(node)); }
   layers::Backend backend() const noexcept { return backend_; }
   const layers::LayerOptions& options() const noexcept { return options_; }
-  /// The largest workspace_bytes() of any layer, in whole allocation units.
-  std::uint64_t workspace_bytes() const noexcept { return workspace_bytes_; }
-  /// vDNN's per-layer downgrade: switches the layer with the largest workspace (among those not
-  /// yet switched) to its memory-lean algorithms. Returns false when that shrinks nothing.
+  /// Per node, the workspace of its forward and of its backward under the current limits, in
+  /// whole allocation units (the executor hands it to the layer as a float view).
+  std::vector<layers::WorkspaceBytes> workspaces() const;
+  /// The largest workspace of any pass.
+  std::uint64_t workspace_bytes() const;
+  /// Per node, the limit on each pass's workspace (kUnlimitedWorkspace: the fastest algorithm).
+  const std::vector<layers::WorkspaceBytes>& workspace_limits() const noexcept { return limits_; }
+  /// Sets every node's limits (a vector of workspace_limits()' size; else InvalidArgument).
+  void limit_workspaces(std::vector<layers::WorkspaceBytes> limits);
+  /// vDNN's per-layer downgrade, one algorithm at a time: the pass with the largest workspace that
+  /// a smaller one can replace takes the fastest algorithm below its current workspace. Returns
+  /// false when no pass can shrink.
   bool downgrade_largest_workspace();
-  /// Takes the last downgrade back (the layer's fastest algorithms again). Returns false when
-  /// there is none.
-  bool undo_last_downgrade();
+  /// Layers running an algorithm other than their fastest because of a limit.
+  int limited_layers() const;
+  /// Identifies the algorithm choice of every layer (a hash of workspaces()), for cost caches.
+  std::uint64_t algorithm_key() const;
   /// Setup results the layers shared (e.g. one convolution measurement per distinct problem).
   const layers::LayerCache& cache() const noexcept { return cache_; }
-  /// Layers switched to memory-lean algorithms so far.
-  int lean_layers() const noexcept { return lean_layers_; }
 
  private:
   layers::Backend backend_;
   layers::LayerCache cache_;  // setup results shared by this set's layers
   layers::LayerOptions options_;
   std::vector<std::unique_ptr<layers::Layer>> layers_;
-  std::uint64_t workspace_bytes_ = 0;
-  std::vector<bool> lean_;
-  std::vector<std::size_t> downgraded_;  // in order
-  int lean_layers_ = 0;
-
-  void update_workspace_bytes();
+  std::vector<layers::WorkspaceBytes> limits_;
+  std::vector<layers::WorkspaceBytes> fastest_;  // each layer's workspace without a limit
 };
 
 }  // namespace vdnn::graph

@@ -63,11 +63,13 @@ enum class Op : std::uint8_t {
   Migrate,        // managed: migrate an evicted map's pages back on the prefetch stream
   FaultIn,        // managed: the first backward reader faults an evicted map's pages back
   Recompute,      // device memory for a freed map again, and its producer's forward once more
+  AllocateWorkspace,  // a node's scratch memory, right before its forward, recompute or backward
+  FreeWorkspace,      // ...and right after it (Note [Workspace])
 };
 const char* op_name(Op op) noexcept;
 
 /// One step of the plan. `tensor` is the feature map (a node id, or kNetworkInput) for memory
-/// operations and the node for Forward/Backward/Recompute.
+/// operations and the node for Forward/Backward/Recompute and the workspace actions.
 struct Action {
   Op op = Op::Forward;
   NodeId tensor = 0;
@@ -92,7 +94,7 @@ struct Plan {
   Policy policy = Policy::Baseline;  // what ran: never VdnnDyn
   DeviceMemory memory = DeviceMemory::Dedicated;
   std::uint64_t budget_bytes = 0;    // 0: no budget
-  std::uint64_t resident_bytes = 0;  // parameters, gradients, velocities, workspace, loss seed
+  std::uint64_t resident_bytes = 0;  // parameters, gradients, velocities, loss seed
   std::uint64_t predicted_peak = 0;  // resident_bytes + the largest device_bytes of the actions
   // resident_bytes + the most bytes allocated from the device pool at once: predicted_peak with
   // dedicated memory; with managed memory evicted maps keep their range, so it can be more.

@@ -20,7 +20,8 @@ constexpr std::uint64_t kF32 = sizeof(float);
 // In the order of enum Op.
 constexpr const char* kOpNames[] = {
     "allocate",      "forward",  "offload",   "release", "free",    "prefetch", "await-prefetch",
-    "allocate-grad", "backward", "free-grad", "evict",   "migrate", "fault-in", "recompute"};
+    "allocate-grad", "backward", "free-grad", "evict",   "migrate", "fault-in", "recompute",
+    "alloc-workspace", "free-workspace"};
 
 // In the order of enum Policy.
 constexpr const char* kPolicyNames[] = {"baseline",  "vdnn-all",     "vdnn-conv", "vdnn-dyn", "uvm",
@@ -41,7 +42,7 @@ std::optional<Plan> fastest_plan(const Graph& g, const Liveness& live, const Pla
   for (Policy p : {Policy::Baseline, Policy::VdnnConv, Policy::VdnnAll, Policy::Auto}) {
     std::optional<Plan> plan = policy_plan(g, live, p, request, costs);
     if (!plan) continue;
-    const double seconds = planner::predicted_seconds(g, *plan, costs, request.workspace_bytes);
+    const double seconds = planner::predicted_seconds(g, *plan, costs);
     if (!best || seconds < best_seconds) {
       best_seconds = seconds;
       best = std::move(plan);
@@ -87,8 +88,8 @@ const char* device_memory_name(DeviceMemory memory) noexcept {
 
 const char* op_name(Op op) noexcept { return kOpNames[static_cast<int>(op)]; }
 
-std::uint64_t resident_bytes(const Graph& g, std::uint64_t workspace_bytes) {
-  std::uint64_t bytes = workspace_bytes + kF32;  // the loss gradient seed
+std::uint64_t resident_bytes(const Graph& g) {
+  std::uint64_t bytes = kF32;  // the loss gradient seed
   for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id) {
     for (const layers::ParamSpec& p : layers::param_specs(g.node(id).spec, g.input_shapes(id))) {
       const std::uint64_t b = p.shape.bytes(runtime::DType::F32);
@@ -106,7 +107,7 @@ Plan make_plan(const Graph& graph, const PlanRequest& request) {
                                  ? fastest_plan(graph, live, request, costs)
                                  : policy_plan(graph, live, request.policy, request, costs);
   if (plan) {
-    const PoolSizes pools = pool_sizes(graph, *plan, request.workspace_bytes);
+    const PoolSizes pools = pool_sizes(graph, *plan);
     // The budget is a ceiling: a dedicated pool takes what the plan needs, never more than the
     // budget. A managed pool holds every map's range; the budget bounds its device pages.
     plan->pool_bytes = request.budget_bytes > 0 && plan->memory == DeviceMemory::Dedicated
@@ -114,7 +115,7 @@ Plan make_plan(const Graph& graph, const PlanRequest& request) {
                            : pools.device;
     plan->pinned_bytes = pools.pinned;
     plan->predicted_step_seconds =
-        planner::predicted_seconds(graph, *plan, costs, request.workspace_bytes);
+        planner::predicted_seconds(graph, *plan, costs);
     plan->cost_source = costs.source;
     return *std::move(plan);
   }
@@ -150,6 +151,21 @@ Plan make_plan(const Graph& graph, const PlanRequest& request) {
                    best.predicted_peak, 0, request.budget_bytes);
 }
 
+std::vector<layers::WorkspaceBytes> room_for_workspace(const Graph& g, const Plan& plan) {
+  const std::uint64_t pool = planner::pool_for_budget(plan.budget_bytes);
+  std::vector<layers::WorkspaceBytes> room(g.nodes().size(), {pool, pool});
+  for (const Action& a : plan.actions) {
+    const bool forward = (a.op == Op::Forward && a.tensor != kNetworkInput) || a.op == Op::Recompute;
+    if (!forward && a.op != Op::Backward) continue;
+    const std::uint64_t used = plan.resident_bytes + a.device_bytes;
+    const std::uint64_t free = pool > used ? pool - used : 0;
+    layers::WorkspaceBytes& r = room[static_cast<std::size_t>(a.tensor)];
+    std::size_t& pass = forward ? r.forward : r.backward;
+    pass = std::min<std::uint64_t>(pass, free);
+  }
+  return room;
+}
+
 std::string format_plan(const Graph& g, const Plan& plan) {
   std::string out;
   char line[256];
@@ -181,7 +197,7 @@ std::string format_plan(const Graph& g, const Plan& plan) {
   out += "budget:                " +
          (plan.budget_bytes == 0 ? std::string("none") : runtime::format_bytes(plan.budget_bytes)) +
          "\n";
-  out += "resident (parameters, gradients, velocities, workspace): " +
+  out += "resident (parameters, gradients, velocities): " +
          runtime::format_bytes(plan.resident_bytes) + "\n";
   out += "predicted peak:        " + runtime::format_bytes(plan.predicted_peak) + "\n";
   out += "pinned host memory:    " + runtime::format_bytes(plan.pinned_bytes) + "\n";

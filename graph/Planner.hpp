@@ -3,10 +3,12 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "graph/CostModel.hpp"
 #include "graph/Liveness.hpp"
 #include "graph/Plan.hpp"
+#include "layers/Layer.hpp"
 #include "runtime/Error.hpp"
 
 namespace vdnn::graph {
@@ -14,7 +16,9 @@ namespace vdnn::graph {
 struct PlanRequest {
   Policy policy = Policy::Baseline;
   std::uint64_t budget_bytes = 0;     // 0: no budget
-  std::uint64_t workspace_bytes = 0;  // the largest scratch any layer of the backend needs
+  /// Per node, the scratch memory of its forward and its backward (LayerSet::workspaces()),
+  /// allocated around each pass (Note [Workspace]); empty: none.
+  std::vector<layers::WorkspaceBytes> workspace;
   /// What layers and copies cost (policies auto and vdnn-dyn choose by it; every plan's predicted
   /// step time comes from it). Null: estimate_costs(graph). Must outlive make_plan only.
   const CostModel* costs = nullptr;
@@ -34,8 +38,13 @@ class DoesNotFit : public runtime::OutOfMemory {
 Plan make_plan(const Graph& graph, const PlanRequest& request);
 
 /// Device bytes that stay allocated across steps: parameters and buffers, gradients and SGD
-/// velocities of trainable parameters, the workspace, and the loss gradient seed.
-std::uint64_t resident_bytes(const Graph& graph, std::uint64_t workspace_bytes);
+/// velocities of trainable parameters, and the loss gradient seed.
+std::uint64_t resident_bytes(const Graph& graph);
+
+/// Per node, the device bytes a plan under a budget leaves free while its forward (or recompute)
+/// and its backward run: what each pass's workspace could take there (Note [Workspace]). Nodes
+/// that never run a pass get the whole budget for it.
+std::vector<layers::WorkspaceBytes> room_for_workspace(const Graph& graph, const Plan& plan);
 
 /// Human-readable plan: one line per action grouped by step, then the totals.
 std::string format_plan(const Graph& graph, const Plan& plan);

@@ -56,9 +56,8 @@ class Replay {
 
   // Throws OutOfMemory when a pool cannot place an allocation. With `waits`, the second step's
   // waits for releases, per action.
-  void run(const Plan& plan, std::uint64_t workspace_bytes,
-           std::vector<std::vector<NodeId>>* waits = nullptr) {
-    // Resident memory in ParameterStore's order, then the workspace and the loss seed.
+  void run(const Plan& plan, std::vector<std::vector<NodeId>>* waits = nullptr) {
+    // Resident memory in ParameterStore's order, then the loss seed.
     for (NodeId id = 0; id < static_cast<NodeId>(g_.nodes().size()); ++id) {
       for (const layers::ParamSpec& p :
            layers::param_specs(g_.node(id).spec, g_.input_shapes(id))) {
@@ -66,7 +65,6 @@ class Replay {
         for (int c = 0; c < copies; ++c) take(device_, p.shape.bytes(runtime::DType::F32));
       }
     }
-    take(device_, workspace_bytes);
     take(device_, sizeof(float));
     for (int step = 0; step < 2; ++step) {
       // Like Executor::finish_step: every copy has completed and the pool forgets them.
@@ -120,6 +118,12 @@ class Replay {
       case Op::FreeGrad:
         device_.deallocate(grad_of_[a.tensor], bytes);
         break;
+      case Op::AllocateWorkspace:
+        workspace_ = device_.allocate(a.bytes);
+        break;
+      case Op::FreeWorkspace:
+        device_.deallocate(workspace_, a.bytes);
+        break;
       case Op::Forward:
       case Op::Backward:
       case Op::Evict:  // managed pages move; the range stays allocated
@@ -141,12 +145,13 @@ class Replay {
   std::map<NodeId, void*> device_of_;
   std::map<NodeId, void*> grad_of_;
   std::map<NodeId, void*> pinned_of_;
+  void* workspace_ = nullptr;  // one pass's at a time
 };
 
-bool replays(const Graph& g, const Plan& plan, std::uint64_t workspace_bytes,
-             std::uint64_t device_capacity, std::uint64_t pinned_capacity) {
+bool replays(const Graph& g, const Plan& plan, std::uint64_t device_capacity,
+             std::uint64_t pinned_capacity) {
   try {
-    Replay(g, device_capacity, pinned_capacity).run(plan, workspace_bytes);
+    Replay(g, device_capacity, pinned_capacity).run(plan);
     return true;
   } catch (const runtime::OutOfMemory&) {
     return false;
@@ -167,32 +172,30 @@ std::uint64_t smallest(std::uint64_t base, Fits fits) {
 }  // namespace
 
 std::vector<std::vector<NodeId>> release_waits(const Graph& graph, const Plan& plan,
-                                               std::uint64_t workspace_bytes,
                                                std::uint64_t capacity) {
   constexpr std::uint64_t kUnbounded = std::uint64_t{1} << 50;
   std::vector<std::vector<NodeId>> waits;
   try {
-    Replay(graph, capacity, kUnbounded).run(plan, workspace_bytes, &waits);
+    Replay(graph, capacity, kUnbounded).run(plan, &waits);
   } catch (const runtime::OutOfMemory&) {
     waits.clear();
   }
   return waits;
 }
 
-bool device_pool_fits(const Graph& graph, const Plan& plan, std::uint64_t workspace_bytes,
-                      std::uint64_t capacity) {
+bool device_pool_fits(const Graph& graph, const Plan& plan, std::uint64_t capacity) {
   constexpr std::uint64_t kUnbounded = std::uint64_t{1} << 50;
-  return replays(graph, plan, workspace_bytes, capacity, kUnbounded);
+  return replays(graph, plan, capacity, kUnbounded);
 }
 
-PoolSizes pool_sizes(const Graph& graph, const Plan& plan, std::uint64_t workspace_bytes) {
+PoolSizes pool_sizes(const Graph& graph, const Plan& plan) {
   constexpr std::uint64_t kUnbounded = std::uint64_t{1} << 50;
   PoolSizes sizes;
   sizes.device = smallest(plan.predicted_pool_peak, [&](std::uint64_t c) {
-    return replays(graph, plan, workspace_bytes, c, kUnbounded);
+    return replays(graph, plan, c, kUnbounded);
   });
   sizes.pinned = smallest(plan.pinned_bytes, [&](std::uint64_t c) {
-    return replays(graph, plan, workspace_bytes, kUnbounded, c);
+    return replays(graph, plan, kUnbounded, c);
   });
   return sizes;
 }

@@ -20,18 +20,16 @@ struct PoolSizes {
 
 /// True when a device pool of `capacity` bytes places every allocation of two steps and an
 /// inference pass.
-bool device_pool_fits(const Graph& graph, const Plan& plan, std::uint64_t workspace_bytes,
-                      std::uint64_t capacity);
+bool device_pool_fits(const Graph& graph, const Plan& plan, std::uint64_t capacity);
 
 /// Per action of plan.actions, in a steady-state step (the second of two) in a device pool of
 /// `capacity` bytes, the offloaded maps whose Release the allocator waits for before it places the
 /// action's allocation: their blocks are reused before their copies may have finished (the host
 /// then blocks; graph/StepTimeModel). Empty when the pool cannot place the plan.
 std::vector<std::vector<NodeId>> release_waits(const Graph& graph, const Plan& plan,
-                                               std::uint64_t workspace_bytes,
                                                std::uint64_t capacity);
 
 /// The smallest pools (to within 1/64 of the predicted peak) that run `plan` without failing.
-PoolSizes pool_sizes(const Graph& graph, const Plan& plan, std::uint64_t workspace_bytes);
+PoolSizes pool_sizes(const Graph& graph, const Plan& plan);
 
 }  // namespace vdnn::graph

@@ -1,7 +1,11 @@
 // Builds a run in dependency order: layers, plan, context, executor.
 #include "graph/Session.hpp"
 
+#include <algorithm>
+#include <exception>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "graph/CostProfiler.hpp"
 #include "runtime/Device.hpp"
@@ -45,7 +49,7 @@ PlanRequest request_for(const SessionOptions& options, const LayerSet& layers, s
   PlanRequest r;
   r.policy = options.policy;
   r.budget_bytes = budget;
-  r.workspace_bytes = layers.workspace_bytes();
+  r.workspace = layers.workspaces();
   r.costs = &costs;
   return r;
 }
@@ -56,10 +60,51 @@ std::string device_description(const SessionOptions& options) {
   return "cuda:" + runtime::cuda_device_name(options.device);
 }
 
+// Note [Workspace]: when the plan with every layer's fastest algorithms does not fit the budget,
+// each pass's workspace is limited to what a plan without any workspace leaves free where that
+// pass runs (a fraction of it when fragmentation leaves less), so only the layers at the peak
+// take slower algorithms; failing that, the largest workspace shrinks one algorithm at a time
+// (vDNN's per-layer downgrades) until the plan fits or nothing shrinks.
+Plan plan_with_downgrades(const Graph& graph, const SessionOptions& options, LayerSet& layers,
+                          std::uint64_t budget, const CostModel& costs, Policy policy) {
+  PlanRequest request = request_for(options, layers, budget, costs);
+  request.policy = policy;
+  std::exception_ptr failure;
+  auto attempt = [&]() -> std::optional<Plan> {
+    request.workspace = layers.workspaces();
+    try {
+      return make_plan(graph, request);
+    } catch (const DoesNotFit&) {
+      failure = std::current_exception();
+      return std::nullopt;
+    }
+  };
+  if (std::optional<Plan> plan = attempt()) return *std::move(plan);
+  if (budget == 0) std::rethrow_exception(failure);
+  PlanRequest without = request;
+  without.workspace.clear();
+  const std::vector<layers::WorkspaceBytes> room =
+      room_for_workspace(graph, make_plan(graph, without));  // throws when nothing helps
+  const std::vector<layers::WorkspaceBytes> before = layers.workspace_limits();
+  for (const std::size_t share : {1, 2, 4}) {
+    std::vector<layers::WorkspaceBytes> limits = before;
+    for (std::size_t i = 0; i < limits.size(); ++i) {
+      limits[i] = {std::min(limits[i].forward, room[i].forward / share),
+                   std::min(limits[i].backward, room[i].backward / share)};
+    }
+    layers.limit_workspaces(limits);
+    if (std::optional<Plan> plan = attempt()) return *std::move(plan);
+  }
+  while (layers.downgrade_largest_workspace()) {
+    if (std::optional<Plan> plan = attempt()) return *std::move(plan);
+  }
+  std::rethrow_exception(failure);
+}
+
 // The plan costs are measured under: the first of baseline, recompute and auto (with estimated
-// costs) that fits the budget; the fewer copies, the more the measured step time says about the
-// gaps between layers.
-Plan profiling_plan(const Graph& graph, const SessionOptions& options, const LayerSet& layers,
+// costs, and the workspace limits auto needs) that fits the budget; the fewer copies, the more the
+// measured step time says about the gaps between layers.
+Plan profiling_plan(const Graph& graph, const SessionOptions& options, LayerSet& layers,
                     const CostModel& estimated) {
   PlanRequest r = request_for(options, layers, options.budget_bytes, estimated);
   for (Policy p : {Policy::Baseline, Policy::Recompute}) {
@@ -69,8 +114,8 @@ Plan profiling_plan(const Graph& graph, const SessionOptions& options, const Lay
     } catch (const DoesNotFit&) {
     }
   }
-  r.policy = Policy::Auto;
-  return make_plan(graph, r);
+  return plan_with_downgrades(graph, options, layers, options.budget_bytes, estimated,
+                              Policy::Auto);
 }
 
 bool chooses_by_cost(Policy policy) { return policy == Policy::Auto || policy == Policy::VdnnDyn; }
@@ -81,31 +126,19 @@ CostModel session_costs(const Graph& graph, const SessionOptions& options, Layer
   if (options.costs) return *options.costs;
   CostModel estimated = estimate_costs(graph);
   if (!options.measure_costs && !chooses_by_cost(options.policy)) return estimated;
+  // First, as it may limit workspaces: costs hold for the algorithms the layers then run.
+  const Plan plan = profiling_plan(graph, options, layers, estimated);
   CostKey key =
       cost_key(graph, device_description(options), options.deterministic, options.allow_tf32);
-  key.lean_layers = layers.lean_layers();
+  key.algorithms = layers.algorithm_key();
   if (options.cost_cache != nullptr) {
     CostModel cached = options.cost_cache->load(key);
     if (cached.layers.size() == graph.nodes().size()) return cached;
   }
-  const Plan plan = profiling_plan(graph, options, layers, estimated);
   CostModel measured =
       measure_costs(graph, layers, plan, context, options.executor, options.cost_steps);
   if (options.cost_cache != nullptr) options.cost_cache->store(key, measured);
   return measured;
-}
-
-// The plan under `budget`; when it does not fit, layers switch to memory-lean algorithms one at a
-// time, largest workspace first (vDNN's per-layer downgrades), until it fits or nothing shrinks.
-Plan plan_with_downgrades(const Graph& graph, const SessionOptions& options, LayerSet& layers,
-                          std::uint64_t budget, const CostModel& costs) {
-  for (;;) {
-    try {
-      return make_plan(graph, request_for(options, layers, budget, costs));
-    } catch (const DoesNotFit&) {
-      if (budget == 0 || !layers.downgrade_largest_workspace()) throw;
-    }
-  }
 }
 
 // Without a budget, the plan takes what it needs; on CUDA that must fit what the device can give
@@ -114,29 +147,28 @@ Plan plan_with_downgrades(const Graph& graph, const SessionOptions& options, Lay
 // executor's oversubscription guard decides (Note [Managed memory]).
 Plan plan_session(const Graph& graph, const SessionOptions& options, LayerSet& layers,
                   runtime::ExecutionContext& context, const CostModel& costs) {
-  Plan plan = plan_with_downgrades(graph, options, layers, options.budget_bytes, costs);
+  Plan plan =
+      plan_with_downgrades(graph, options, layers, options.budget_bytes, costs, options.policy);
   const bool cuda = options.backend == layers::Backend::Cuda;
   if (cuda && options.budget_bytes == 0 && plan.memory == DeviceMemory::Dedicated) {
     const std::uint64_t free_bytes = context.free_device_bytes();
     const std::uint64_t device = free_bytes > kCudaReserve ? free_bytes - kCudaReserve : 0;
     if (plan.pool_bytes > device) {
-      plan = plan_with_downgrades(graph, options, layers, device, costs);
+      plan = plan_with_downgrades(graph, options, layers, device, costs, options.policy);
     }
   }
   return plan;
 }
 
-// Under a budget, auto weighs workspace against feature maps: the layer with the largest workspace
-// switches to memory-lean algorithms while that makes the measured plan faster (vDNN's per-layer
+// Under a budget, auto weighs workspace against feature maps: the pass with the largest workspace
+// takes its next smaller algorithm while that makes the measured plan faster (vDNN's per-layer
 // choice, by predicted step time), at most kWorkspaceTrials times.
 void trade_workspace_for_maps(const Graph& graph, const SessionOptions& options, LayerSet& layers,
                               runtime::ExecutionContext& context, CostModel& costs, Plan& plan) {
   constexpr int kWorkspaceTrials = 3;
   for (int trial = 0; trial < kWorkspaceTrials; ++trial) {
-    if (!layers.downgrade_largest_workspace()) {  // nothing shrinks
-      layers.undo_last_downgrade();
-      return;
-    }
+    const std::vector<layers::WorkspaceBytes> before = layers.workspace_limits();
+    if (!layers.downgrade_largest_workspace()) return;  // nothing shrinks
     try {
       CostModel leaner_costs = session_costs(graph, options, layers, context);
       Plan leaner = plan_session(graph, options, layers, context, leaner_costs);
@@ -147,22 +179,23 @@ void trade_workspace_for_maps(const Graph& graph, const SessionOptions& options,
       }
     } catch (const DoesNotFit&) {
     }
-    layers.undo_last_downgrade();
+    layers.limit_workspaces(before);
     return;
   }
 }
 
 }  // namespace
 
-// The costs, then the plan. Measured costs hold for the layers' algorithms: when planning switched
-// some to memory-lean ones, the costs are measured again with those and the plan made again.
+// The costs, then the plan. Measured costs hold for the layers' algorithms: when planning limited
+// more workspaces, the costs are measured again with those and the plan made again.
 Session::Planned Session::plan_run(const Graph& graph, const SessionOptions& options,
                                    LayerSet& layers, runtime::ExecutionContext& context) {
   Planned run;
   run.costs = session_costs(graph, options, layers, context);
+  const std::uint64_t measured_with = layers.algorithm_key();
   run.plan = plan_session(graph, options, layers, context, run.costs);
   const bool measured = run.costs.source != "estimated" && !options.costs;
-  if (layers.lean_layers() > 0 && measured) {
+  if (layers.algorithm_key() != measured_with && measured) {
     run.costs = session_costs(graph, options, layers, context);
     run.plan = plan_session(graph, options, layers, context, run.costs);
   }

@@ -73,6 +73,8 @@ class Replay {
         break;
       case Op::Free:
       case Op::FreeGrad:
+      case Op::AllocateWorkspace:
+      case Op::FreeWorkspace:
         break;
     }
   }

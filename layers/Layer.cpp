@@ -1,6 +1,7 @@
 // The Layer base: fixes spec, input shapes and the inferred output shape at construction.
 #include "layers/Layer.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace vdnn::layers {
@@ -14,5 +15,10 @@ Layer::Layer(LayerSpec spec, std::vector<runtime::Shape> input_shapes, DType dty
       input_shapes_(std::move(input_shapes)),
       output_shape_(infer_output_shape(spec_, input_shapes_)),
       dtype_(dtype) {}
+
+std::size_t Layer::workspace_bytes() const {
+  const WorkspaceBytes w = workspace();
+  return std::max(w.forward, w.backward);
+}
 
 }  // namespace vdnn::layers

@@ -34,7 +34,7 @@ struct ForwardArgs {
   std::vector<TensorView> inputs;
   std::vector<TensorView> params;  // in param_specs() order, buffers included
   TensorView output;
-  TensorView workspace;  // workspace_bytes() bytes, or empty when that is 0
+  TensorView workspace;  // workspace().forward bytes, or empty when that is 0
   bool training = true;
   /// Training only: the same forward again, in this step's backward (Note [Recomputation]). The
   /// output must be bitwise the first one's, and nothing else changes: no running statistics
@@ -62,10 +62,23 @@ struct BackwardArgs {
   std::vector<GradTarget> grad_inputs;  // one per input
   std::vector<TensorView> params;       // as in forward
   std::vector<TensorView> grad_params;  // one per trainable param; overwritten
-  TensorView workspace;
+  TensorView workspace;                 // workspace().backward bytes, or empty when that is 0
   std::uint64_t step = 0;
   const std::int32_t* labels = nullptr;
 };
+
+/// Scratch memory of a layer's forward and of its backward. The plan allocates it around each pass
+/// (Note [Workspace]).
+struct WorkspaceBytes {
+  std::size_t forward = 0;
+  std::size_t backward = 0;
+  bool operator==(const WorkspaceBytes& o) const noexcept {
+    return forward == o.forward && backward == o.backward;
+  }
+};
+
+/// No limit on a pass's workspace.
+inline constexpr std::size_t kUnlimitedWorkspace = ~std::size_t{0};
 
 /// One layer on one backend. Not thread-safe: one executor drives it. Methods throw
 /// runtime::Error subclasses; they never allocate device memory (memory comes in through args).
@@ -84,12 +97,15 @@ class Layer {
   DType dtype() const noexcept { return dtype_; }
 
   /// Scratch bytes forward and backward need (im2col columns, cuDNN workspace) with the current
-  /// algorithm choice. Default 0.
-  virtual std::size_t workspace_bytes() const { return 0; }
-  /// Layers that choose among algorithms (cuDNN convolutions) switch between the fastest ones
-  /// (default) and the fastest whose workspace stays within kLeanWorkspaceBytes, as vDNN's
-  /// dynamic policy does under memory pressure. Others have one algorithm and ignore this.
-  virtual void prefer_lean_algorithms(bool /*lean*/) {}
+  /// algorithm choice. Default none.
+  virtual WorkspaceBytes workspace() const { return {}; }
+  /// The most scratch either pass needs.
+  std::size_t workspace_bytes() const;
+  /// Layers that choose among algorithms (cuDNN convolutions) take, per pass, the fastest whose
+  /// workspace is within `limit` (or, when none is, the one needing least); the default limit is
+  /// kUnlimitedWorkspace. vDNN's per-layer choice under memory pressure, by the bytes the plan has
+  /// free where the pass runs (Note [Workspace]). Others have one algorithm and ignore this.
+  virtual void limit_workspace(const WorkspaceBytes& /*limit*/) {}
 
   virtual void forward(const ForwardArgs& args) = 0;
   virtual void backward(const BackwardArgs& args) = 0;
@@ -100,9 +116,6 @@ class Layer {
   runtime::Shape output_shape_;
   DType dtype_;
 };
-
-/// Workspace bound of the memory-lean convolution algorithms.
-inline constexpr std::size_t kLeanWorkspaceBytes = std::size_t{8} << 20;
 
 /// How layers are built.
 struct LayerOptions {

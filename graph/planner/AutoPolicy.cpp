@@ -110,12 +110,12 @@ std::optional<Plan> fewest_moves(const Graph& g, const Liveness& live, const Pla
   const auto plan_of = [&](std::size_t count) {
     return with_moves(g, live, request, kept, moves, count, knobs);
   };
-  if (!fits(g, plan_of(moves.size()), request)) return std::nullopt;
+  if (!fits(g, plan_of(moves.size()))) return std::nullopt;
   std::size_t bad = 0;  // plan_of(0) is baseline's, which does not fit
   std::size_t good = moves.size();
   while (good - bad > 1) {
     const std::size_t mid = bad + (good - bad) / 2;
-    (fits(g, plan_of(mid), request) ? good : bad) = mid;
+    (fits(g, plan_of(mid)) ? good : bad) = mid;
   }
   // The dearest moves are undone first.
   std::vector<NodeId> dearest_first;
@@ -126,14 +126,13 @@ std::optional<Plan> fewest_moves(const Graph& g, const Liveness& live, const Pla
 
 }  // namespace
 
-double predicted_seconds(const Graph& g, const Plan& plan, const CostModel& costs,
-                         std::uint64_t workspace_bytes) {
+double predicted_seconds(const Graph& g, const Plan& plan, const CostModel& costs) {
   if (plan.memory == DeviceMemory::Managed) return predict_step_seconds(g, plan, costs);
   std::uint64_t pool = plan.pool_bytes;
   if (pool == 0) {
     pool = plan.budget_bytes > 0 ? pool_for_budget(plan.budget_bytes) : plan.predicted_pool_peak;
   }
-  return predict_step_seconds(g, plan, costs, release_waits(g, plan, workspace_bytes, pool));
+  return predict_step_seconds(g, plan, costs, release_waits(g, plan, pool));
 }
 
 // Baseline's plan if it fits. Else, for each set of knobs, the fewest cheapest moves that fit;
@@ -144,13 +143,13 @@ std::optional<Plan> auto_plan(const Graph& g, const Liveness& live, const PlanRe
                               const CostModel& costs) {
   const std::vector<Placement> kept = place(g, live, Policy::Baseline);
   Plan baseline = plan_for(g, live, Policy::Auto, kept, request, kForwardPeak);
-  if (fits(g, baseline, request)) return baseline;
+  if (fits(g, baseline)) return baseline;
   std::optional<Plan> best;
   double best_seconds = std::numeric_limits<double>::infinity();
   const auto consider = [&](std::optional<Plan> plan) {
     if (!plan) return;
     plan->policy = Policy::Auto;
-    const double seconds = predicted_seconds(g, *plan, costs, request.workspace_bytes);
+    const double seconds = predicted_seconds(g, *plan, costs);
     if (seconds < best_seconds) {
       best_seconds = seconds;
       best = std::move(plan);

@@ -12,11 +12,11 @@ std::uint64_t pool_for_budget(std::uint64_t budget) {
 
 // With managed memory the budget bounds the pages on the device, not the pool's address range
 // (Note [Managed memory]).
-bool fits(const Graph& g, const Plan& plan, const PlanRequest& request) {
+bool fits(const Graph& g, const Plan& plan) {
   return plan.budget_bytes == 0 ||
          (plan.predicted_peak <= plan.budget_bytes &&
           (plan.memory == DeviceMemory::Managed ||
-           device_pool_fits(g, plan, request.workspace_bytes, pool_for_budget(plan.budget_bytes))));
+           device_pool_fits(g, plan, pool_for_budget(plan.budget_bytes))));
 }
 
 // Under a budget, offloading (or evicting) a map costs two transfers, and recomputing it a second
@@ -48,7 +48,7 @@ Plan keep_what_fits(const Graph& g, const Liveness& live, Plan plan, const PlanR
     return plan_for(g, live, plan.policy, placement, request, kForwardPeak);
   };
   const auto fit = [&](const Plan& p) {
-    return p.predicted_peak <= request.budget_bytes && fits(g, p, request);
+    return p.predicted_peak <= request.budget_bytes && fits(g, p);
   };
   std::size_t good = 0;
   std::size_t bad = leaving.size() + 1;
@@ -76,7 +76,7 @@ Plan prefetch_early(const Graph& g, const Liveness& live, Plan plan, const PlanR
   const std::uint64_t room = request.budget_bytes - plan.resident_bytes;
   for (std::uint64_t margin = 0; margin <= 8; ++margin) {
     Plan ahead = plan_for(g, live, plan.policy, plan.placement, request, room - room * margin / 16);
-    if (fits(g, ahead, request)) return ahead;
+    if (fits(g, ahead)) return ahead;
   }
   return plan;
 }
@@ -87,7 +87,7 @@ std::optional<Plan> fitting_plan(const Graph& g, const Liveness& live, Policy po
                                  const PlanRequest& request) {
   Plan plan = plan_for(g, live, policy, place(g, live, policy), request, kForwardPeak);
   if (request.budget_bytes == 0) return plan;
-  if (!fits(g, plan, request)) return std::nullopt;
+  if (!fits(g, plan)) return std::nullopt;
   return prefetch_early(g, live, keep_what_fits(g, live, std::move(plan), request, {}), request);
 }
 

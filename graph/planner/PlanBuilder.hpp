@@ -39,7 +39,7 @@ std::uint64_t pool_for_budget(std::uint64_t budget);
 
 /// The predicted peak is within the budget and, with dedicated memory, the real allocator places
 /// every allocation in it.
-bool fits(const Graph& g, const Plan& plan, const PlanRequest& request);
+bool fits(const Graph& g, const Plan& plan);
 
 /// Keeps resident, in `order` (empty: from the last-produced map backwards), the maps that leave
 /// the device while the plan still fits the budget (see its definition).
@@ -61,7 +61,6 @@ std::optional<Plan> auto_plan(const Graph& g, const Liveness& live, const PlanRe
 
 /// The plan's predicted step time under `costs`, in its pool (before sizing: of the budget, or of
 /// its peak), where the allocator's waits for offload copies block the host.
-double predicted_seconds(const Graph& g, const Plan& plan, const CostModel& costs,
-                         std::uint64_t workspace_bytes);
+double predicted_seconds(const Graph& g, const Plan& plan, const CostModel& costs);
 
 }  // namespace vdnn::graph::planner

@@ -17,8 +17,9 @@ std::vector<NodeId> distinct(std::vector<NodeId> ids) {
 // Emits the actions of one step and tracks the device bytes they predict.
 class StepBuilder {
  public:
-  StepBuilder(const Graph& g, const Liveness& live, Plan& plan)
-      : g_(g), live_(live), plan_(plan), slots_(g.nodes().size() + 1) {}
+  StepBuilder(const Graph& g, const Liveness& live, Plan& plan,
+              const std::vector<layers::WorkspaceBytes>& workspace)
+      : g_(g), live_(live), plan_(plan), workspace_(workspace), slots_(g.nodes().size() + 1) {}
 
   void forward() {
     produce(kNetworkInput);
@@ -145,7 +146,7 @@ class StepBuilder {
         emit(Op::AllocateGrad, t, static_cast<std::int64_t>(tensor_bytes(g_, t)));
       }
     }
-    emit(Op::Backward, k, 0);
+    with_workspace(k, /*backward=*/true, [&] { emit(Op::Backward, k, 0); });
     if (k != g_.loss_node()) {
       emit(Op::FreeGrad, k, -static_cast<std::int64_t>(tensor_bytes(g_, k)));
     }
@@ -192,9 +193,24 @@ class StepBuilder {
       if (slot(in).backward_pending == 0) temporaries.push_back(in);
     }
     slot(t).on_device = true;
-    emit(Op::Recompute, t, static_cast<std::int64_t>(tensor_bytes(g_, t)));
+    with_workspace(t, /*backward=*/false, [&] {
+      emit(Op::Recompute, t, static_cast<std::int64_t>(tensor_bytes(g_, t)));
+    });
     plan_.recomputed_bytes += tensor_bytes(g_, t);
     for (NodeId in : temporaries) free(in);
+  }
+
+  // Emits a node's pass between the allocation and the free of its workspace (Note [Workspace]).
+  template <typename Pass>
+  void with_workspace(NodeId node, bool backward, Pass pass) {
+    std::uint64_t bytes = 0;
+    if (node != kNetworkInput && !workspace_.empty()) {
+      const layers::WorkspaceBytes& w = workspace_[static_cast<std::size_t>(node)];
+      bytes = backward ? w.backward : w.forward;
+    }
+    if (bytes > 0) emit(Op::AllocateWorkspace, node, static_cast<std::int64_t>(bytes));
+    pass();
+    if (bytes > 0) emit(Op::FreeWorkspace, node, -static_cast<std::int64_t>(bytes));
   }
 
   void free(NodeId t) {
@@ -224,7 +240,7 @@ class StepBuilder {
     slot(t).backward_pending = static_cast<int>(live_.of(t).backward_readers.size());
     slot(t).on_device = true;
     emit(Op::Allocate, t, static_cast<std::int64_t>(tensor_bytes(g_, t)));
-    emit(Op::Forward, t, 0);
+    with_workspace(t, /*backward=*/false, [&] { emit(Op::Forward, t, 0); });
     if (plan_.placement_of(t) == Placement::Offloaded) {
       emit(Op::Offload, t, 0);
       plan_.actions.back().bytes = tensor_bytes(g_, t);  // bytes copied; the device keeps them
@@ -271,6 +287,7 @@ class StepBuilder {
   const Graph& g_;
   const Liveness& live_;
   Plan& plan_;
+  const std::vector<layers::WorkspaceBytes>& workspace_;  // per node; empty: none
   std::vector<Slot> slots_;
   std::vector<std::pair<NodeId, int>> needed_;  // maps brought back ahead, with the step of need
   int step_ = 0;                                // the backward step being emitted
@@ -285,10 +302,11 @@ class StepBuilder {
 
 // The forward-only pass of an evaluation: every map freed after its last forward consumer, which
 // the step builder emits for maps placed ForwardOnly (Note [Evaluation memory]).
-std::vector<Action> inference_actions(const Graph& g, const Liveness& live) {
+std::vector<Action> inference_actions(const Graph& g, const Liveness& live,
+                                      const std::vector<layers::WorkspaceBytes>& workspace) {
   Plan forward_only;
   forward_only.placement.assign(g.nodes().size() + 1, Placement::ForwardOnly);
-  StepBuilder(g, live, forward_only).forward();
+  StepBuilder(g, live, forward_only, workspace).forward();
   return std::move(forward_only.actions);
 }
 
@@ -302,10 +320,10 @@ Plan plan_for(const Graph& g, const Liveness& live, Policy policy,
   plan.policy = policy;
   plan.memory = uses_managed_memory(policy) ? DeviceMemory::Managed : DeviceMemory::Dedicated;
   plan.budget_bytes = request.budget_bytes;
-  plan.resident_bytes = resident_bytes(g, request.workspace_bytes);
+  plan.resident_bytes = resident_bytes(g);
   plan.placement = placement;
-  plan.inference = inference_actions(g, live);
-  StepBuilder step(g, live, plan);
+  plan.inference = inference_actions(g, live, request.workspace);
+  StepBuilder step(g, live, plan, request.workspace);
   step.forward();
   step.backward(prefetch_cap == kForwardPeak ? step.forward_peak() : prefetch_cap);
   plan.predicted_peak = plan.resident_bytes + step.peak();

@@ -21,10 +21,12 @@ Conv2dCpu::Conv2dCpu(const Conv2dSpec& spec, std::vector<Shape> input_shapes,
       direct_(spec.kernel == Pair{1, 1} && spec.stride == Pair{1, 1} &&
               spec.padding == Pair{0, 0}) {}
 
-std::size_t Conv2dCpu::workspace_bytes() const {
-  if (direct_) return 0;
-  return static_cast<std::size_t>(in_per_group_ * window_.taps() * window_.out_plane()) *
-         runtime::dtype_size(dtype());
+WorkspaceBytes Conv2dCpu::workspace() const {
+  if (direct_) return {};
+  const std::size_t columns =
+      static_cast<std::size_t>(in_per_group_ * window_.taps() * window_.out_plane()) *
+      runtime::dtype_size(dtype());
+  return {columns, columns};
 }
 
 void Conv2dCpu::forward(const ForwardArgs& args) {

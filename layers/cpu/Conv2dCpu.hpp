@@ -20,9 +20,9 @@ class Conv2dCpu final : public Layer {
  public:
   Conv2dCpu(const Conv2dSpec& spec, std::vector<Shape> input_shapes, const LayerOptions& options);
 
-  /// The im2col columns of one image and one group at the layer's dtype; 0 for 1x1 convolutions
-  /// with stride 1 and no padding, which multiply the input directly.
-  std::size_t workspace_bytes() const override;
+  /// Both passes: the im2col columns of one image and one group at the layer's dtype; 0 for 1x1
+  /// convolutions with stride 1 and no padding, which multiply the input directly.
+  WorkspaceBytes workspace() const override;
   void forward(const ForwardArgs& args) override;
   void backward(const BackwardArgs& args) override;
 

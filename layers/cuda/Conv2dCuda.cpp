@@ -43,11 +43,19 @@ struct AlgoChoice {
   std::size_t workspace = 0;
 };
 
+// The eligible algorithms of one direction, fastest first.
 template <typename Algo>
 struct AlgoChoices {
-  AlgoChoice<Algo> fastest;
-  AlgoChoice<Algo> lean;  // the fastest whose workspace is at most kLeanWorkspaceBytes
-  const AlgoChoice<Algo>& pick(bool prefer_lean) const { return prefer_lean ? lean : fastest; }
+  std::vector<AlgoChoice<Algo>> ranked;
+  // The fastest whose workspace is within `limit`, else the one that needs least.
+  const AlgoChoice<Algo>& pick(std::size_t limit) const {
+    const AlgoChoice<Algo>* smallest = &ranked.front();
+    for (const AlgoChoice<Algo>& choice : ranked) {
+      if (choice.workspace <= limit) return choice;
+      if (choice.workspace < smallest->workspace) smallest = &choice;
+    }
+    return *smallest;
+  }
 };
 
 // How candidates are ranked and which are eligible.
@@ -140,8 +148,8 @@ struct BackwardFilterApi {
   }
 };
 
-// Ranks the candidates of one direction and keeps the first eligible one overall and the first
-// eligible one within the lean bound. Leaves the descriptor's math type changed.
+// Ranks the candidates of one direction and keeps the eligible ones in rank order. Leaves the
+// descriptor's math type changed.
 template <typename Api>
 AlgoChoices<typename Api::Algo> choose(cudnnHandle_t handle, Descriptors& d,
                                        const SearchPolicy& policy) {
@@ -149,10 +157,8 @@ AlgoChoices<typename Api::Algo> choose(cudnnHandle_t handle, Descriptors& d,
   const int capacity = Api::capacity(handle);
   std::vector<typename Api::Perf> perfs(static_cast<std::size_t>(capacity));
   const int count = Api::rank(handle, d, policy.measure, capacity, perfs.data());
-  std::optional<AlgoChoice<typename Api::Algo>> fastest;
-  std::optional<AlgoChoice<typename Api::Algo>> lean;
-  std::optional<AlgoChoice<typename Api::Algo>> smallest;  // when nothing is within the bound
-  for (int i = 0; i < count && !lean; ++i) {
+  AlgoChoices<typename Api::Algo> choices;
+  for (int i = 0; i < count; ++i) {
     const typename Api::Perf& perf = perfs[static_cast<std::size_t>(i)];
     if (perf.status != CUDNN_STATUS_SUCCESS ||
         (policy.deterministic && perf.determinism != CUDNN_DETERMINISTIC) ||
@@ -165,16 +171,14 @@ AlgoChoices<typename Api::Algo> choose(cudnnHandle_t handle, Descriptors& d,
     const cudnnStatus_t sized = Api::workspace(handle, d, perf.algo, &choice.workspace);
     if (sized == CUDNN_STATUS_NOT_SUPPORTED) continue;  // ranked, yet refused for this problem
     VDNN_CHECK_CUDNN(sized);
-    if (!fastest) fastest = choice;
-    if (!smallest || choice.workspace < smallest->workspace) smallest = choice;
-    if (choice.workspace <= kLeanWorkspaceBytes) lean = choice;
+    choices.ranked.push_back(choice);
   }
-  if (!fastest) {
+  if (choices.ranked.empty()) {
     throw runtime::CudaError(std::string("Conv2dCuda: cuDNN offers no ") + Api::kName +
                              " algorithm" + (policy.deterministic ? " that is deterministic" : "") +
                              (policy.allow_tf32 ? "" : " with FMA math") + " for this problem");
   }
-  return {*fastest, lean ? *lean : *smallest};
+  return choices;
 }
 
 // FMA math rules TF32 out (cuDNN's default math allows it on Ampere and later).
@@ -238,13 +242,14 @@ Conv2dCuda::Conv2dCuda(const Conv2dSpec& spec, std::vector<Shape> input_shapes,
 
 Conv2dCuda::~Conv2dCuda() = default;
 
-std::size_t Conv2dCuda::workspace_bytes() const {
-  return std::max({impl_->choices.forward.pick(lean_).workspace,
-                   impl_->choices.backward_data.pick(lean_).workspace,
-                   impl_->choices.backward_filter.pick(lean_).workspace});
+WorkspaceBytes Conv2dCuda::workspace() const {
+  const Impl::Choices& c = impl_->choices;
+  return {c.forward.pick(limit_.forward).workspace,
+          std::max(c.backward_data.pick(limit_.backward).workspace,
+                   c.backward_filter.pick(limit_.backward).workspace)};
 }
 
-void Conv2dCuda::prefer_lean_algorithms(bool lean) { lean_ = lean; }
+void Conv2dCuda::limit_workspace(const WorkspaceBytes& limit) { limit_ = limit; }
 
 void Conv2dCuda::forward(const ForwardArgs& args) {
   VDNN_EXPECTS(args.inputs.size() == 1 && views_match(args.params, param_shapes_),
@@ -252,11 +257,11 @@ void Conv2dCuda::forward(const ForwardArgs& args) {
                "parameter shapes");
   VDNN_EXPECTS(view_matches(args.inputs[0], input_shapes()[0]) &&
                    view_matches(args.output, output_shape()) &&
-                   workspace_fits(args.workspace, workspace_bytes()),
+                   workspace_fits(args.workspace, workspace().forward),
                "Conv2dCuda::forward: input, output or workspace view does not match the layer");
   Impl& m = *impl_;
   const cudnnHandle_t handle = m.context->cudnn();
-  const auto& algo = m.choices.forward.pick(lean_);
+  const auto& algo = m.choices.forward.pick(limit_.forward);
   m.d.conv.set_math(algo.math);
   VDNN_CHECK_CUDNN(cudnnConvolutionForward(handle, &kOne, m.d.x.get(), args.inputs[0].data,
                                            m.d.w.get(), args.params[0].data, m.d.conv.get(),
@@ -278,7 +283,7 @@ void Conv2dCuda::backward(const BackwardArgs& args) {
   VDNN_EXPECTS(view_matches(args.inputs[0], input_shapes()[0]) &&
                    view_matches(args.grad_output, output_shape()) &&
                    (dx.tensor.empty() || view_matches(dx.tensor, input_shapes()[0])) &&
-                   workspace_fits(args.workspace, workspace_bytes()),
+                   workspace_fits(args.workspace, workspace().backward),
                "Conv2dCuda::backward: a view does not match the layer");
   Impl& m = *impl_;
   const cudnnHandle_t handle = m.context->cudnn();
@@ -287,14 +292,14 @@ void Conv2dCuda::backward(const BackwardArgs& args) {
                                                   &kZero, m.d.bias->get(),
                                                   args.grad_params[1].data));
   }
-  const auto& filter_algo = m.choices.backward_filter.pick(lean_);
+  const auto& filter_algo = m.choices.backward_filter.pick(limit_.backward);
   m.d.conv.set_math(filter_algo.math);
   VDNN_CHECK_CUDNN(cudnnConvolutionBackwardFilter(
       handle, &kOne, m.d.x.get(), args.inputs[0].data, m.d.y.get(), args.grad_output.data,
       m.d.conv.get(), filter_algo.algo, args.workspace.data, filter_algo.workspace, &kZero,
       m.d.w.get(), args.grad_params[0].data));
   if (dx.tensor.empty()) return;
-  const auto& data_algo = m.choices.backward_data.pick(lean_);
+  const auto& data_algo = m.choices.backward_data.pick(limit_.backward);
   m.d.conv.set_math(data_algo.math);
   VDNN_CHECK_CUDNN(cudnnConvolutionBackwardData(
       handle, &kOne, m.d.w.get(), args.params[0].data, m.d.y.get(), args.grad_output.data,

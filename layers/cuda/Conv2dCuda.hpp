@@ -18,9 +18,9 @@ namespace vdnn::layers::cuda {
 /// gradient): with options.deterministic, cuDNN's heuristic ranking restricted to deterministic
 /// algorithms (so every construction makes the same choice and runs are bitwise reproducible);
 /// otherwise the fastest measured by cudnnFind* (which allocates and synchronizes, at construction
-/// only). Two choices are kept per direction: the fastest and the fastest whose workspace is at
-/// most kLeanWorkspaceBytes (or, when none is, the least workspace); prefer_lean_algorithms()
-/// switches between them. Math: FP32 FMA only
+/// only). Every eligible algorithm is kept in rank order; each pass runs the first whose workspace
+/// is within the pass's limit_workspace() (or, when none is, the one needing least). Math: FP32
+/// FMA only
 /// unless options.allow_tf32, then TF32 tensor cores where cuDNN picks them.
 ///
 /// Backward reads the input (for the weight gradient), the output gradient and the weight; it
@@ -32,9 +32,9 @@ class Conv2dCuda final : public Layer {
   Conv2dCuda(const Conv2dSpec& spec, std::vector<Shape> input_shapes, const LayerOptions& options);
   ~Conv2dCuda() override;
 
-  /// The largest workspace among the three current algorithm choices.
-  std::size_t workspace_bytes() const override;
-  void prefer_lean_algorithms(bool lean) override;
+  /// Forward: the forward algorithm's; backward: the larger of the data and filter gradients'.
+  WorkspaceBytes workspace() const override;
+  void limit_workspace(const WorkspaceBytes& limit) override;
   void forward(const ForwardArgs& args) override;
   void backward(const BackwardArgs& args) override;
 
@@ -44,7 +44,7 @@ class Conv2dCuda final : public Layer {
   Conv2dSpec spec_;
   std::vector<Shape> param_shapes_;  // weight, then bias when present
   std::unique_ptr<Impl> impl_;
-  bool lean_ = false;
+  WorkspaceBytes limit_{kUnlimitedWorkspace, kUnlimitedWorkspace};
 };
 
 }  // namespace vdnn::layers::cuda

@@ -13,7 +13,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr int kFormat = 1;
+constexpr int kFormat = 2;
 
 Json key_json(const graph::CostKey& key) {
   return {{"format", kFormat},
@@ -23,7 +23,7 @@ Json key_json(const graph::CostKey& key) {
           {"deterministic", key.deterministic},
           {"tf32", key.tf32},
           {"structure", key.structure},
-          {"lean_layers", key.lean_layers}};
+          {"algorithms", key.algorithms}};
 }
 
 // The model in a file's JSON; an empty model when a field is missing or out of range.

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "graph/Liveness.hpp"
+#include "graph/LayerSet.hpp"
 #include "graph/Planner.hpp"
 #include "graph/SessionHarness.hpp"
 
@@ -16,7 +17,7 @@ Plan plan(const Graph& g, Policy policy, std::uint64_t budget = 0,
   PlanRequest r;
   r.policy = policy;
   r.budget_bytes = budget;
-  r.workspace_bytes = 1 << 20;
+  r.workspace = LayerSet(g, layers::Backend::Cpu, {}).workspaces();
   r.costs = costs;
   return make_plan(g, r);
 }

@@ -105,8 +105,8 @@ SessionOptions options(Policy policy, std::uint64_t budget = 0) {
 // The smallest budget (to 1/256) under which `policy` plans a step of `graph` with the CPU
 // layers' workspace: the pools are as full and as fragmented as planning allows.
 std::uint64_t tightest_budget(const Graph& graph, Policy policy) {
-  const std::uint64_t workspace =
-      Session(Graph(graph), options(Policy::Baseline)).layers().workspace_bytes();
+  const std::vector<layers::WorkspaceBytes> workspace =
+      Session(Graph(graph), options(Policy::Baseline)).layers().workspaces();
   std::uint64_t fits = make_plan(graph, {Policy::Baseline, 0, workspace}).predicted_peak;
   std::uint64_t short_of = 0;
   while (fits - short_of > fits / 256) {
@@ -124,8 +124,8 @@ std::uint64_t tightest_budget(const Graph& graph, Policy policy) {
 TEST(Evaluate, ChangesNothingTrainingSeesUnderEveryPolicyAndTightBudget) {
   for (const char* config : {"resnet20-cifar.json", "googlenet-mini.json"}) {
     const Graph g = testing::load_config(config, 4);
-    const std::uint64_t base = make_plan(g, {Policy::Baseline, 0, 0}).predicted_peak;
-    const std::uint64_t all = make_plan(g, {Policy::VdnnAll, 0, 0}).predicted_peak;
+    const std::uint64_t base = make_plan(g, {Policy::Baseline, 0, {}}).predicted_peak;
+    const std::uint64_t all = make_plan(g, {Policy::VdnnAll, 0, {}}).predicted_peak;
     const std::uint64_t budget = all + (base - all) / 4;  // as the Budget tests
     const std::vector<double> plain =
         train(testing::load_config(config, 4), options(Policy::Baseline), 3, false);
@@ -160,7 +160,7 @@ TEST(Evaluate, UsesRunningStatisticsAndNoDropout) {
 
 TEST(Evaluate, InferencePassFreesEachMapAfterItsLastForwardConsumer) {
   const Graph g = Graph::build(testing::small_residual_net(), 4);
-  const Plan plan = make_plan(g, {Policy::VdnnAll, 0, 0});
+  const Plan plan = make_plan(g, {Policy::VdnnAll, 0, {}});
   std::uint64_t peak = 0;
   int allocations = 0;
   int frees = 0;

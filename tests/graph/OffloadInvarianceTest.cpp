@@ -28,7 +28,7 @@ SessionOptions options(Policy policy, std::uint64_t budget = 0) {
 // Auto under a budget a fifth of the way from vdnn-all's peak to baseline's, with estimated costs
 // (a plan that does not depend on this machine's timings): it offloads and recomputes.
 SessionOptions auto_options(const Graph& g) {
-  PlanRequest r{Policy::VdnnAll, 0, LayerSet(g, layers::Backend::Cpu, {}).workspace_bytes()};
+  PlanRequest r{Policy::VdnnAll, 0, LayerSet(g, layers::Backend::Cpu, {}).workspaces()};
   const std::uint64_t all = make_plan(g, r).predicted_peak;
   r.policy = Policy::Baseline;
   const std::uint64_t base = make_plan(g, r).predicted_peak;
@@ -43,7 +43,7 @@ TEST_P(OffloadInvariance, EveryPolicyMatchesBaselineBitwise) {
   const auto base = run_steps(load_config(GetParam(), 4), options(Policy::Baseline), kSteps);
   EXPECT_EQ(base.memory.device_peak, base.predicted_peak);
   const std::uint64_t all_peak =
-      make_plan(load_config(GetParam(), 4), {Policy::VdnnAll, 0, 0}).predicted_peak;
+      make_plan(load_config(GetParam(), 4), {Policy::VdnnAll, 0, {}}).predicted_peak;
   for (const SessionOptions& o :
        {options(Policy::VdnnAll), options(Policy::VdnnConv),
         options(Policy::VdnnDyn, (base.predicted_peak + all_peak) / 2), options(Policy::Recompute),
@@ -108,8 +108,8 @@ INSTANTIATE_TEST_SUITE_P(Networks, OffloadInvariance,
 
 TEST(Budget, BaselineDoesNotFitWhereVdnnAllTrainsUnderIt) {
   const Graph g = load_config("resnet20-cifar.json", 16);
-  const std::uint64_t base = make_plan(g, {Policy::Baseline, 0, 0}).predicted_peak;
-  const std::uint64_t all = make_plan(g, {Policy::VdnnAll, 0, 0}).predicted_peak;
+  const std::uint64_t base = make_plan(g, {Policy::Baseline, 0, {}}).predicted_peak;
+  const std::uint64_t all = make_plan(g, {Policy::VdnnAll, 0, {}}).predicted_peak;
   const std::uint64_t budget = all + (base - all) / 4;
   EXPECT_THROW(Session(load_config("resnet20-cifar.json", 16), options(Policy::Baseline, budget)),
                DoesNotFit);
@@ -123,8 +123,8 @@ TEST(Budget, BaselineDoesNotFitWhereVdnnAllTrainsUnderIt) {
 // Between recompute's own peak and baseline's: the budget keeps some maps, the rest are rebuilt.
 TEST(Budget, RecomputeTrainsBitwiseAsBaselineUnderABudgetBaselineDoesNotFit) {
   const Graph g = load_config("resnet20-cifar.json", 16);
-  const std::uint64_t base = make_plan(g, {Policy::Baseline, 0, 0}).predicted_peak;
-  const std::uint64_t least = make_plan(g, {Policy::Recompute, 0, 0}).predicted_peak;
+  const std::uint64_t base = make_plan(g, {Policy::Baseline, 0, {}}).predicted_peak;
+  const std::uint64_t least = make_plan(g, {Policy::Recompute, 0, {}}).predicted_peak;
   const std::uint64_t budget = least + (base - least) / 2;
   EXPECT_THROW(Session(load_config("resnet20-cifar.json", 16), options(Policy::Baseline, budget)),
                DoesNotFit);
@@ -138,8 +138,8 @@ TEST(Budget, RecomputeTrainsBitwiseAsBaselineUnderABudgetBaselineDoesNotFit) {
 
 TEST(Budget, UvmPrefetchKeepsDevicePagesWithinTheBudget) {
   const Graph g = load_config("resnet20-cifar.json", 16);
-  const std::uint64_t base = make_plan(g, {Policy::Baseline, 0, 0}).predicted_peak;
-  const std::uint64_t all = make_plan(g, {Policy::VdnnAll, 0, 0}).predicted_peak;
+  const std::uint64_t base = make_plan(g, {Policy::Baseline, 0, {}}).predicted_peak;
+  const std::uint64_t all = make_plan(g, {Policy::VdnnAll, 0, {}}).predicted_peak;
   const std::uint64_t budget = all + (base - all) / 4;
   const auto run =
       run_steps(load_config("resnet20-cifar.json", 16), options(Policy::UvmPrefetch, budget), 3);

@@ -1,4 +1,5 @@
 // Planner: placements per policy, the order of offload/prefetch actions, predicted peaks, budgets.
+#include "graph/LayerSet.hpp"
 #include "graph/Planner.hpp"
 
 #include <gtest/gtest.h>
@@ -19,7 +20,7 @@ Plan plan(const Graph& g, Policy policy, std::uint64_t budget = 0) {
   PlanRequest r;
   r.policy = policy;
   r.budget_bytes = budget;
-  r.workspace_bytes = 1 << 20;
+  r.workspace = LayerSet(g, layers::Backend::Cpu, {}).workspaces();
   return make_plan(g, r);
 }
 

@@ -47,7 +47,7 @@ graph::Plan plan(const graph::Graph& g, graph::Policy policy, std::uint64_t budg
   graph::PlanRequest request;
   request.policy = policy;
   request.budget_bytes = budget;
-  request.workspace_bytes = graph::LayerSet(g, layers::Backend::Cpu, {}).workspace_bytes();
+  request.workspace = graph::LayerSet(g, layers::Backend::Cpu, {}).workspaces();
   return graph::make_plan(g, request);
 }
 
@@ -79,7 +79,7 @@ TEST(Configs, EveryConfigPlansUnderEveryPolicy) {
     if (entry.path().extension() != ".json") continue;
     const graph::Graph g = graph::Graph::build(load_network(entry.path().string()), 2);
     graph::PlanRequest request;
-    request.workspace_bytes = graph::LayerSet(g, layers::Backend::Cpu, {}).workspace_bytes();
+    request.workspace = graph::LayerSet(g, layers::Backend::Cpu, {}).workspaces();
     for (const std::string& policy : graph::policy_names()) {
       SCOPED_TRACE(entry.path().filename().string() + " under " + policy);
       request.policy = graph::parse_policy(policy);

@@ -55,7 +55,7 @@ int run_plan(const PlanOptions& o) {
   graph::PlanRequest request;
   request.policy = graph::parse_policy(o.policy);
   request.budget_bytes = o.mem_budget.empty() ? 0 : runtime::parse_bytes(o.mem_budget);
-  request.workspace_bytes = graph::LayerSet(g, layers::Backend::Cpu, {}).workspace_bytes();
+  request.workspace = graph::LayerSet(g, layers::Backend::Cpu, {}).workspaces();
   graph::CostModel costs;
   if (!o.costs.empty()) {
     costs = models::read_cost_file(o.costs, g);

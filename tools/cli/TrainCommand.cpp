@@ -191,7 +191,7 @@ nlohmann::json summary_json(const TrainOptions& o, models::Trainer& trainer,
                       {"upstream_allocations", executor.memory().device_upstream_allocations},
                       {"device_pool_bytes", executor.memory().device_capacity},
                       {"workspace_bytes", session.layers().workspace_bytes()},
-                      {"lean_algorithm_layers", session.layers().lean_layers()},
+                      {"workspace_limited_layers", session.layers().limited_layers()},
                       {"iter_ms_median", medians.ms},
                       {"images_per_s", medians.images_per_s}});
   summary.update(transfers.medians());

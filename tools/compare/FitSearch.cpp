@@ -41,7 +41,7 @@ bool plan_fits(const graph::Graph& graph, const FitLimits& limits) {
   graph::PlanRequest request;
   request.policy = limits.policy;
   request.budget_bytes = limits.budget_bytes;
-  request.workspace_bytes = graph::LayerSet(graph, layers::Backend::Cpu, {}).workspace_bytes();
+  request.workspace = graph::LayerSet(graph, layers::Backend::Cpu, {}).workspaces();
   graph::Plan plan;
   try {
     plan = graph::make_plan(graph, request);

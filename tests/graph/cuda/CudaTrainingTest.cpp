@@ -57,7 +57,7 @@ TEST_P(CudaInvariance, EveryPolicyMatchesBaselineBitwiseFor20Steps) {
   // Auto under a budget a quarter of the way from vdnn-all's peak to baseline's, with costs
   // measured on this GPU at setup.
   const std::uint64_t all =
-      make_plan(load_config(config, batch), {Policy::VdnnAll, 0, 0}).predicted_peak;
+      make_plan(load_config(config, batch), {Policy::VdnnAll, 0, {}}).predicted_peak;
   const std::uint64_t budget = all + (base.predicted_peak - all) / 4;
   for (Policy p : {Policy::VdnnAll, Policy::VdnnConv, Policy::Recompute, Policy::Auto}) {
     SessionOptions o = cuda_options(p);
@@ -105,19 +105,30 @@ TEST_F(CudaTraining, IdenticalConvolutionsChooseAlgorithmsOnce) {
   EXPECT_LT(session.layers().cache().size(), convs / 2);  // ResNet-50 repeats its blocks
 }
 
-// A downgrade to memory-lean algorithms shrinks the workspace, and taking it back restores it.
-TEST_F(CudaTraining, LayerSetTakesADowngradeBack) {
+// A downgrade takes the largest pass's next smaller algorithm; limits set back restore the fastest.
+TEST_F(CudaTraining, LayerSetDowngradesOnePassAndTakesItBack) {
   runtime::cuda::CudaContext context(0);
   layers::LayerOptions o;
   o.cuda = &context.device();
   const Graph g = load_config("resnet50.json", 32);
   LayerSet layers(g, layers::Backend::Cuda, o);
-  const std::uint64_t fastest = layers.workspace_bytes();
+  const std::vector<layers::WorkspaceBytes> fastest = layers.workspaces();
+  const std::uint64_t largest = layers.workspace_bytes();
+  const std::vector<layers::WorkspaceBytes> unlimited = layers.workspace_limits();
   ASSERT_TRUE(layers.downgrade_largest_workspace());
-  EXPECT_LT(layers.workspace_bytes(), fastest);
-  EXPECT_TRUE(layers.undo_last_downgrade());
-  EXPECT_EQ(layers.workspace_bytes(), fastest);
-  EXPECT_EQ(layers.lean_layers(), 0);
+  EXPECT_EQ(layers.limited_layers(), 1);
+  std::size_t changed = 0;
+  const std::vector<layers::WorkspaceBytes> now = layers.workspaces();
+  for (std::size_t i = 0; i < now.size(); ++i) {
+    if (now[i] == fastest[i]) continue;
+    ++changed;
+    EXPECT_TRUE(now[i].forward < fastest[i].forward || now[i].backward < fastest[i].backward);
+    EXPECT_TRUE(fastest[i].forward == largest || fastest[i].backward == largest);
+  }
+  EXPECT_EQ(changed, 1u);
+  layers.limit_workspaces(unlimited);
+  EXPECT_EQ(layers.workspaces(), fastest);
+  EXPECT_EQ(layers.limited_layers(), 0);
 }
 
 class CudaNoAllocation : public CudaTraining, public ::testing::WithParamInterface<Policy> {};

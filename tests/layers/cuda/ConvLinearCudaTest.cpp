@@ -80,6 +80,11 @@ TEST_F(ConvCuda, EmptyInputGradientTargetStillGivesParameterGradients) {
   EXPECT_TRUE(cuda_matches_cpu(context(), layer, kConvTolerance, settings));
 }
 
+// A workspace limit small enough to rule the fastest algorithms out.
+constexpr std::size_t kLeanWorkspaceBytes = std::size_t{8} << 20;
+constexpr layers::WorkspaceBytes kLean{kLeanWorkspaceBytes, kLeanWorkspaceBytes};
+constexpr layers::WorkspaceBytes kNoLimit{layers::kUnlimitedWorkspace, layers::kUnlimitedWorkspace};
+
 // A layer large enough that the fastest algorithms want more than the lean bound, measured
 // (nondeterministic) and heuristic (deterministic).
 TEST_F(ConvCuda, LeanAlgorithmsStayWithinBoundAndStillMatch) {
@@ -91,14 +96,14 @@ TEST_F(ConvCuda, LeanAlgorithmsStayWithinBoundAndStillMatch) {
     o.deterministic = deterministic;
     layers::cuda::Conv2dCuda layer(spec, {input}, o);
     const std::size_t fastest = layer.workspace_bytes();
-    layer.prefer_lean_algorithms(true);
+    layer.limit_workspace(kLean);
     const std::size_t lean = layer.workspace_bytes();
     std::cout << "[          ] workspace bytes: fastest " << fastest << ", lean " << lean << "\n";
-    EXPECT_LE(lean, layers::kLeanWorkspaceBytes);
+    EXPECT_LE(lean, kLeanWorkspaceBytes);
     StepSettings settings;
     settings.bitwise_repeatable = deterministic;
     EXPECT_TRUE(cuda_matches_cpu(context(), layer, kConvTolerance, settings));
-    layer.prefer_lean_algorithms(false);
+    layer.limit_workspace(kNoLimit);
     EXPECT_EQ(layer.workspace_bytes(), fastest);
   }
 }
@@ -107,8 +112,8 @@ TEST_F(ConvCuda, LeanAlgorithmsMatchOverShapeTable) {
   for (const ConvCase& c : conv_cases()) {
     SCOPED_TRACE(c.name);
     layers::cuda::Conv2dCuda layer(c.spec, {c.input}, options());
-    layer.prefer_lean_algorithms(true);
-    EXPECT_LE(layer.workspace_bytes(), layers::kLeanWorkspaceBytes);
+    layer.limit_workspace(kLean);
+    EXPECT_LE(layer.workspace_bytes(), kLeanWorkspaceBytes);
     StepSettings settings;
     settings.accumulate = c.accumulate;
     EXPECT_TRUE(cuda_matches_cpu(context(), layer, kConvTolerance, settings));
