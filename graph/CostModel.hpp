@@ -10,10 +10,13 @@
 
 namespace vdnn::graph {
 
-/// Device seconds of one node's forward and backward.
+/// Device seconds of one node's forward and backward, and (measured costs) the workspace bytes
+/// of the algorithms they were measured with.
 struct LayerCost {
   double forward = 0.0;
   double backward = 0.0;
+  std::uint64_t forward_workspace = 0;
+  std::uint64_t backward_workspace = 0;
 };
 
 struct CostModel {

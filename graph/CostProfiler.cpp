@@ -76,7 +76,11 @@ CostModel measure_costs(const Graph& graph, LayerSet& layers, const Plan& plan,
     after(executor, images);
   };
   run(true, [&](const Executor& e, const float*) {
-    for (const LayerTime& t : e.layer_times()) costs.layers.push_back({t.forward, t.backward});
+    const auto workspace = layers.workspaces();
+    for (std::size_t i = 0; i < e.layer_times().size(); ++i) {
+      const LayerTime& t = e.layer_times()[i];
+      costs.layers.push_back({t.forward, t.backward, workspace[i].forward, workspace[i].backward});
+    }
   });
   // Timing events around every layer slow a step down: the gaps come from steps without them.
   double step_seconds = 0.0;
@@ -89,7 +93,10 @@ CostModel measure_costs(const Graph& graph, LayerSet& layers, const Plan& plan,
       graph, plan, costs, release_waits(graph, plan, plan.pool_bytes));
   if (replayed > step_seconds && step_seconds > 0.0) {
     const double scale = step_seconds / replayed;
-    for (LayerCost& c : costs.layers) c = {c.forward * scale, c.backward * scale};
+    for (LayerCost& c : costs.layers) {
+      c.forward *= scale;
+      c.backward *= scale;
+    }
   } else {
     costs.gap = (step_seconds - replayed) /
                 static_cast<double>(std::max<std::size_t>(compute_operations(plan), 1));

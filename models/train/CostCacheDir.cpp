@@ -1,5 +1,6 @@
 // Cost models as JSON files: {"key": {...}, "device_to_host", "host_to_device", "gap",
-// "layers": [[forward, backward], ...]}, seconds and bytes per second.
+// "layers": [[forward, backward, forward workspace, backward workspace], ...]}, seconds, bytes per
+// second and bytes.
 #include "models/train/CostCacheDir.hpp"
 
 #include <fstream>
@@ -37,7 +38,8 @@ graph::CostModel parse_costs(const Json& j) {
       const double forward = layer.at(0).get<double>();
       const double backward = layer.at(1).get<double>();
       if (!(forward >= 0.0 && backward >= 0.0)) return {};
-      costs.layers.push_back({forward, backward});
+      costs.layers.push_back({forward, backward, layer.at(2).get<std::uint64_t>(),
+                              layer.at(3).get<std::uint64_t>()});
     }
   } catch (const Json::exception&) {
     return {};
@@ -87,7 +89,9 @@ graph::CostModel CostCacheDir::load(const graph::CostKey& key) {
 
 void CostCacheDir::store(const graph::CostKey& key, const graph::CostModel& costs) {
   Json layers = Json::array();
-  for (const graph::LayerCost& c : costs.layers) layers.push_back({c.forward, c.backward});
+  for (const graph::LayerCost& c : costs.layers) {
+    layers.push_back({c.forward, c.backward, c.forward_workspace, c.backward_workspace});
+  }
   const Json j{{"key", key_json(key)},
                {"device_to_host", costs.device_to_host},
                {"host_to_device", costs.host_to_device},

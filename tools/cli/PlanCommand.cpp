@@ -1,4 +1,5 @@
-// `vdnn plan`: build the graph and the CPU layers (for workspace sizes), plan, print.
+// `vdnn plan`: build the graph and the CPU layers (for workspace sizes, unless a cost file gives the
+// measured device's), plan, print.
 #include "tools/cli/PlanCommand.hpp"
 
 #include <CLI/CLI.hpp>
@@ -44,8 +45,9 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
       ->check(CLI::IsMember(graph::policy_names()));
   cmd->add_option("--mem-budget", o.mem_budget, "Device memory budget, e.g. 6GiB (default: none)");
   cmd->add_option("--costs", o.costs,
-                  "A cost file from vdnn train --cost-cache (default: costs estimated from "
-                  "arithmetic and bytes)");
+                  "A cost file from vdnn train --cost-cache: layer times and workspaces as "
+                  "measured there (default: costs estimated from arithmetic and bytes, CPU "
+                  "workspaces)");
   cmd->add_flag("--json", o.json, "Print JSON instead of a table");
   return cmd;
 }
@@ -60,6 +62,10 @@ int run_plan(const PlanOptions& o) {
   if (!o.costs.empty()) {
     costs = models::read_cost_file(o.costs, g);
     request.costs = &costs;
+    // The workspaces of the algorithms the costs were measured with, on their device.
+    for (std::size_t i = 0; i < costs.layers.size(); ++i) {
+      request.workspace[i] = {costs.layers[i].forward_workspace, costs.layers[i].backward_workspace};
+    }
   }
   const graph::Plan plan = graph::make_plan(g, request);
   if (o.json) {

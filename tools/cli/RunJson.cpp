@@ -3,6 +3,7 @@
 
 #include <fstream>
 
+#include "graph/Planner.hpp"
 #include "models/train/Trainer.hpp"
 
 namespace vdnn::tools {
@@ -68,6 +69,13 @@ Json managed_summary(graph::Session& session) {
                                    "migrations move nothing"},
           {"migration_source", session.executor().migration_source()},
           {"pool_peak_bytes", session.executor().memory().pool_peak}};
+}
+
+void write_plan(const std::filesystem::path& path, const graph::Graph& graph,
+                const graph::Plan& plan) {
+  std::ofstream out(path);
+  out << graph::format_plan(graph, plan);
+  if (!out) throw runtime::Error("cannot write " + path.string());
 }
 
 void write_json(const std::filesystem::path& path, const Json& value) {

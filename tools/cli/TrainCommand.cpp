@@ -248,6 +248,7 @@ int run_train(const TrainOptions& o) {
   graph::Session& session = trainer.session();
   if (o.profile_layers) write_layer_times(out / "layers.json", session.graph(), session.executor());
   write_json(out / "summary.json", summary_json(o, trainer, transfers, last_eval));
+  write_plan(out / "plan.txt", session.graph(), session.plan());
   if (!o.trace.empty()) {
     const std::string label = "vdnn " + def.name + " batch " + std::to_string(o.batch) + ", " +
                               graph::policy_name(session.plan().policy);
@@ -258,7 +259,7 @@ int run_train(const TrainOptions& o) {
             << layers::backend_name(trainer.options().session.backend) << " with "
             << graph::policy_name(session.plan().policy) << "; loss " << h.front().loss << " -> "
             << h.back().loss << "\nvdnn: results in " << out.string()
-            << "/ (summary.json, metrics.jsonl)\n";
+            << "/ (summary.json, metrics.jsonl, plan.txt)\n";
   return 0;
 }
 

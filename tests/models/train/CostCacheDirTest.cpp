@@ -42,6 +42,10 @@ TEST(CostCache, AutoMeasuresOnceThenReadsTheCache) {
     EXPECT_EQ(measured.source, "measured");
     ASSERT_EQ(measured.layers.size(), first.session().graph().nodes().size());
     EXPECT_GT(measured.layers.front().forward, 0.0);
+    // The first convolution's im2col columns, as measured with.
+    EXPECT_EQ(measured.layers.front().forward_workspace,
+              first.session().layers().workspaces().front().forward);
+    EXPECT_GT(measured.layers.front().backward_workspace, 0u);
     EXPECT_GT(measured.device_to_host, 0.0);
     EXPECT_GT(first.session().plan().predicted_step_seconds, 0.0);
     EXPECT_EQ(first.session().plan().cost_source, "measured");
@@ -52,6 +56,7 @@ TEST(CostCache, AutoMeasuresOnceThenReadsTheCache) {
   EXPECT_EQ(cached.source.rfind("cache ", 0), 0U) << cached.source;
   ASSERT_EQ(cached.layers.size(), measured.layers.size());
   EXPECT_DOUBLE_EQ(cached.layers.back().backward, measured.layers.back().backward);
+  EXPECT_EQ(cached.layers.front().backward_workspace, measured.layers.front().backward_workspace);
   EXPECT_DOUBLE_EQ(cached.gap, measured.gap);
   // Another batch is another key: measured again, a second file.
   Trainer other(def, 2, auto_options(dir));
