@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <functional>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -60,27 +61,48 @@ std::string device_description(const SessionOptions& options) {
   return "cuda:" + runtime::cuda_device_name(options.device);
 }
 
+// Raises every limited pass's limit to what `plan` leaves free around it (its own workspace
+// included), while the plan made again still fits: the limits came from a plan without workspace,
+// and the placement found under them may leave more room where a pass runs.
+Plan relax_limits(const Graph& graph, LayerSet& layers, Plan plan,
+                  const std::function<std::optional<Plan>()>& attempt) {
+  constexpr int kRounds = 3;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::vector<layers::WorkspaceBytes> room = room_for_workspace(graph, plan);
+    const std::vector<layers::WorkspaceBytes> now = layers.workspaces();
+    const std::vector<layers::WorkspaceBytes> before = layers.workspace_limits();
+    std::vector<layers::WorkspaceBytes> limits = before;
+    bool raised = false;
+    auto raise = [&](std::size_t& limit, std::size_t free, std::size_t used) {
+      if (limit == layers::kUnlimitedWorkspace || free + used <= limit) return;
+      limit = free + used;
+      raised = true;
+    };
+    for (std::size_t i = 0; i < limits.size(); ++i) {
+      raise(limits[i].forward, room[i].forward, now[i].forward);
+      raise(limits[i].backward, room[i].backward, now[i].backward);
+    }
+    if (!raised) break;
+    layers.limit_workspaces(limits);
+    if (layers.workspaces() == now) break;  // no faster algorithm fits the room
+    std::optional<Plan> relaxed = attempt();
+    if (!relaxed) {
+      layers.limit_workspaces(before);
+      break;
+    }
+    plan = *std::move(relaxed);
+  }
+  return plan;
+}
+
 // Note [Workspace]: when the plan with every layer's fastest algorithms does not fit the budget,
 // each pass's workspace is limited to what a plan without any workspace leaves free where that
 // pass runs (a fraction of it when fragmentation leaves less), so only the layers at the peak
 // take slower algorithms; failing that, the largest workspace shrinks one algorithm at a time
-// (vDNN's per-layer downgrades) until the plan fits or nothing shrinks.
-Plan plan_with_downgrades(const Graph& graph, const SessionOptions& options, LayerSet& layers,
-                          std::uint64_t budget, const CostModel& costs, Policy policy) {
-  PlanRequest request = request_for(options, layers, budget, costs);
-  request.policy = policy;
-  std::exception_ptr failure;
-  auto attempt = [&]() -> std::optional<Plan> {
-    request.workspace = layers.workspaces();
-    try {
-      return make_plan(graph, request);
-    } catch (const DoesNotFit&) {
-      failure = std::current_exception();
-      return std::nullopt;
-    }
-  };
-  if (std::optional<Plan> plan = attempt()) return *std::move(plan);
-  if (budget == 0) std::rethrow_exception(failure);
+// (vDNN's per-layer downgrades) until the plan fits or nothing shrinks. Then the limits rise to
+// the room the fitting plan leaves (relax_limits).
+std::optional<Plan> fit_workspaces(const Graph& graph, LayerSet& layers, PlanRequest& request,
+                                   const std::function<std::optional<Plan>()>& attempt) {
   PlanRequest without = request;
   without.workspace.clear();
   const std::vector<layers::WorkspaceBytes> room =
@@ -93,12 +115,33 @@ Plan plan_with_downgrades(const Graph& graph, const SessionOptions& options, Lay
                    std::min(limits[i].backward, room[i].backward / share)};
     }
     layers.limit_workspaces(limits);
-    if (std::optional<Plan> plan = attempt()) return *std::move(plan);
+    if (std::optional<Plan> plan = attempt()) return plan;
   }
   while (layers.downgrade_largest_workspace()) {
-    if (std::optional<Plan> plan = attempt()) return *std::move(plan);
+    if (std::optional<Plan> plan = attempt()) return plan;
   }
-  std::rethrow_exception(failure);
+  return std::nullopt;
+}
+
+Plan plan_with_downgrades(const Graph& graph, const SessionOptions& options, LayerSet& layers,
+                          std::uint64_t budget, const CostModel& costs, Policy policy) {
+  PlanRequest request = request_for(options, layers, budget, costs);
+  request.policy = policy;
+  std::exception_ptr failure;
+  const std::function<std::optional<Plan>()> attempt = [&]() -> std::optional<Plan> {
+    request.workspace = layers.workspaces();
+    try {
+      return make_plan(graph, request);
+    } catch (const DoesNotFit&) {
+      failure = std::current_exception();
+      return std::nullopt;
+    }
+  };
+  if (std::optional<Plan> plan = attempt()) return *std::move(plan);
+  if (budget == 0) std::rethrow_exception(failure);
+  std::optional<Plan> plan = fit_workspaces(graph, layers, request, attempt);
+  if (!plan) std::rethrow_exception(failure);
+  return relax_limits(graph, layers, *std::move(plan), attempt);
 }
 
 // The plan costs are measured under: the first of baseline, recompute and auto (with estimated
@@ -199,8 +242,11 @@ Session::Planned Session::plan_run(const Graph& graph, const SessionOptions& opt
     run.costs = session_costs(graph, options, layers, context);
     run.plan = plan_session(graph, options, layers, context, run.costs);
   }
+  // Another algorithm gives other bits: deterministic runs change one only where the budget forces
+  // it, so that auto stays bitwise equal to baseline wherever the fastest algorithms fit.
   const bool constrained = run.plan.offloaded_bytes > 0 || run.plan.recomputed_bytes > 0;
-  if (options.policy == Policy::Auto && options.budget_bytes > 0 && measured && constrained) {
+  if (options.policy == Policy::Auto && options.budget_bytes > 0 && measured && constrained &&
+      !options.deterministic) {
     trade_workspace_for_maps(graph, options, layers, context, run.costs, run.plan);
   }
   return run;

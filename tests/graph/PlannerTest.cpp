@@ -309,5 +309,55 @@ TEST(Planner, RecomputeFitsABudgetBaselineDoesNotAndNotOneBelowItsPeak) {
   EXPECT_THROW(plan(g, Policy::Recompute, least - 1), DoesNotFit);
 }
 
+// Note [Workspace]: each pass's workspace is allocated right before it and freed right after, so
+// it counts in the peak only while the pass runs.
+TEST(Planner, EachPassHoldsItsWorkspaceOnlyWhileItRuns) {
+  const Graph g = load("resnet20-cifar.json", 8);
+  const std::vector<layers::WorkspaceBytes> workspace =
+      LayerSet(g, layers::Backend::Cpu, {}).workspaces();
+  const Plan p = plan(g, Policy::Recompute);
+  int passes = 0;
+  for (std::size_t i = 0; i < p.actions.size(); ++i) {
+    const Action& a = p.actions[i];
+    const bool forward = (a.op == Op::Forward && a.tensor != kNetworkInput) || a.op == Op::Recompute;
+    if (!forward && a.op != Op::Backward) continue;
+    const layers::WorkspaceBytes& w = workspace[static_cast<std::size_t>(a.tensor)];
+    const std::uint64_t bytes = forward ? w.forward : w.backward;
+    if (bytes == 0) continue;
+    ++passes;
+    ASSERT_GT(i, 0u);
+    ASSERT_LT(i + 1, p.actions.size());
+    const Action& before = p.actions[i - 1];
+    const Action& after = p.actions[i + 1];
+    EXPECT_EQ(before.op, Op::AllocateWorkspace);
+    EXPECT_EQ(before.tensor, a.tensor);
+    EXPECT_EQ(before.bytes, bytes);
+    EXPECT_EQ(after.op, Op::FreeWorkspace);
+    EXPECT_EQ(after.bytes, bytes);
+    EXPECT_EQ(after.device_bytes + bytes, a.device_bytes);
+  }
+  EXPECT_GT(passes, 40);  // 19 convolutions forward, backward and some recomputed
+  EXPECT_EQ(p.actions.back().device_bytes, 0u);
+}
+
+// What a plan under a budget leaves free around each pass is what that pass's workspace could take.
+TEST(Planner, RoomForWorkspaceIsTheBudgetLessWhatIsInUseWhereThePassRuns) {
+  const Graph g = load("resnet20-cifar.json", 32);
+  const std::uint64_t least = plan(g, Policy::Recompute).predicted_peak;
+  const std::uint64_t budget = least + (plan(g, Policy::Baseline).predicted_peak - least) / 2;
+  const Plan p = plan(g, Policy::Recompute, budget);
+  const std::vector<layers::WorkspaceBytes> room = room_for_workspace(g, p);
+  ASSERT_EQ(room.size(), g.nodes().size());
+  std::vector<bool> tight(g.nodes().size(), false);
+  for (const Action& a : p.actions) {
+    if (a.op != Op::Backward) continue;
+    const std::uint64_t in_use = p.resident_bytes + a.device_bytes;
+    const std::uint64_t free = room[static_cast<std::size_t>(a.tensor)].backward;
+    EXPECT_LE(in_use + free, budget);
+    tight[static_cast<std::size_t>(a.tensor)] = in_use + free + 4096 > budget;
+  }
+  EXPECT_EQ(std::count(tight.begin(), tight.end(), true), static_cast<long>(g.nodes().size()));
+}
+
 }  // namespace
 }  // namespace vdnn::graph
