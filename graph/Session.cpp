@@ -61,46 +61,11 @@ std::string device_description(const SessionOptions& options) {
   return "cuda:" + runtime::cuda_device_name(options.device);
 }
 
-// Raises every limited pass's limit to what `plan` leaves free around it (its own workspace
-// included), while the plan made again still fits: the limits came from a plan without workspace,
-// and the placement found under them may leave more room where a pass runs.
-Plan relax_limits(const Graph& graph, LayerSet& layers, Plan plan,
-                  const std::function<std::optional<Plan>()>& attempt) {
-  constexpr int kRounds = 3;
-  for (int round = 0; round < kRounds; ++round) {
-    const std::vector<layers::WorkspaceBytes> room = room_for_workspace(graph, plan);
-    const std::vector<layers::WorkspaceBytes> now = layers.workspaces();
-    const std::vector<layers::WorkspaceBytes> before = layers.workspace_limits();
-    std::vector<layers::WorkspaceBytes> limits = before;
-    bool raised = false;
-    auto raise = [&](std::size_t& limit, std::size_t free, std::size_t used) {
-      if (limit == layers::kUnlimitedWorkspace || free + used <= limit) return;
-      limit = free + used;
-      raised = true;
-    };
-    for (std::size_t i = 0; i < limits.size(); ++i) {
-      raise(limits[i].forward, room[i].forward, now[i].forward);
-      raise(limits[i].backward, room[i].backward, now[i].backward);
-    }
-    if (!raised) break;
-    layers.limit_workspaces(limits);
-    if (layers.workspaces() == now) break;  // no faster algorithm fits the room
-    std::optional<Plan> relaxed = attempt();
-    if (!relaxed) {
-      layers.limit_workspaces(before);
-      break;
-    }
-    plan = *std::move(relaxed);
-  }
-  return plan;
-}
-
 // Note [Workspace]: when the plan with every layer's fastest algorithms does not fit the budget,
 // each pass's workspace is limited to what a plan without any workspace leaves free where that
 // pass runs (a fraction of it when fragmentation leaves less), so only the layers at the peak
 // take slower algorithms; failing that, the largest workspace shrinks one algorithm at a time
-// (vDNN's per-layer downgrades) until the plan fits or nothing shrinks. Then the limits rise to
-// the room the fitting plan leaves (relax_limits).
+// (vDNN's per-layer downgrades) until the plan fits or nothing shrinks.
 std::optional<Plan> fit_workspaces(const Graph& graph, LayerSet& layers, PlanRequest& request,
                                    const std::function<std::optional<Plan>()>& attempt) {
   PlanRequest without = request;
@@ -141,7 +106,7 @@ Plan plan_with_downgrades(const Graph& graph, const SessionOptions& options, Lay
   if (budget == 0) std::rethrow_exception(failure);
   std::optional<Plan> plan = fit_workspaces(graph, layers, request, attempt);
   if (!plan) std::rethrow_exception(failure);
-  return relax_limits(graph, layers, *std::move(plan), attempt);
+  return *std::move(plan);
 }
 
 // The plan costs are measured under: the first of baseline, recompute and auto (with estimated
@@ -203,6 +168,54 @@ Plan plan_session(const Graph& graph, const SessionOptions& options, LayerSet& l
   return plan;
 }
 
+// Note [Workspace]: limits fitted to the room a plan without workspace leaves can be too tight
+// where the plan found under them leaves more, or too loose where a faster algorithm's workspace
+// costs more maps than it saves time. Each limited pass tries its faster algorithms, smallest
+// workspace first, with the layer's cost shifted by the difference in cudnnFind's times, and keeps
+// one when the plan made again fits and is predicted faster.
+void raise_where_faster(const Graph& graph, const SessionOptions& options, LayerSet& layers,
+                        CostModel& costs, Plan& plan) {
+  for (NodeId node = 0; node < static_cast<NodeId>(graph.nodes().size()); ++node) {
+    for (const bool backward : {false, true}) {
+      layers::Layer& layer = layers.at(node);
+      const auto now = [&] {
+        const layers::WorkspaceBytes w = layer.workspace();
+        return backward ? w.backward : w.forward;
+      };
+      const std::vector<layers::WorkspaceOption> choices = layer.workspace_options(backward);
+      if (choices.empty() || now() == choices.back().workspace) continue;  // not limited
+      double seconds = -1.0;
+      for (const layers::WorkspaceOption& c : choices) {
+        if (c.workspace == now()) seconds = c.seconds;
+      }
+      for (const layers::WorkspaceOption& c : choices) {
+        if (c.workspace <= now() || c.seconds < 0.0 || seconds < 0.0 || c.seconds >= seconds) {
+          continue;
+        }
+        const std::vector<layers::WorkspaceBytes> before = layers.workspace_limits();
+        std::vector<layers::WorkspaceBytes> limits = before;
+        (backward ? limits[node].backward : limits[node].forward) = c.workspace;
+        layers.limit_workspaces(limits);
+        CostModel trial = costs;
+        LayerCost& cost = trial.layers.at(static_cast<std::size_t>(node));
+        (backward ? cost.backward : cost.forward) += c.seconds - seconds;
+        PlanRequest request = request_for(options, layers, options.budget_bytes, trial);
+        try {
+          Plan faster = make_plan(graph, request);
+          if (faster.predicted_step_seconds < plan.predicted_step_seconds) {
+            plan = std::move(faster);
+            costs = std::move(trial);
+            seconds = c.seconds;
+            continue;
+          }
+        } catch (const DoesNotFit&) {
+        }
+        layers.limit_workspaces(before);
+      }
+    }
+  }
+}
+
 // Under a budget, auto weighs workspace against feature maps: the pass with the largest workspace
 // takes its next smaller algorithm while that makes the measured plan faster (vDNN's per-layer
 // choice, by predicted step time), at most kWorkspaceTrials times.
@@ -235,15 +248,23 @@ Session::Planned Session::plan_run(const Graph& graph, const SessionOptions& opt
                                    LayerSet& layers, runtime::ExecutionContext& context) {
   Planned run;
   run.costs = session_costs(graph, options, layers, context);
-  const std::uint64_t measured_with = layers.algorithm_key();
-  run.plan = plan_session(graph, options, layers, context, run.costs);
   const bool measured = run.costs.source != "estimated" && !options.costs;
-  if (layers.algorithm_key() != measured_with && measured) {
+  // Measured costs again, and the plan again, when the algorithms changed since `key`.
+  auto measure_again_if_changed = [&](std::uint64_t key) {
+    if (layers.algorithm_key() == key || !measured) return;
     run.costs = session_costs(graph, options, layers, context);
     run.plan = plan_session(graph, options, layers, context, run.costs);
+  };
+  std::uint64_t key = layers.algorithm_key();
+  run.plan = plan_session(graph, options, layers, context, run.costs);
+  measure_again_if_changed(key);
+  // cudnnFind's times are only taken without --deterministic, whose runs change an algorithm only
+  // where the budget forces it (another algorithm gives other bits).
+  if (measured && !options.deterministic && options.budget_bytes > 0) {
+    key = layers.algorithm_key();
+    raise_where_faster(graph, options, layers, run.costs, run.plan);
+    measure_again_if_changed(key);
   }
-  // Another algorithm gives other bits: deterministic runs change one only where the budget forces
-  // it, so that auto stays bitwise equal to baseline wherever the fastest algorithms fit.
   const bool constrained = run.plan.offloaded_bytes > 0 || run.plan.recomputed_bytes > 0;
   if (options.policy == Policy::Auto && options.budget_bytes > 0 && measured && constrained &&
       !options.deterministic) {

@@ -77,6 +77,13 @@ struct WorkspaceBytes {
   }
 };
 
+/// One choice limit_workspace() can make for a pass: the workspace it needs and the pass's time as
+/// the layer measured it at setup (cudnnFind), negative when it was not measured.
+struct WorkspaceOption {
+  std::size_t workspace = 0;
+  double seconds = -1.0;
+};
+
 /// No limit on a pass's workspace.
 inline constexpr std::size_t kUnlimitedWorkspace = ~std::size_t{0};
 
@@ -106,6 +113,9 @@ class Layer {
   /// kUnlimitedWorkspace. vDNN's per-layer choice under memory pressure, by the bytes the plan has
   /// free where the pass runs (Note [Workspace]). Others have one algorithm and ignore this.
   virtual void limit_workspace(const WorkspaceBytes& /*limit*/) {}
+  /// The choices limit_workspace() makes for the forward (or backward) pass, one per distinct
+  /// workspace, smallest first. Default: none (one algorithm).
+  virtual std::vector<WorkspaceOption> workspace_options(bool /*backward*/) const { return {}; }
 
   virtual void forward(const ForwardArgs& args) = 0;
   virtual void backward(const BackwardArgs& args) = 0;

@@ -41,6 +41,7 @@ struct AlgoChoice {
   Algo algo{};
   cudnnMathType_t math = CUDNN_FMA_MATH;
   std::size_t workspace = 0;
+  double seconds = -1.0;  // cudnnFind's time; negative when ranked by heuristics
 };
 
 // The eligible algorithms of one direction, fastest first.
@@ -167,7 +168,8 @@ AlgoChoices<typename Api::Algo> choose(cudnnHandle_t handle, Descriptors& d,
     }
     // The workspace depends on the math type, and the ranking's own figure is not always exact.
     d.conv.set_math(perf.mathType);
-    AlgoChoice<typename Api::Algo> choice{perf.algo, perf.mathType, 0};
+    AlgoChoice<typename Api::Algo> choice{perf.algo, perf.mathType, 0,
+                                          policy.measure ? perf.time * 1e-3 : -1.0};
     const cudnnStatus_t sized = Api::workspace(handle, d, perf.algo, &choice.workspace);
     if (sized == CUDNN_STATUS_NOT_SUPPORTED) continue;  // ranked, yet refused for this problem
     VDNN_CHECK_CUDNN(sized);
@@ -250,6 +252,36 @@ WorkspaceBytes Conv2dCuda::workspace() const {
 }
 
 void Conv2dCuda::limit_workspace(const WorkspaceBytes& limit) { limit_ = limit; }
+
+std::vector<WorkspaceOption> Conv2dCuda::workspace_options(bool backward) const {
+  const Impl::Choices& c = impl_->choices;
+  std::vector<std::size_t> limits;
+  auto add_limits = [&limits](const auto& choices) {
+    for (const auto& choice : choices.ranked) limits.push_back(choice.workspace);
+  };
+  if (backward) {
+    add_limits(c.backward_data);
+    add_limits(c.backward_filter);
+  } else {
+    add_limits(c.forward);
+  }
+  std::sort(limits.begin(), limits.end());
+  std::vector<WorkspaceOption> options;
+  for (std::size_t limit : limits) {
+    WorkspaceOption o;
+    if (backward) {
+      const auto& data = c.backward_data.pick(limit);
+      const auto& filter = c.backward_filter.pick(limit);
+      o.workspace = std::max(data.workspace, filter.workspace);
+      o.seconds = data.seconds < 0.0 || filter.seconds < 0.0 ? -1.0 : data.seconds + filter.seconds;
+    } else {
+      const auto& forward = c.forward.pick(limit);
+      o = {forward.workspace, forward.seconds};
+    }
+    if (options.empty() || options.back().workspace != o.workspace) options.push_back(o);
+  }
+  return options;
+}
 
 void Conv2dCuda::forward(const ForwardArgs& args) {
   VDNN_EXPECTS(args.inputs.size() == 1 && views_match(args.params, param_shapes_),

@@ -35,6 +35,9 @@ class Conv2dCuda final : public Layer {
   /// Forward: the forward algorithm's; backward: the larger of the data and filter gradients'.
   WorkspaceBytes workspace() const override;
   void limit_workspace(const WorkspaceBytes& limit) override;
+  /// From cudnnFind's times (negative with options.deterministic, ranked by heuristics); backward:
+  /// the data and the filter gradients' under one limit.
+  std::vector<WorkspaceOption> workspace_options(bool backward) const override;
   void forward(const ForwardArgs& args) override;
   void backward(const BackwardArgs& args) override;
 
