@@ -105,6 +105,18 @@ TEST_F(ConvCuda, LeanAlgorithmsStayWithinBoundAndStillMatch) {
     EXPECT_TRUE(cuda_matches_cpu(context(), layer, kConvTolerance, settings));
     layer.limit_workspace(kNoLimit);
     EXPECT_EQ(layer.workspace_bytes(), fastest);
+    // The choices a limit makes, smallest workspace first, the fastest last; timed by cudnnFind
+    // only when measured.
+    for (const bool backward : {false, true}) {
+      const std::vector<layers::WorkspaceOption> choices = layer.workspace_options(backward);
+      ASSERT_FALSE(choices.empty());
+      EXPECT_EQ(choices.back().workspace,
+                backward ? layer.workspace().backward : layer.workspace().forward);
+      for (std::size_t i = 0; i < choices.size(); ++i) {
+        if (i > 0) EXPECT_LT(choices[i - 1].workspace, choices[i].workspace);
+        EXPECT_EQ(choices[i].seconds > 0.0, !deterministic);
+      }
+    }
   }
 }
 
