@@ -113,7 +113,9 @@ TEST_F(ConvCuda, LeanAlgorithmsStayWithinBoundAndStillMatch) {
       EXPECT_EQ(choices.back().workspace,
                 backward ? layer.workspace().backward : layer.workspace().forward);
       for (std::size_t i = 0; i < choices.size(); ++i) {
-        if (i > 0) EXPECT_LT(choices[i - 1].workspace, choices[i].workspace);
+        if (i > 0) {
+          EXPECT_LT(choices[i - 1].workspace, choices[i].workspace);
+        }
         EXPECT_EQ(choices[i].seconds > 0.0, !deterministic);
       }
     }
