@@ -82,6 +82,7 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
       params_(std::make_unique<ParameterStore>(graph, device_, options.seed, context.compute())),
       label_staging_(pinned_upstream_,
                      static_cast<std::size_t>(graph.batch()) * sizeof(std::int32_t)),
+      shared_workspace_(device_, plan.shared_workspace_bytes),
       loss_seed_(device_, sizeof(float)),
       sgd_(layers::make_sgd_update(layers.backend(), layers.options())),
       step_started_(context.make_event(/*timing=*/true)),
@@ -149,11 +150,11 @@ const runtime::ResidentTensor& Executor::tensor(NodeId t) const {
 }
 
 // The workspace of the pass about to run: allocated by the plan's AllocateWorkspace right before
-// it (Note [Workspace]), or none.
+// it, else the shared one (Note [Workspace]), or none.
 TensorView Executor::workspace_view() const {
-  if (workspace_.empty()) return {};
-  return {workspace_.data(),
-          runtime::Shape{static_cast<std::int64_t>(workspace_.bytes() / sizeof(float))},
+  const Buffer& w = workspace_.empty() ? shared_workspace_ : workspace_;
+  if (w.empty()) return {};
+  return {w.data(), runtime::Shape{static_cast<std::int64_t>(w.bytes() / sizeof(float))},
           DType::F32};
 }
 

@@ -79,6 +79,10 @@ struct Action {
   std::uint64_t device_bytes = 0;  // predicted device bytes in use after this action
 };
 
+/// Passes whose workspace is at most this share one buffer allocated for the whole run: small
+/// scratch is not worth an allocation per pass (Note [Workspace]).
+inline constexpr std::uint64_t kSharedWorkspaceBytes = std::uint64_t{64} << 20;
+
 /// Why a feature map is or is not offloaded.
 enum class Placement : std::uint8_t {
   Resident,     // backward reads it and the policy keeps it on the device
@@ -94,7 +98,10 @@ struct Plan {
   Policy policy = Policy::Baseline;  // what ran: never VdnnDyn
   DeviceMemory memory = DeviceMemory::Dedicated;
   std::uint64_t budget_bytes = 0;    // 0: no budget
-  std::uint64_t resident_bytes = 0;  // parameters, gradients, velocities, loss seed
+  std::uint64_t resident_bytes = 0;  // parameters, gradients, velocities, shared workspace, seed
+  /// The one workspace every pass needing at most kSharedWorkspaceBytes uses, allocated for the
+  /// whole run; larger ones are allocated around their pass (Note [Workspace]).
+  std::uint64_t shared_workspace_bytes = 0;
   std::uint64_t predicted_peak = 0;  // resident_bytes + the largest device_bytes of the actions
   // resident_bytes + the most bytes allocated from the device pool at once: predicted_peak with
   // dedicated memory; with managed memory evicted maps keep their range, so it can be more.

@@ -57,7 +57,7 @@ class Replay {
   // Throws OutOfMemory when a pool cannot place an allocation. With `waits`, the second step's
   // waits for releases, per action.
   void run(const Plan& plan, std::vector<std::vector<NodeId>>* waits = nullptr) {
-    // Resident memory in ParameterStore's order, then the loss seed.
+    // Resident memory in ParameterStore's order, then the shared workspace and the loss seed.
     for (NodeId id = 0; id < static_cast<NodeId>(g_.nodes().size()); ++id) {
       for (const layers::ParamSpec& p :
            layers::param_specs(g_.node(id).spec, g_.input_shapes(id))) {
@@ -65,6 +65,7 @@ class Replay {
         for (int c = 0; c < copies; ++c) take(device_, p.shape.bytes(runtime::DType::F32));
       }
     }
+    take(device_, plan.shared_workspace_bytes);
     take(device_, sizeof(float));
     for (int step = 0; step < 2; ++step) {
       // Like Executor::finish_step: every copy has completed and the pool forgets them.

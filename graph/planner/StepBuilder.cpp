@@ -208,9 +208,10 @@ class StepBuilder {
       const layers::WorkspaceBytes& w = workspace_[static_cast<std::size_t>(node)];
       bytes = backward ? w.backward : w.forward;
     }
-    if (bytes > 0) emit(Op::AllocateWorkspace, node, static_cast<std::int64_t>(bytes));
+    const bool own = bytes > kSharedWorkspaceBytes;
+    if (own) emit(Op::AllocateWorkspace, node, static_cast<std::int64_t>(bytes));
     pass();
-    if (bytes > 0) emit(Op::FreeWorkspace, node, -static_cast<std::int64_t>(bytes));
+    if (own) emit(Op::FreeWorkspace, node, -static_cast<std::int64_t>(bytes));
   }
 
   void free(NodeId t) {
@@ -320,7 +321,14 @@ Plan plan_for(const Graph& g, const Liveness& live, Policy policy,
   plan.policy = policy;
   plan.memory = uses_managed_memory(policy) ? DeviceMemory::Managed : DeviceMemory::Dedicated;
   plan.budget_bytes = request.budget_bytes;
-  plan.resident_bytes = resident_bytes(g);
+  for (const layers::WorkspaceBytes& w : request.workspace) {
+    for (const std::uint64_t bytes : {std::uint64_t{w.forward}, std::uint64_t{w.backward}}) {
+      if (bytes <= kSharedWorkspaceBytes) {
+        plan.shared_workspace_bytes = std::max(plan.shared_workspace_bytes, bytes);
+      }
+    }
+  }
+  plan.resident_bytes = resident_bytes(g) + plan.shared_workspace_bytes;
   plan.placement = placement;
   plan.inference = inference_actions(g, live, request.workspace);
   StepBuilder step(g, live, plan, request.workspace);
