@@ -81,7 +81,7 @@ struct Action {
 
 /// Passes whose workspace is at most this share one buffer allocated for the whole run: small
 /// scratch is not worth an allocation per pass (Note [Workspace]).
-inline constexpr std::uint64_t kSharedWorkspaceBytes = std::uint64_t{64} << 20;
+inline constexpr std::uint64_t kSharedWorkspaceBytes = std::uint64_t{16} << 20;
 
 /// Why a feature map is or is not offloaded.
 enum class Placement : std::uint8_t {
