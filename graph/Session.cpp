@@ -260,10 +260,17 @@ Session::Planned Session::plan_run(const Graph& graph, const SessionOptions& opt
   measure_again_if_changed(key);
   // cudnnFind's times are only taken without --deterministic, whose runs change an algorithm only
   // where the budget forces it (another algorithm gives other bits).
+  // cudnnFind's times only predict the raise: measured again, it stays only if still faster.
   if (measured && !options.deterministic && options.budget_bytes > 0) {
     key = layers.algorithm_key();
+    const Planned before = run;
+    const std::vector<layers::WorkspaceBytes> limits = layers.workspace_limits();
     raise_where_faster(graph, options, layers, run.costs, run.plan);
     measure_again_if_changed(key);
+    if (run.plan.predicted_step_seconds > before.plan.predicted_step_seconds) {
+      layers.limit_workspaces(limits);
+      run = before;
+    }
   }
   const bool constrained = run.plan.offloaded_bytes > 0 || run.plan.recomputed_bytes > 0;
   if (options.policy == Policy::Auto && options.budget_bytes > 0 && measured && constrained &&
