@@ -89,8 +89,8 @@ CostModel measure_costs(const Graph& graph, LayerSet& layers, const Plan& plan,
   // The time the step took beyond the replay of the plan is spread over its compute operations as
   // the gap; a replay longer than the step means the events inflated small layers' times (the
   // host was the bottleneck), which are then scaled down to match.
-  const double replayed = predict_step_seconds(
-      graph, plan, costs, release_waits(graph, plan, plan.pool_bytes));
+  const double replayed =
+      predict_step_seconds(graph, plan, costs, release_waits(graph, plan, plan.pool_bytes));
   if (replayed > step_seconds && step_seconds > 0.0) {
     const double scale = step_seconds / replayed;
     for (LayerCost& c : costs.layers) {

@@ -219,7 +219,7 @@ class Executor {
   std::vector<runtime::Buffer> staging_;  // pinned input batches, one per slot
   runtime::Buffer label_staging_;         // pinned labels: their upload never waits for the stream
   runtime::Buffer shared_workspace_;      // of every pass with at most kSharedWorkspaceBytes
-  runtime::Buffer workspace_;  // of the pass between AllocateWorkspace and FreeWorkspace
+  runtime::Buffer workspace_;             // of the pass between AllocateWorkspace and FreeWorkspace
   runtime::Buffer loss_seed_;
   std::unique_ptr<layers::SgdUpdate> sgd_;
   std::vector<std::unique_ptr<runtime::ResidentTensor>> tensors_;  // per node; input last

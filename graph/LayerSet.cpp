@@ -52,8 +52,8 @@ std::uint64_t LayerSet::workspace_bytes() const {
 
 void LayerSet::limit_workspaces(std::vector<layers::WorkspaceBytes> limits) {
   VDNN_EXPECTS(limits.size() == layers_.size(),
-               "LayerSet::limit_workspaces: " + std::to_string(limits.size()) +
-                   " limits for " + std::to_string(layers_.size()) + " layers");
+               "LayerSet::limit_workspaces: " + std::to_string(limits.size()) + " limits for " +
+                   std::to_string(layers_.size()) + " layers");
   limits_ = std::move(limits);
   for (std::size_t i = 0; i < layers_.size(); ++i) layers_[i]->limit_workspace(limits_[i]);
 }

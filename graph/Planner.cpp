@@ -18,10 +18,10 @@ namespace {
 constexpr std::uint64_t kF32 = sizeof(float);
 
 // In the order of enum Op.
-constexpr const char* kOpNames[] = {
-    "allocate",      "forward",  "offload",   "release", "free",    "prefetch", "await-prefetch",
-    "allocate-grad", "backward", "free-grad", "evict",   "migrate", "fault-in", "recompute",
-    "alloc-workspace", "free-workspace"};
+constexpr const char* kOpNames[] = {"allocate", "forward",   "offload",         "release",
+                                    "free",     "prefetch",  "await-prefetch",  "allocate-grad",
+                                    "backward", "free-grad", "evict",           "migrate",
+                                    "fault-in", "recompute", "alloc-workspace", "free-workspace"};
 
 // In the order of enum Policy.
 constexpr const char* kPolicyNames[] = {"baseline",  "vdnn-all",     "vdnn-conv", "vdnn-dyn", "uvm",
@@ -114,8 +114,7 @@ Plan make_plan(const Graph& graph, const PlanRequest& request) {
                            ? std::min(pools.device, planner::pool_for_budget(request.budget_bytes))
                            : pools.device;
     plan->pinned_bytes = pools.pinned;
-    plan->predicted_step_seconds =
-        planner::predicted_seconds(graph, *plan, costs);
+    plan->predicted_step_seconds = planner::predicted_seconds(graph, *plan, costs);
     plan->cost_source = costs.source;
     return *std::move(plan);
   }
@@ -155,7 +154,8 @@ std::vector<layers::WorkspaceBytes> room_for_workspace(const Graph& g, const Pla
   const std::uint64_t pool = planner::pool_for_budget(plan.budget_bytes);
   std::vector<layers::WorkspaceBytes> room(g.nodes().size(), {pool, pool});
   for (const Action& a : plan.actions) {
-    const bool forward = (a.op == Op::Forward && a.tensor != kNetworkInput) || a.op == Op::Recompute;
+    const bool forward =
+        (a.op == Op::Forward && a.tensor != kNetworkInput) || a.op == Op::Recompute;
     if (!forward && a.op != Op::Backward) continue;
     const std::uint64_t used = plan.resident_bytes + a.device_bytes;
     const std::uint64_t free = pool > used ? pool - used : 0;

@@ -15,7 +15,7 @@ namespace vdnn::graph {
 
 struct PlanRequest {
   Policy policy = Policy::Baseline;
-  std::uint64_t budget_bytes = 0;     // 0: no budget
+  std::uint64_t budget_bytes = 0;  // 0: no budget
   /// Per node, the scratch memory of its forward and its backward (LayerSet::workspaces()),
   /// allocated around each pass (Note [Workspace]); empty: none.
   std::vector<layers::WorkspaceBytes> workspace;

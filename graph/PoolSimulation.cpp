@@ -192,12 +192,10 @@ bool device_pool_fits(const Graph& graph, const Plan& plan, std::uint64_t capaci
 PoolSizes pool_sizes(const Graph& graph, const Plan& plan) {
   constexpr std::uint64_t kUnbounded = std::uint64_t{1} << 50;
   PoolSizes sizes;
-  sizes.device = smallest(plan.predicted_pool_peak, [&](std::uint64_t c) {
-    return replays(graph, plan, c, kUnbounded);
-  });
-  sizes.pinned = smallest(plan.pinned_bytes, [&](std::uint64_t c) {
-    return replays(graph, plan, kUnbounded, c);
-  });
+  sizes.device = smallest(plan.predicted_pool_peak,
+                          [&](std::uint64_t c) { return replays(graph, plan, c, kUnbounded); });
+  sizes.pinned = smallest(plan.pinned_bytes,
+                          [&](std::uint64_t c) { return replays(graph, plan, kUnbounded, c); });
   return sizes;
 }
 

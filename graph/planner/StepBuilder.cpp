@@ -193,9 +193,8 @@ class StepBuilder {
       if (slot(in).backward_pending == 0) temporaries.push_back(in);
     }
     slot(t).on_device = true;
-    with_workspace(t, /*backward=*/false, [&] {
-      emit(Op::Recompute, t, static_cast<std::int64_t>(tensor_bytes(g_, t)));
-    });
+    with_workspace(t, /*backward=*/false,
+                   [&] { emit(Op::Recompute, t, static_cast<std::int64_t>(tensor_bytes(g_, t))); });
     plan_.recomputed_bytes += tensor_bytes(g_, t);
     for (NodeId in : temporaries) free(in);
   }

@@ -38,8 +38,8 @@ graph::CostModel parse_costs(const Json& j) {
       const double forward = layer.at(0).get<double>();
       const double backward = layer.at(1).get<double>();
       if (!(forward >= 0.0 && backward >= 0.0)) return {};
-      costs.layers.push_back({forward, backward, layer.at(2).get<std::uint64_t>(),
-                              layer.at(3).get<std::uint64_t>()});
+      costs.layers.push_back(
+          {forward, backward, layer.at(2).get<std::uint64_t>(), layer.at(3).get<std::uint64_t>()});
     }
   } catch (const Json::exception&) {
     return {};

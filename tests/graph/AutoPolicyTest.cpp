@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "graph/Liveness.hpp"
 #include "graph/LayerSet.hpp"
+#include "graph/Liveness.hpp"
 #include "graph/Planner.hpp"
 #include "graph/SessionHarness.hpp"
 

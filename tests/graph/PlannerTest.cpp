@@ -326,7 +326,8 @@ TEST(Planner, LargeWorkspacesAreHeldOnlyWhileTheirPassRunsAndSmallOnesShareOne) 
   int own = 0;
   for (std::size_t i = 0; i < p.actions.size(); ++i) {
     const Action& a = p.actions[i];
-    const bool forward = (a.op == Op::Forward && a.tensor != kNetworkInput) || a.op == Op::Recompute;
+    const bool forward =
+        (a.op == Op::Forward && a.tensor != kNetworkInput) || a.op == Op::Recompute;
     if (!forward && a.op != Op::Backward) continue;
     const layers::WorkspaceBytes& w = r.workspace[static_cast<std::size_t>(a.tensor)];
     const std::uint64_t bytes = forward ? w.forward : w.backward;

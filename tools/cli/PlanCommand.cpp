@@ -1,5 +1,5 @@
-// `vdnn plan`: build the graph and the CPU layers (for workspace sizes, unless a cost file gives the
-// measured device's), plan, print.
+// `vdnn plan`: build the graph and the CPU layers (for workspace sizes, unless a cost file gives
+// the measured device's), plan, print.
 #include "tools/cli/PlanCommand.hpp"
 
 #include <CLI/CLI.hpp>
@@ -64,7 +64,8 @@ int run_plan(const PlanOptions& o) {
     request.costs = &costs;
     // The workspaces of the algorithms the costs were measured with, on their device.
     for (std::size_t i = 0; i < costs.layers.size(); ++i) {
-      request.workspace[i] = {costs.layers[i].forward_workspace, costs.layers[i].backward_workspace};
+      request.workspace[i] = {costs.layers[i].forward_workspace,
+                              costs.layers[i].backward_workspace};
     }
   }
   const graph::Plan plan = graph::make_plan(g, request);
