@@ -66,7 +66,7 @@ std::string device_description(const SessionOptions& options) {
 // pass runs (a fraction of it when fragmentation leaves less), so only the layers at the peak
 // take slower algorithms; failing that, the largest workspace shrinks one algorithm at a time
 // (vDNN's per-layer downgrades) until the plan fits or nothing shrinks.
-std::optional<Plan> fit_workspaces(const Graph& graph, LayerSet& layers, PlanRequest& request,
+std::optional<Plan> fit_workspaces(const Graph& graph, LayerSet& layers, const PlanRequest& request,
                                    const std::function<std::optional<Plan>()>& attempt) {
   PlanRequest without = request;
   without.workspace.clear();
@@ -258,9 +258,9 @@ Session::Planned Session::plan_run(const Graph& graph, const SessionOptions& opt
   std::uint64_t key = layers.algorithm_key();
   run.plan = plan_session(graph, options, layers, context, run.costs);
   measure_again_if_changed(key);
-  // cudnnFind's times are only taken without --deterministic, whose runs change an algorithm only
-  // where the budget forces it (another algorithm gives other bits).
-  // cudnnFind's times only predict the raise: measured again, it stays only if still faster.
+  // Without --deterministic (whose runs change an algorithm only where the budget forces it, as
+  // another algorithm gives other bits; nor has it cudnnFind's times): cudnnFind's times only
+  // predict a raise, so measured again, it stays only if still faster.
   if (measured && !options.deterministic && options.budget_bytes > 0) {
     key = layers.algorithm_key();
     const Planned before = run;

@@ -227,9 +227,19 @@ struct Conv2dCuda::Impl {
            (p.measure ? " measured" : "") + (p.deterministic ? " deterministic" : "");
   }
 
+  // The algorithm each direction runs under `limit` (set by limit_workspace, read by every pass).
+  void pick(const WorkspaceBytes& limit) {
+    forward = choices.forward.pick(limit.forward);
+    backward_data = choices.backward_data.pick(limit.backward);
+    backward_filter = choices.backward_filter.pick(limit.backward);
+  }
+
   runtime::cuda::DeviceContext* context;
   Descriptors d;
   Choices choices;
+  AlgoChoice<cudnnConvolutionFwdAlgo_t> forward;
+  AlgoChoice<cudnnConvolutionBwdDataAlgo_t> backward_data;
+  AlgoChoice<cudnnConvolutionBwdFilterAlgo_t> backward_filter;
 };
 
 Conv2dCuda::Conv2dCuda(const Conv2dSpec& spec, std::vector<Shape> input_shapes,
@@ -240,18 +250,17 @@ Conv2dCuda::Conv2dCuda(const Conv2dSpec& spec, std::vector<Shape> input_shapes,
   impl_ =
       std::make_unique<Impl>(checked_context(options, "Conv2dCuda"), spec, this->input_shapes()[0],
                              param_shapes_[0], output_shape(), options);
+  impl_->pick({kUnlimitedWorkspace, kUnlimitedWorkspace});
 }
 
 Conv2dCuda::~Conv2dCuda() = default;
 
 WorkspaceBytes Conv2dCuda::workspace() const {
-  const Impl::Choices& c = impl_->choices;
-  return {c.forward.pick(limit_.forward).workspace,
-          std::max(c.backward_data.pick(limit_.backward).workspace,
-                   c.backward_filter.pick(limit_.backward).workspace)};
+  const Impl& m = *impl_;
+  return {m.forward.workspace, std::max(m.backward_data.workspace, m.backward_filter.workspace)};
 }
 
-void Conv2dCuda::limit_workspace(const WorkspaceBytes& limit) { limit_ = limit; }
+void Conv2dCuda::limit_workspace(const WorkspaceBytes& limit) { impl_->pick(limit); }
 
 std::vector<WorkspaceOption> Conv2dCuda::workspace_options(bool backward) const {
   const Impl::Choices& c = impl_->choices;
@@ -289,11 +298,11 @@ void Conv2dCuda::forward(const ForwardArgs& args) {
                "parameter shapes");
   VDNN_EXPECTS(view_matches(args.inputs[0], input_shapes()[0]) &&
                    view_matches(args.output, output_shape()) &&
-                   workspace_fits(args.workspace, workspace().forward),
+                   workspace_fits(args.workspace, impl_->forward.workspace),
                "Conv2dCuda::forward: input, output or workspace view does not match the layer");
   Impl& m = *impl_;
   const cudnnHandle_t handle = m.context->cudnn();
-  const auto& algo = m.choices.forward.pick(limit_.forward);
+  const auto& algo = m.forward;
   m.d.conv.set_math(algo.math);
   VDNN_CHECK_CUDNN(cudnnConvolutionForward(handle, &kOne, m.d.x.get(), args.inputs[0].data,
                                            m.d.w.get(), args.params[0].data, m.d.conv.get(),
@@ -324,14 +333,14 @@ void Conv2dCuda::backward(const BackwardArgs& args) {
                                                   &kZero, m.d.bias->get(),
                                                   args.grad_params[1].data));
   }
-  const auto& filter_algo = m.choices.backward_filter.pick(limit_.backward);
+  const auto& filter_algo = m.backward_filter;
   m.d.conv.set_math(filter_algo.math);
   VDNN_CHECK_CUDNN(cudnnConvolutionBackwardFilter(
       handle, &kOne, m.d.x.get(), args.inputs[0].data, m.d.y.get(), args.grad_output.data,
       m.d.conv.get(), filter_algo.algo, args.workspace.data, filter_algo.workspace, &kZero,
       m.d.w.get(), args.grad_params[0].data));
   if (dx.tensor.empty()) return;
-  const auto& data_algo = m.choices.backward_data.pick(limit_.backward);
+  const auto& data_algo = m.backward_data;
   m.d.conv.set_math(data_algo.math);
   VDNN_CHECK_CUDNN(cudnnConvolutionBackwardData(
       handle, &kOne, m.d.w.get(), args.params[0].data, m.d.y.get(), args.grad_output.data,

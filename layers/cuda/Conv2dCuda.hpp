@@ -47,7 +47,6 @@ class Conv2dCuda final : public Layer {
   Conv2dSpec spec_;
   std::vector<Shape> param_shapes_;  // weight, then bias when present
   std::unique_ptr<Impl> impl_;
-  WorkspaceBytes limit_{kUnlimitedWorkspace, kUnlimitedWorkspace};
 };
 
 }  // namespace vdnn::layers::cuda
