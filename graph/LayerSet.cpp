@@ -86,11 +86,23 @@ bool LayerSet::downgrade_largest_workspace() {
   return false;
 }
 
-int LayerSet::limited_layers() const {
+std::vector<std::size_t> LayerSet::limited() const {
   const std::vector<layers::WorkspaceBytes> now = workspaces();
-  int limited = 0;
-  for (std::size_t i = 0; i < now.size(); ++i) limited += now[i] == fastest_[i] ? 0 : 1;
+  std::vector<std::size_t> limited;
+  for (std::size_t i = 0; i < now.size(); ++i) {
+    if (!(now[i] == fastest_[i])) limited.push_back(i);
+  }
   return limited;
+}
+
+int LayerSet::limited_layers() const { return static_cast<int>(limited().size()); }
+
+std::string LayerSet::limited_algorithms(const Graph& graph) const {
+  std::string lines;
+  for (const std::size_t i : limited()) {
+    lines += graph.node(static_cast<NodeId>(i)).name + ": " + layers_[i]->algorithms() + "\n";
+  }
+  return lines;
 }
 
 std::uint64_t LayerSet::algorithm_key() const {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "graph/Graph.hpp"
@@ -36,6 +37,8 @@ class LayerSet {
   bool downgrade_largest_workspace();
   /// Layers running an algorithm other than their fastest because of a limit.
   int limited_layers() const;
+  /// Those layers with Layer::algorithms(), one "name: algorithms" line each, in node order.
+  std::string limited_algorithms(const Graph& graph) const;
   /// Identifies the algorithm choice of every layer (a hash of workspaces()), for cost caches.
   std::uint64_t algorithm_key() const;
   /// Setup results the layers shared (e.g. one convolution measurement per distinct problem).
@@ -48,6 +51,7 @@ class LayerSet {
   std::vector<std::unique_ptr<layers::Layer>> layers_;
   std::vector<layers::WorkspaceBytes> limits_;
   std::vector<layers::WorkspaceBytes> fastest_;  // each layer's workspace without a limit
+  std::vector<std::size_t> limited() const;      // the layers limited_layers() counts
 };
 
 }  // namespace vdnn::graph

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "layers/LayerCache.hpp"
@@ -116,6 +117,9 @@ class Layer {
   /// The choices limit_workspace() makes for the forward (or backward) pass, one per distinct
   /// workspace, smallest first. Default: none (one algorithm).
   virtual std::vector<WorkspaceOption> workspace_options(bool /*backward*/) const { return {}; }
+  /// The algorithms the passes run now, in a line, for layers that choose among several (what a
+  /// limit changed shows in plan.txt); empty for the others.
+  virtual std::string algorithms() const { return {}; }
 
   virtual void forward(const ForwardArgs& args) = 0;
   virtual void backward(const BackwardArgs& args) = 0;

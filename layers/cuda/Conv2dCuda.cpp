@@ -1,8 +1,10 @@
 // cuDNN convolution: descriptors and algorithm choices are made once at construction; each pass
-// is then a few cuDNN calls on the compute stream with the workspace the caller provides.
+// is then a few cuDNN calls on the compute stream with the workspace the caller provides, one per
+// batch chunk when the pass runs chunked (Note [Batch chunks] in docs/ARCHITECTURE.md).
 #include "layers/cuda/Conv2dCuda.hpp"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <string>
 #include <utility>
@@ -10,6 +12,7 @@
 
 #include "layers/cuda/CudaLayerChecks.hpp"
 #include "layers/cuda/CudnnDescriptors.hpp"
+#include "runtime/ByteSize.hpp"
 #include "runtime/Error.hpp"
 #include "runtime/cuda/CudaCheck.hpp"
 #include "runtime/cuda/DeviceContext.hpp"
@@ -19,6 +22,12 @@ namespace {
 
 constexpr float kOne = 1.0f;
 constexpr float kZero = 0.0f;
+
+// Note [Batch chunks]: the batch splits into this many equal chunks (those that divide it) for a
+// direction whose fastest algorithm needs more than kChunkFromBytes of workspace; smaller
+// workspaces buy no memory worth another cudnnFind.
+constexpr std::array<std::int64_t, 4> kChunkCounts{2, 4, 8, 16};
+constexpr std::size_t kChunkFromBytes = std::size_t{16} << 20;
 
 // The descriptors of one convolution problem.
 struct Descriptors {
@@ -34,14 +43,22 @@ struct Descriptors {
   std::optional<TensorDescriptor> bias;
 };
 
+// One convolution problem: the layer's own (chunks 1) or one batch chunk of it.
+struct Problem {
+  std::int64_t chunks = 1;
+  Descriptors d;
+};
+
 // One algorithm of one direction with the math type it was ranked under (cuDNN runs with the math
-// type on the descriptor, so that is set again before every call) and its exact workspace.
+// type on the descriptor, so that is set again before every call), its exact workspace and the
+// number of batch chunks it runs in.
 template <typename Algo>
 struct AlgoChoice {
   Algo algo{};
   cudnnMathType_t math = CUDNN_FMA_MATH;
   std::size_t workspace = 0;
-  double seconds = -1.0;  // cudnnFind's time; negative when ranked by heuristics
+  double seconds = -1.0;  // cudnnFind's time (of every chunk); negative when ranked by heuristics
+  std::int64_t chunks = 1;
 };
 
 // The eligible algorithms of one direction, fastest first.
@@ -183,6 +200,55 @@ AlgoChoices<typename Api::Algo> choose(cudnnHandle_t handle, Descriptors& d,
   return choices;
 }
 
+// The candidates of one direction over the whole batch and, when its fastest algorithm's workspace
+// is large, over each batch chunk (Note [Batch chunks]); fastest first by cudnnFind's times
+// (those of every chunk), else the i-th of any problem's heuristic ranking before the (i+1)-th,
+// fewer chunks first.
+template <typename Api>
+AlgoChoices<typename Api::Algo> choose_chunked(cudnnHandle_t handle, std::vector<Problem>& problems,
+                                               const SearchPolicy& policy) {
+  using Choice = AlgoChoice<typename Api::Algo>;
+  AlgoChoices<typename Api::Algo> whole = choose<Api>(handle, problems.front().d, policy);
+  if (whole.ranked.front().workspace <= kChunkFromBytes) return whole;
+  std::vector<std::pair<std::size_t, Choice>> ranked;  // (rank in its problem, choice)
+  for (Problem& problem : problems) {
+    const AlgoChoices<typename Api::Algo> part =
+        problem.chunks == 1 ? whole : choose<Api>(handle, problem.d, policy);
+    for (std::size_t r = 0; r < part.ranked.size(); ++r) {
+      Choice c = part.ranked[r];
+      c.chunks = problem.chunks;
+      if (c.seconds >= 0.0) c.seconds *= static_cast<double>(problem.chunks);
+      ranked.emplace_back(r, c);
+    }
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [&policy](const auto& a, const auto& b) {
+    return policy.measure ? a.second.seconds < b.second.seconds : a.first < b.first;
+  });
+  AlgoChoices<typename Api::Algo> choices;
+  for (const auto& entry : ranked) choices.ranked.push_back(entry.second);
+  return choices;
+}
+
+// The layer's problem, then one per chunk count that divides the batch.
+std::vector<Problem> problems_of(const Conv2dSpec& spec, const Shape& x_shape, const Shape& w_shape,
+                                 const Shape& y_shape, cudnnMathType_t math) {
+  std::vector<Problem> problems;
+  problems.push_back({1, Descriptors(spec, x_shape, w_shape, y_shape, math)});
+  for (const std::int64_t chunks : kChunkCounts) {
+    if (x_shape.n() % chunks != 0) continue;
+    Shape x = x_shape;
+    Shape y = y_shape;
+    x[0] = y[0] = x_shape.n() / chunks;
+    problems.push_back({chunks, Descriptors(spec, x, w_shape, y, math)});
+  }
+  return problems;
+}
+
+// Chunk `c` of `chunks` equal batch chunks of `view` (the whole view when chunks is 1).
+float* chunk(const TensorView& view, std::int64_t c, std::int64_t chunks) {
+  return static_cast<float*>(view.data) + view.shape.numel() / chunks * c;
+}
+
 // FMA math rules TF32 out (cuDNN's default math allows it on Ampere and later).
 cudnnMathType_t search_math(const LayerOptions& options) {
   return options.allow_tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
@@ -193,7 +259,8 @@ cudnnMathType_t search_math(const LayerOptions& options) {
 struct Conv2dCuda::Impl {
   Impl(runtime::cuda::DeviceContext& device, const Conv2dSpec& spec, const Shape& x_shape,
        const Shape& w_shape, const Shape& y_shape, const LayerOptions& options)
-      : context(&device), d(spec, x_shape, w_shape, y_shape, search_math(options)) {
+      : context(&device),
+        problems(problems_of(spec, x_shape, w_shape, y_shape, search_math(options))) {
     // Measuring runs every candidate, so its choice varies with timing noise; deterministic runs
     // need the same choice on every construction, which the heuristic ranking gives.
     const SearchPolicy policy{search_math(options), !options.deterministic, options.deterministic,
@@ -204,9 +271,9 @@ struct Conv2dCuda::Impl {
       return;
     }
     const cudnnHandle_t handle = device.cudnn();
-    choices.forward = choose<ForwardApi>(handle, d, policy);
-    choices.backward_data = choose<BackwardDataApi>(handle, d, policy);
-    choices.backward_filter = choose<BackwardFilterApi>(handle, d, policy);
+    choices.forward = choose_chunked<ForwardApi>(handle, problems, policy);
+    choices.backward_data = choose_chunked<BackwardDataApi>(handle, problems, policy);
+    choices.backward_filter = choose_chunked<BackwardFilterApi>(handle, problems, policy);
     if (options.cache != nullptr) options.cache->put(key, choices);
   }
 
@@ -234,8 +301,18 @@ struct Conv2dCuda::Impl {
     backward_filter = choices.backward_filter.pick(limit.backward);
   }
 
+  // The descriptors `choice` runs with: those of its batch chunk.
+  template <typename Choice>
+  Descriptors& descriptors(const Choice& choice) {
+    for (Problem& p : problems) {
+      if (p.chunks == choice.chunks) return p.d;
+    }
+    throw runtime::Error("Conv2dCuda: no problem of " + std::to_string(choice.chunks) + " chunks");
+  }
+  Descriptors& whole() { return problems.front().d; }
+
   runtime::cuda::DeviceContext* context;
-  Descriptors d;
+  std::vector<Problem> problems;  // the whole batch first, then its chunks
   Choices choices;
   AlgoChoice<cudnnConvolutionFwdAlgo_t> forward;
   AlgoChoice<cudnnConvolutionBwdDataAlgo_t> backward_data;
@@ -292,6 +369,21 @@ std::vector<WorkspaceOption> Conv2dCuda::workspace_options(bool backward) const 
   return options;
 }
 
+std::string Conv2dCuda::algorithms() const {
+  const auto describe = [](const char* pass, const auto& choice) {
+    return std::string(pass) + " algo " + std::to_string(static_cast<int>(choice.algo)) +
+           (choice.chunks > 1 ? " in " + std::to_string(choice.chunks) + " chunks" : "") + " (" +
+           runtime::format_bytes(choice.workspace) + ")";
+  };
+  const Impl& m = *impl_;
+  return describe("forward", m.forward) + ", " + describe("data", m.backward_data) + ", " +
+         describe("filter", m.backward_filter);
+}
+
+Conv2dCuda::PassChunks Conv2dCuda::chunks() const {
+  return {impl_->forward.chunks, impl_->backward_data.chunks, impl_->backward_filter.chunks};
+}
+
 void Conv2dCuda::forward(const ForwardArgs& args) {
   VDNN_EXPECTS(args.inputs.size() == 1 && views_match(args.params, param_shapes_),
                "Conv2dCuda::forward: expected one input and the weight (and bias) views of the "
@@ -303,14 +395,17 @@ void Conv2dCuda::forward(const ForwardArgs& args) {
   Impl& m = *impl_;
   const cudnnHandle_t handle = m.context->cudnn();
   const auto& algo = m.forward;
-  m.d.conv.set_math(algo.math);
-  VDNN_CHECK_CUDNN(cudnnConvolutionForward(handle, &kOne, m.d.x.get(), args.inputs[0].data,
-                                           m.d.w.get(), args.params[0].data, m.d.conv.get(),
-                                           algo.algo, args.workspace.data, algo.workspace, &kZero,
-                                           m.d.y.get(), args.output.data));
+  Descriptors& d = m.descriptors(algo);
+  d.conv.set_math(algo.math);
+  for (std::int64_t c = 0; c < algo.chunks; ++c) {
+    VDNN_CHECK_CUDNN(cudnnConvolutionForward(
+        handle, &kOne, d.x.get(), chunk(args.inputs[0], c, algo.chunks), d.w.get(),
+        args.params[0].data, d.conv.get(), algo.algo, args.workspace.data, algo.workspace, &kZero,
+        d.y.get(), chunk(args.output, c, algo.chunks)));
+  }
   if (spec_.bias) {
-    VDNN_CHECK_CUDNN(cudnnAddTensor(handle, &kOne, m.d.bias->get(), args.params[1].data, &kOne,
-                                    m.d.y.get(), args.output.data));
+    VDNN_CHECK_CUDNN(cudnnAddTensor(handle, &kOne, m.whole().bias->get(), args.params[1].data,
+                                    &kOne, m.whole().y.get(), args.output.data));
   }
 }
 
@@ -329,23 +424,31 @@ void Conv2dCuda::backward(const BackwardArgs& args) {
   Impl& m = *impl_;
   const cudnnHandle_t handle = m.context->cudnn();
   if (spec_.bias) {
-    VDNN_CHECK_CUDNN(cudnnConvolutionBackwardBias(handle, &kOne, m.d.y.get(), args.grad_output.data,
-                                                  &kZero, m.d.bias->get(),
-                                                  args.grad_params[1].data));
+    VDNN_CHECK_CUDNN(cudnnConvolutionBackwardBias(handle, &kOne, m.whole().y.get(),
+                                                  args.grad_output.data, &kZero,
+                                                  m.whole().bias->get(), args.grad_params[1].data));
   }
   const auto& filter_algo = m.backward_filter;
-  m.d.conv.set_math(filter_algo.math);
-  VDNN_CHECK_CUDNN(cudnnConvolutionBackwardFilter(
-      handle, &kOne, m.d.x.get(), args.inputs[0].data, m.d.y.get(), args.grad_output.data,
-      m.d.conv.get(), filter_algo.algo, args.workspace.data, filter_algo.workspace, &kZero,
-      m.d.w.get(), args.grad_params[0].data));
+  Descriptors& fd = m.descriptors(filter_algo);
+  fd.conv.set_math(filter_algo.math);
+  for (std::int64_t c = 0; c < filter_algo.chunks; ++c) {  // the chunks' gradients add up
+    VDNN_CHECK_CUDNN(cudnnConvolutionBackwardFilter(
+        handle, &kOne, fd.x.get(), chunk(args.inputs[0], c, filter_algo.chunks), fd.y.get(),
+        chunk(args.grad_output, c, filter_algo.chunks), fd.conv.get(), filter_algo.algo,
+        args.workspace.data, filter_algo.workspace, c == 0 ? &kZero : &kOne, fd.w.get(),
+        args.grad_params[0].data));
+  }
   if (dx.tensor.empty()) return;
   const auto& data_algo = m.backward_data;
-  m.d.conv.set_math(data_algo.math);
-  VDNN_CHECK_CUDNN(cudnnConvolutionBackwardData(
-      handle, &kOne, m.d.w.get(), args.params[0].data, m.d.y.get(), args.grad_output.data,
-      m.d.conv.get(), data_algo.algo, args.workspace.data, data_algo.workspace,
-      dx.accumulate ? &kOne : &kZero, m.d.x.get(), dx.tensor.data));
+  Descriptors& dd = m.descriptors(data_algo);
+  dd.conv.set_math(data_algo.math);
+  for (std::int64_t c = 0; c < data_algo.chunks; ++c) {
+    VDNN_CHECK_CUDNN(cudnnConvolutionBackwardData(
+        handle, &kOne, dd.w.get(), args.params[0].data, dd.y.get(),
+        chunk(args.grad_output, c, data_algo.chunks), dd.conv.get(), data_algo.algo,
+        args.workspace.data, data_algo.workspace, dx.accumulate ? &kOne : &kZero, dd.x.get(),
+        chunk(dx.tensor, c, data_algo.chunks)));
+  }
 }
 
 }  // namespace vdnn::layers::cuda

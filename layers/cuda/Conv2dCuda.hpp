@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -18,10 +19,12 @@ namespace vdnn::layers::cuda {
 /// gradient): with options.deterministic, cuDNN's heuristic ranking restricted to deterministic
 /// algorithms (so every construction makes the same choice and runs are bitwise reproducible);
 /// otherwise the fastest measured by cudnnFind* (which allocates and synchronizes, at construction
-/// only). Every eligible algorithm is kept in rank order; each pass runs the first whose workspace
-/// is within the pass's limit_workspace() (or, when none is, the one needing least). Math: FP32
-/// FMA only
-/// unless options.allow_tf32, then TF32 tensor cores where cuDNN picks them.
+/// only). Where the fastest algorithm's workspace is large, the candidates also include each
+/// algorithm run over 2, 4, 8 or 16 equal batch chunks (those that divide the batch), whose
+/// workspace is a chunk's (Note [Batch chunks]). Every eligible candidate is kept in rank order;
+/// each pass runs the first whose workspace is within the pass's limit_workspace() (or, when none
+/// is, the one needing least). Math: FP32 FMA only unless options.allow_tf32, then TF32 tensor
+/// cores where cuDNN picks them.
 ///
 /// Backward reads the input (for the weight gradient), the output gradient and the weight; it
 /// overwrites grad_params (weight, then bias) and writes or accumulates the input gradient unless
@@ -38,6 +41,15 @@ class Conv2dCuda final : public Layer {
   /// From cudnnFind's times (negative with options.deterministic, ranked by heuristics); backward:
   /// the data and the filter gradients' under one limit.
   std::vector<WorkspaceOption> workspace_options(bool backward) const override;
+  /// E.g. "forward algo 1 (0 B), data algo 1 in 8 chunks (822 MiB), filter algo 0 (0 B)".
+  std::string algorithms() const override;
+  /// The batch chunks the forward, data-gradient and weight-gradient passes run in now.
+  struct PassChunks {
+    std::int64_t forward = 1;
+    std::int64_t backward_data = 1;
+    std::int64_t backward_filter = 1;
+  };
+  PassChunks chunks() const;
   void forward(const ForwardArgs& args) override;
   void backward(const BackwardArgs& args) override;
 

@@ -72,9 +72,14 @@ Json managed_summary(graph::Session& session) {
 }
 
 void write_plan(const std::filesystem::path& path, const graph::Graph& graph,
-                const graph::Plan& plan) {
+                const graph::Plan& plan, const graph::LayerSet& layers) {
   std::ofstream out(path);
   out << graph::format_plan(graph, plan);
+  const std::string limited = layers.limited_algorithms(graph);
+  if (!limited.empty()) {
+    out << "\nalgorithms a workspace limit changed (Note [Workspace], Note [Batch chunks]):\n"
+        << limited;
+  }
   if (!out) throw runtime::Error("cannot write " + path.string());
 }
 

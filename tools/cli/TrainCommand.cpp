@@ -248,7 +248,7 @@ int run_train(const TrainOptions& o) {
   graph::Session& session = trainer.session();
   if (o.profile_layers) write_layer_times(out / "layers.json", session.graph(), session.executor());
   write_json(out / "summary.json", summary_json(o, trainer, transfers, last_eval));
-  write_plan(out / "plan.txt", session.graph(), session.plan());
+  write_plan(out / "plan.txt", session.graph(), session.plan(), session.layers());
   if (!o.trace.empty()) {
     const std::string label = "vdnn " + def.name + " batch " + std::to_string(o.batch) + ", " +
                               graph::policy_name(session.plan().policy);

@@ -2,6 +2,7 @@
 // input, weight and bias gradients (overwrite, accumulate and skipped), lean algorithms and TF32.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <iostream>
@@ -120,6 +121,40 @@ TEST_F(ConvCuda, LeanAlgorithmsStayWithinBoundAndStillMatch) {
       }
     }
   }
+}
+
+// Note [Batch chunks]: a backward limit just below the fastest algorithms' workspace runs the
+// best-ranked algorithm over batch chunks (the heuristic ranking puts it, chunked, before the
+// next-ranked one whole), and the chunks' gradients are the whole batch's.
+TEST_F(ConvCuda, BatchChunksFitTighterLimitsAndStillMatch) {
+  const Conv2dSpec spec = conv(64, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true);
+  LayerOptions o = options();
+  o.deterministic = true;
+  layers::cuda::Conv2dCuda layer(spec, {Shape{32, 64, 56, 56}}, o);
+  const layers::WorkspaceBytes fastest = layer.workspace();
+  std::cout << "[          ] fastest workspace bytes: forward " << fastest.forward << ", backward "
+            << fastest.backward << "\n";
+  ASSERT_GT(fastest.backward, std::size_t{16} << 20) << "too small a problem to be chunked";
+  layer.limit_workspace({layers::kUnlimitedWorkspace, fastest.backward - 1});
+  const layers::cuda::Conv2dCuda::PassChunks chunks = layer.chunks();
+  std::cout << "[          ] chunks: forward " << chunks.forward << ", data "
+            << chunks.backward_data << ", filter " << chunks.backward_filter << "\n";
+  EXPECT_EQ(chunks.forward, 1);
+  EXPECT_GT(std::max(chunks.backward_data, chunks.backward_filter), 1);
+  EXPECT_LT(layer.workspace().backward, fastest.backward);
+  EXPECT_NE(layer.algorithms().find(" chunks ("), std::string::npos) << layer.algorithms();
+  for (const bool accumulate : {false, true}) {
+    SCOPED_TRACE(accumulate ? "accumulate" : "overwrite");
+    StepSettings settings;
+    settings.accumulate = accumulate;
+    settings.bitwise_repeatable = true;
+    EXPECT_TRUE(cuda_matches_cpu(context(), layer, kConvTolerance, settings));
+  }
+  layer.limit_workspace(kNoLimit);
+  const layers::cuda::Conv2dCuda::PassChunks whole = layer.chunks();
+  EXPECT_EQ(std::max(whole.backward_data, whole.backward_filter), 1);
+  EXPECT_EQ(layer.workspace(), fastest);
+  EXPECT_EQ(layer.algorithms().find(" chunks ("), std::string::npos) << layer.algorithms();
 }
 
 TEST_F(ConvCuda, LeanAlgorithmsMatchOverShapeTable) {
