@@ -14,14 +14,18 @@ Modes:
                           around each residual block, each VGG conv stage between max-pools;
                           DenseNet: torchvision's memory_efficient=True
   checkpoint_save_on_cpu  checkpoint, and what is still saved goes to pinned host memory
+  compile                 torch.compile (Inductor's defaults)
   compile_budget          torch.compile with torch._functorch.config.activation_memory_budget
                           (--compile-budget, 0.5 by default): its min-cut recompute planner
+A compile mode that has not compiled and measured within --compile-limit seconds reports an error
+saying so (DenseNet-264 once compiled for over 5 minutes).
 """
 import argparse
 import contextlib
 import functools
 import gc
 import json
+import signal
 import statistics
 import sys
 import traceback
@@ -34,7 +38,8 @@ from torch.utils.checkpoint import checkpoint
 # DenseNet-BC-264 as configs/densenet264.json: growth 32, dense blocks of 6/12/64/48 layers.
 densenet264 = functools.partial(torchvision.models.DenseNet, growth_rate=32, block_config=(6, 12, 64, 48),
                                 num_init_features=64)
-MODES = ("eager", "save_on_cpu", "checkpoint", "checkpoint_save_on_cpu", "compile_budget")
+MODES = ("eager", "save_on_cpu", "checkpoint", "checkpoint_save_on_cpu", "compile", "compile_budget")
+COMPILED = ("compile", "compile_budget")
 
 
 class PreActBottleneck(nn.Module):
@@ -152,18 +157,34 @@ def compile_budget(budget):
         config.activation_memory_budget = saved
 
 
+@contextlib.contextmanager
+def time_limit(seconds, what):
+    """Raises TimeoutError in the main thread when `what` takes more than `seconds` (0: no limit)."""
+    def expire(signum, frame):
+        raise TimeoutError(f"{what} did not finish within {seconds} s")
+    saved = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, saved)
+
+
 def measure(args, mode):
     torch.manual_seed(0)
     model = build(args.network, args.classes, mode).cuda()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
-    step_model = torch.compile(model) if mode == "compile_budget" else model
+    step_model = torch.compile(model) if mode in COMPILED else model
     loss_fn = torch.nn.CrossEntropyLoss()
     x = torch.randn(args.batch, 3, args.size, args.size, device="cuda")
     y = torch.randint(0, args.classes, (args.batch,), device="cuda")
     offload = mode.endswith("save_on_cpu")
     torch.cuda.reset_peak_memory_stats()
     times = []
-    with compile_budget(args.compile_budget) if mode == "compile_budget" else contextlib.nullcontext():
+    limit = time_limit(args.compile_limit, f"{mode} (compiling and {args.warmup + args.iters} steps)")
+    with compile_budget(args.compile_budget) if mode == "compile_budget" else contextlib.nullcontext(), \
+            limit if mode in COMPILED else contextlib.nullcontext():
         for it in range(args.warmup + args.iters):
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
@@ -187,7 +208,7 @@ def measure(args, mode):
 
 def free_device(mode):
     """Drops what a mode left (compiled graphs, cached blocks) so that the next peak is its own."""
-    if mode == "compile_budget":
+    if mode in COMPILED:
         torch._dynamo.reset()
     gc.collect()
     torch.cuda.empty_cache()
@@ -205,6 +226,8 @@ def main():
     p.add_argument("--modes", default="eager,save_on_cpu", help="comma-separated, of: " + ", ".join(MODES))
     p.add_argument("--compile-budget", type=float, default=0.5,
                    help="activation_memory_budget of mode compile_budget (default 0.5)")
+    p.add_argument("--compile-limit", type=int, default=300,
+                   help="seconds a compile mode may take, compiling included (default 300; 0: no limit)")
     args = p.parse_args()
     modes = args.modes.split(",")
     unknown = [m for m in modes if m not in MODES]
