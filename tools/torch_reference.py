@@ -206,6 +206,16 @@ def measure(args, mode):
     }
 
 
+def describe_error(e):
+    """One line: the time limit's own message where it fired (Inductor wraps it), else the
+    exception's type and first line."""
+    cause = e
+    while cause is not None and not isinstance(cause, TimeoutError):
+        cause = cause.__cause__ or cause.__context__
+    e = cause or e
+    return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+
+
 def free_device(mode):
     """Drops what a mode left (compiled graphs, cached blocks) so that the next peak is its own."""
     if mode in COMPILED:
@@ -243,7 +253,7 @@ def main():
             row.update(measure(args, mode))
         except Exception as e:  # out of memory, a compile failure: report it, go on with the next mode
             traceback.print_exc()
-            row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            row["error"] = describe_error(e)
         print(json.dumps(row), flush=True)
         free_device(mode)
 
