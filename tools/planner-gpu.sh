@@ -14,11 +14,10 @@
 # status (3: does not fit the budget); OUT/torch-CELL.jsonl the peers. The run names are the ones
 # tools/planner_report.py expects.
 set -euo pipefail
-[ $# -ge 1 ] || { sed -n 's/^# Usage: //p' "$0" >&2; exit 2; }
-mkdir -p "$1"
-out=$(cd "$1" && pwd)
+# shellcheck source=tools/bench-common.sh
+source "$(dirname "$0")/bench-common.sh"
+bench_out "$0" "$@"
 shift
-cd "$(dirname "$0")/.."
 cells=("$@")
 [ ${#cells[@]} -gt 0 ] || cells=(resnet50 resnet1001 densenet264 vgg16)
 for cell in "${cells[@]}"; do
@@ -33,11 +32,7 @@ build=${VDNN_BUILD_DIR:-build-gpu}
 compile=""
 [ "${VDNN_TORCH_COMPILE:-0}" = 0 ] || compile=,compile_budget
 
-if [ -z "${VDNN_SKIP_BUILD:-}" ]; then
-  cmake -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVDNN_BUILD_TESTS=OFF \
-    ${VDNN_PREFIX_PATH:+-DCMAKE_PREFIX_PATH=$VDNN_PREFIX_PATH} >/dev/null
-  cmake --build "$build" --target vdnn >/dev/null
-fi
+bench_build
 
 # run NAME CONFIG BATCH POLICY [BUDGET]: vdnn train into OUT/NAME; its exit status goes to
 # OUT/NAME.exit, a failure is told and never stops the script.

@@ -10,11 +10,10 @@
 # OUT/CELL-baseline/ and OUT/CELL-profile/ are vdnn's run folders (OUT/CELL-*.log their output),
 # OUT/torch-CELL.jsonl the PyTorch rows.
 set -euo pipefail
-[ $# -ge 1 ] || { sed -n 's/^# Usage: //p' "$0" >&2; exit 2; }
-mkdir -p "$1"
-out=$(cd "$1" && pwd)
+# shellcheck source=tools/bench-common.sh
+source "$(dirname "$0")/bench-common.sh"
+bench_out "$0" "$@"
 shift
-cd "$(dirname "$0")/.."
 cells=("$@")
 [ ${#cells[@]} -gt 0 ] || cells=(resnet50 vgg16 densenet121 resnet1001)
 iters=${VDNN_SPEED_ITERS:-12}
@@ -29,11 +28,7 @@ for cell in "${cells[@]}"; do
   [ -n "${config[$cell]:-}" ] || { echo "speed-gpu.sh: unknown cell $cell (${!config[*]})" >&2; exit 2; }
 done
 
-if [ -z "${VDNN_SKIP_BUILD:-}" ]; then
-  cmake -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVDNN_BUILD_TESTS=OFF \
-    ${VDNN_PREFIX_PATH:+-DCMAKE_PREFIX_PATH=$VDNN_PREFIX_PATH} >/dev/null
-  cmake --build "$build" --target vdnn >/dev/null
-fi
+bench_build
 
 for cell in "${cells[@]}"; do
   # Throughput without timing events, then the layer times with them (a few steps suffice).
