@@ -182,11 +182,13 @@ TEST(CheckpointCli, ASecondSignalExitsAtOnceAndKeepsTheLastGoodCheckpoint) {
   wait_for_steps(out, 1);
   // Into the next step (seconds long), past its predecessor's checkpoint.
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  // Two different signals back to back: the kernel never merges them into one pending signal, and
+  // the second comes microseconds after the first, before any graceful stop (a step's end, a
+  // checkpoint) could end the process. Whichever is delivered second exits at once.
   ASSERT_EQ(kill(pid, SIGTERM), 0);
-  // Apart, or the kernel may merge them into one pending signal.
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  ASSERT_EQ(kill(pid, SIGTERM), 0);
-  EXPECT_EQ(exit_code(pid), 128 + SIGTERM);
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  const int code = exit_code(pid);
+  EXPECT_TRUE(code == 128 + SIGTERM || code == 128 + SIGINT) << "exit code " << code;
   ASSERT_FALSE(checkpoints_newest_first(out).empty());
   for (const auto& path : checkpoints_newest_first(out)) {
     EXPECT_NO_THROW(static_cast<void>(models::read_safetensors(path, true))) << path;
