@@ -319,7 +319,7 @@ void Executor::backward(NodeId id) {
   layers::BackwardArgs& a = args.backward;
   for (std::size_t i = 0; i < node.inputs.size(); ++i) {
     const NodeId in = node.inputs[i];
-    a.inputs[i] = args.needs.inputs ? tensor(in).view() : TensorView{};
+    a.inputs[i] = args.needs.input(i) ? tensor(in).view() : TensorView{};
     layers::GradTarget& target = a.grad_inputs[i];
     target = {};
     if (in == kNetworkInput) continue;  // nothing needs the input's gradient

@@ -14,11 +14,11 @@ Liveness::Liveness(const Graph& graph) : nodes_(graph.nodes().size()) {
   for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes().size()); ++id) {
     const Node& node = graph.node(id);
     const layers::BackwardNeeds needs = layers::backward_needs(node.spec);
-    for (NodeId in : node.inputs) {
-      TensorLife& t = life(in);
+    for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+      TensorLife& t = life(node.inputs[i]);
       ++t.forward_consumers;
       t.last_forward_use = id;
-      if (needs.inputs && (t.backward_readers.empty() || t.backward_readers.back() != id)) {
+      if (needs.input(i) && (t.backward_readers.empty() || t.backward_readers.back() != id)) {
         t.backward_readers.push_back(id);
       }
     }

@@ -10,11 +10,14 @@ const char* backend_name(Backend backend) noexcept {
   return backend == Backend::Cuda ? "cuda" : "cpu";
 }
 
-Layer::Layer(LayerSpec spec, std::vector<runtime::Shape> input_shapes, DType dtype)
+Layer::Layer(LayerSpec spec, std::vector<runtime::Shape> input_shapes, DType dtype, Layout layout,
+             Layout input_layout)
     : spec_(std::move(spec)),
       input_shapes_(std::move(input_shapes)),
       output_shape_(infer_output_shape(spec_, input_shapes_)),
-      dtype_(dtype) {}
+      dtype_(dtype),
+      layout_(layout),
+      input_layout_(input_layout) {}
 
 std::size_t Layer::workspace_bytes() const {
   const WorkspaceBytes w = workspace();

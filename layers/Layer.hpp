@@ -19,6 +19,7 @@ class DeviceContext;
 namespace vdnn::layers {
 
 using runtime::DType;
+using runtime::Layout;
 using runtime::TensorView;
 
 enum class Backend : std::uint8_t { Cpu, Cuda };
@@ -92,7 +93,10 @@ inline constexpr std::size_t kUnlimitedWorkspace = ~std::size_t{0};
 /// runtime::Error subclasses; they never allocate device memory (memory comes in through args).
 class Layer {
  public:
-  Layer(LayerSpec spec, std::vector<runtime::Shape> input_shapes, DType dtype);
+  /// `layout`: the memory order of the output and of the work; `input_layout`: of the inputs
+  /// (Note [Layout]). Layers that take only NCHW leave both at their default.
+  Layer(LayerSpec spec, std::vector<runtime::Shape> input_shapes, DType dtype,
+        Layout layout = Layout::Nchw, Layout input_layout = Layout::Nchw);
   Layer(const Layer&) = delete;
   Layer& operator=(const Layer&) = delete;
   Layer(Layer&&) = delete;
@@ -103,6 +107,8 @@ class Layer {
   const std::vector<runtime::Shape>& input_shapes() const noexcept { return input_shapes_; }
   const runtime::Shape& output_shape() const noexcept { return output_shape_; }
   DType dtype() const noexcept { return dtype_; }
+  Layout layout() const noexcept { return layout_; }
+  Layout input_layout() const noexcept { return input_layout_; }
 
   /// Scratch bytes forward and backward need (im2col columns, cuDNN workspace) with the current
   /// algorithm choice. Default none.
@@ -129,6 +135,8 @@ class Layer {
   std::vector<runtime::Shape> input_shapes_;
   runtime::Shape output_shape_;
   DType dtype_;
+  Layout layout_;
+  Layout input_layout_;
 };
 
 /// How layers are built.
@@ -143,6 +151,10 @@ struct LayerOptions {
   /// Setup results shared between layers (convolution algorithms measured once per problem);
   /// null: every layer does its own setup. Must outlive the construction of the layers.
   LayerCache* cache = nullptr;
+  /// Memory order of the layer's output (and of its work), and of its inputs (Note [Layout]). The
+  /// registry refuses a layer that cannot take the pair asked for.
+  Layout layout = Layout::Nchw;
+  Layout input_layout = Layout::Nchw;
 };
 
 }  // namespace vdnn::layers

@@ -30,6 +30,13 @@ void expect_rank4(std::string_view layer, const std::vector<Shape>& inputs) {
   }
 }
 
+void expect_batch_norm(std::string_view layer, const BatchNorm2dSpec& b,
+                       const std::vector<Shape>& inputs) {
+  if (!(b.eps > 0.0) || !(b.momentum >= 0.0 && b.momentum <= 1.0)) {
+    shape_error(layer, "eps > 0 and momentum in [0, 1]", inputs);
+  }
+}
+
 Pair effective_stride(const Pair& stride, const Pair& kernel) {
   return {stride[0] == 0 ? kernel[0] : stride[0], stride[1] == 0 ? kernel[1] : stride[1]};
 }
@@ -74,20 +81,33 @@ Shape pooled_shape(std::string_view layer, const Shape& x, const Pair& kernel, c
 
 }  // namespace
 
-std::string_view type_name(const LayerSpec& spec) { return known_type_names()[spec.index()]; }
+std::string_view type_name(const LayerSpec& spec) {
+  if (const auto* fused = std::get_if<BatchNormReluSpec>(&spec)) {
+    return fused->residual ? "batchnorm2d_add_relu" : "batchnorm2d_relu";
+  }
+  return known_type_names().at(spec.index());
+}
 
 const std::vector<std::string_view>& known_type_names() {
-  // Order follows the LayerSpec variant's alternatives.
+  // Order follows the LayerSpec variant's alternatives; the fused one, last, is not a config type.
   static const std::vector<std::string_view> kNames = {
       "conv2d", "batchnorm2d", "relu",   "maxpool2d", "avgpool2d", "global_avgpool",
       "linear", "add",         "concat", "dropout",   "flatten",   "softmax_cross_entropy"};
-  static_assert(std::variant_size_v<LayerSpec> == 12, "keep kNames in step with LayerSpec");
+  static_assert(std::variant_size_v<LayerSpec> == 13, "keep kNames in step with LayerSpec");
   return kNames;
+}
+
+const BatchNorm2dSpec* batch_norm_of(const LayerSpec& spec) {
+  if (const auto* fused = std::get_if<BatchNormReluSpec>(&spec)) return &fused->bn;
+  return std::get_if<BatchNorm2dSpec>(&spec);
 }
 
 Arity arity(const LayerSpec& spec) {
   if (std::holds_alternative<AddSpec>(spec) || std::holds_alternative<ConcatSpec>(spec)) {
     return {2, Arity::kUnbounded};
+  }
+  if (const auto* fused = std::get_if<BatchNormReluSpec>(&spec)) {
+    return fused->residual ? Arity{2, 2} : Arity{1, 1};
   }
   return {1, 1};
 }
@@ -109,6 +129,10 @@ BackwardNeeds backward_needs(const LayerSpec& spec) {
                         [](const LinearSpec&) {
                           return BackwardNeeds{true, false};
                         },
+                        // x for the batch norm, y for the ReLU's mask; never the residual.
+                        [](const BatchNormReluSpec&) {
+                          return BackwardNeeds{false, true, true};
+                        },
                         [](const SoftmaxCrossEntropySpec&) {
                           return BackwardNeeds{true, false};
                         },
@@ -123,7 +147,10 @@ Shape infer_output_shape(const LayerSpec& spec, const std::vector<Shape>& inputs
   const std::string_view name = type_name(spec);
   const Arity a = arity(spec);
   if (static_cast<int>(inputs.size()) < a.min || static_cast<int>(inputs.size()) > a.max) {
-    shape_error(name, a.max == 1 ? "exactly one input" : "at least two inputs", inputs);
+    shape_error(name,
+                a.max == a.min ? "exactly " + std::to_string(a.min) + " input(s)"
+                               : "at least " + std::to_string(a.min) + " inputs",
+                inputs);
   }
   for (const Shape& s : inputs) {
     if (s.rank() < 2 || s.numel() == 0) shape_error(name, "non-empty inputs of rank >= 2", inputs);
@@ -159,9 +186,15 @@ Shape infer_output_shape(const LayerSpec& spec, const std::vector<Shape>& inputs
           },
           [&](const BatchNorm2dSpec& b) {
             expect_rank4(name, inputs);
-            if (!(b.eps > 0.0) || !(b.momentum >= 0.0 && b.momentum <= 1.0)) {
-              shape_error(name, "eps > 0 and momentum in [0, 1]", inputs);
+            expect_batch_norm(name, b, inputs);
+            return x;
+          },
+          [&](const BatchNormReluSpec& f) {
+            if (x.rank() != 4 || (f.residual && inputs[1] != x)) {
+              shape_error(name, f.residual ? "two NCHW inputs of identical shape" : "one NCHW input",
+                          inputs);
             }
+            expect_batch_norm(name, f.bn, inputs);
             return x;
           },
           [&](const LinearSpec& l) {
@@ -212,7 +245,7 @@ std::vector<ParamSpec> param_specs(const LayerSpec& spec, const std::vector<Shap
     }
     return params;
   }
-  if (std::holds_alternative<BatchNorm2dSpec>(spec)) {
+  if (batch_norm_of(spec) != nullptr) {
     const Shape channels{x.c()};
     return {{"weight", channels, ParamKind::Trainable, Init::Ones, 1},
             {"bias", channels, ParamKind::Trainable, Init::Zeros, 1},

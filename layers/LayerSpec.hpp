@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -57,16 +58,26 @@ struct DropoutSpec {
 struct FlattenSpec {};
 /// Mean softmax cross-entropy over the batch; its output is the scalar loss, shape [1].
 struct SoftmaxCrossEntropySpec {};
+/// A fused chain (Note [Fusion]): batchnorm2d -> relu, or with `residual` batchnorm2d -> add ->
+/// relu, the add's other operand as a second input: y = relu(bn(x) [+ r]). Only graph::fuse makes
+/// it, never a config; the node keeps the batch norm's name and parameters.
+struct BatchNormReluSpec {
+  BatchNorm2dSpec bn;
+  bool residual = false;
+};
 
 using LayerSpec = std::variant<Conv2dSpec, BatchNorm2dSpec, ReluSpec, MaxPool2dSpec, AvgPool2dSpec,
                                GlobalAvgPoolSpec, LinearSpec, AddSpec, ConcatSpec, DropoutSpec,
-                               FlattenSpec, SoftmaxCrossEntropySpec>;
+                               FlattenSpec, SoftmaxCrossEntropySpec, BatchNormReluSpec>;
 
-/// Config name of the layer type: "conv2d", "batchnorm2d", "relu", "maxpool2d", "avgpool2d",
-/// "global_avgpool", "linear", "add", "concat", "dropout", "flatten", "softmax_cross_entropy".
+/// Name of the layer type: "conv2d", "batchnorm2d", "relu", "maxpool2d", "avgpool2d",
+/// "global_avgpool", "linear", "add", "concat", "dropout", "flatten", "softmax_cross_entropy" (the
+/// types a config may write), then the fused "batchnorm2d_relu" and "batchnorm2d_add_relu".
 std::string_view type_name(const LayerSpec& spec);
-/// Every type name above, in that order.
+/// The types a config may write, in LayerSpec's order (the first alternatives of the variant).
 const std::vector<std::string_view>& known_type_names();
+/// The batch norm a spec normalizes with (batchnorm2d or a fused chain), else null.
+const BatchNorm2dSpec* batch_norm_of(const LayerSpec& spec);
 
 /// Number of inputs a layer takes.
 struct Arity {
@@ -77,10 +88,14 @@ struct Arity {
 Arity arity(const LayerSpec& spec);
 
 /// What a layer's backward reads besides the output gradient: its inputs, its output, both or
-/// neither. The scheduler keeps (or brings back) exactly these for backward.
+/// neither, or only its first input (a fused batch norm's, not the residual). The scheduler keeps
+/// (or brings back) exactly these for backward.
 struct BackwardNeeds {
   bool inputs = false;
   bool output = false;
+  bool first_input = false;
+  /// Whether backward reads input `i`.
+  bool input(std::size_t i) const noexcept { return inputs || (first_input && i == 0); }
 };
 BackwardNeeds backward_needs(const LayerSpec& spec);
 

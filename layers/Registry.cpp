@@ -9,6 +9,7 @@
 #include "layers/cpu/AddCpu.hpp"
 #include "layers/cpu/AvgPool2dCpu.hpp"
 #include "layers/cpu/BatchNorm2dCpu.hpp"
+#include "layers/cpu/BatchNormReluCpu.hpp"
 #include "layers/cpu/ConcatCpu.hpp"
 #include "layers/cpu/Conv2dCpu.hpp"
 #include "layers/cpu/DropoutCpu.hpp"
@@ -24,6 +25,7 @@
 #include "layers/cuda/AddCuda.hpp"
 #include "layers/cuda/AvgPool2dCuda.hpp"
 #include "layers/cuda/BatchNorm2dCuda.hpp"
+#include "layers/cuda/BatchNormReluCuda.hpp"
 #include "layers/cuda/ConcatCuda.hpp"
 #include "layers/cuda/Conv2dCuda.hpp"
 #include "layers/cuda/DropoutCuda.hpp"
@@ -69,6 +71,7 @@ VDNN_LAYER(Concat);
 VDNN_LAYER(Dropout);
 VDNN_LAYER(Flatten);
 VDNN_LAYER(SoftmaxCrossEntropy);
+VDNN_LAYER(BatchNormRelu);
 #undef VDNN_LAYER
 
 }  // namespace
@@ -81,9 +84,10 @@ bool has_backend(Backend backend) noexcept {
 #endif
 }
 
-std::unique_ptr<Layer> make_layer(Backend backend, const LayerSpec& spec,
-                                  const std::vector<Shape>& input_shapes,
-                                  const LayerOptions& options) {
+namespace {
+
+std::unique_ptr<Layer> build(Backend backend, const LayerSpec& spec,
+                             const std::vector<Shape>& input_shapes, const LayerOptions& options) {
   return std::visit(
       [&](const auto& s) -> std::unique_ptr<Layer> {
         using Spec = std::decay_t<decltype(s)>;
@@ -100,6 +104,22 @@ std::unique_ptr<Layer> make_layer(Backend backend, const LayerSpec& spec,
                                        " backend in this build");
       },
       spec);
+}
+
+}  // namespace
+
+std::unique_ptr<Layer> make_layer(Backend backend, const LayerSpec& spec,
+                                  const std::vector<Shape>& input_shapes,
+                                  const LayerOptions& options) {
+  std::unique_ptr<Layer> layer = build(backend, spec, input_shapes, options);
+  // A layer that does not know a layout leaves it at NCHW: refuse it rather than misread memory.
+  if (layer->layout() != options.layout || layer->input_layout() != options.input_layout) {
+    throw runtime::InvalidArgument(
+        std::string("layer '") + std::string(type_name(spec)) + "' on the " +
+        backend_name(backend) + " backend cannot take " + runtime::layout_name(options.input_layout) +
+        " input and give " + runtime::layout_name(options.layout) + " output (Note [Layout])");
+  }
+  return layer;
 }
 
 std::unique_ptr<SgdUpdate> make_sgd_update(Backend backend, const LayerOptions& options) {

@@ -7,6 +7,8 @@ namespace vdnn::runtime {
 
 const char* dtype_name(DType dtype) noexcept { return dtype == DType::F64 ? "f64" : "f32"; }
 
+const char* layout_name(Layout layout) noexcept { return layout == Layout::Nhwc ? "nhwc" : "nchw"; }
+
 Shape::Shape(std::initializer_list<std::int64_t> dims) {
   VDNN_EXPECTS(dims.size() <= static_cast<std::size_t>(kMaxRank), "shape rank exceeds 4");
   for (std::int64_t d : dims) {

@@ -17,6 +17,13 @@ enum class DType : std::uint8_t { F32, F64 };
 constexpr std::size_t dtype_size(DType dtype) noexcept { return dtype == DType::F64 ? 8 : 4; }
 const char* dtype_name(DType dtype) noexcept;
 
+/// Memory order of a feature map (Note [Layout]). A Shape is always NCHW-logical (n(), c(), h(),
+/// w()); the layout says how those elements lie in memory: Nchw (row-major over N, C, H, W) or Nhwc
+/// (channels-last: row-major over N, H, W, C). Rank-2 tensors are the same in both.
+enum class Layout : std::uint8_t { Nchw, Nhwc };
+/// "nchw", "nhwc".
+const char* layout_name(Layout layout) noexcept;
+
 /// Dimensions of a tensor, rank at most kMaxRank. Value type; never throws except on a rank over
 /// kMaxRank or a negative extent (InvalidArgument).
 class Shape {

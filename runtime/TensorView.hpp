@@ -19,12 +19,13 @@ constexpr DType dtype_of<double>() {
   return DType::F64;
 }
 
-/// Non-owning view: a pointer, a shape and an element type. Copying a view never copies data and
+/// Non-owning view: a pointer, a shape, an element type and a memory layout. Copying a view never copies data and
 /// never moves it between host and device. A default view is empty (null data).
 struct TensorView {
   void* data = nullptr;
   Shape shape;
   DType dtype = DType::F32;
+  Layout layout = Layout::Nchw;  // of rank-4 shapes; the shape stays NCHW-logical
 
   bool empty() const noexcept { return data == nullptr; }
   std::size_t bytes() const noexcept { return shape.bytes(dtype); }

@@ -10,9 +10,9 @@ namespace {
 
 // Layers whose forward costs about one pass over their tensors: running them again in backward is
 // cheaper than keeping their outputs (Note [Recomputation]).
-constexpr std::string_view kCheapLayers[] = {"batchnorm2d", "relu",      "add",
-                                             "maxpool2d",   "avgpool2d", "global_avgpool",
-                                             "concat",      "flatten",   "dropout"};
+constexpr std::string_view kCheapLayers[] = {
+    "batchnorm2d", "relu",    "add",     "maxpool2d",        "avgpool2d",           "global_avgpool",
+    "concat",      "flatten", "dropout", "batchnorm2d_relu", "batchnorm2d_add_relu"};
 
 bool is_conv(const Node& node) { return std::holds_alternative<layers::Conv2dSpec>(node.spec); }
 

@@ -137,7 +137,11 @@ class StepBuilder {
   void backward_step(NodeId k) {
     const Node& node = g_.node(k);
     const layers::BackwardNeeds needs = layers::backward_needs(node.spec);
-    std::vector<NodeId> reads = needs.inputs ? distinct(node.inputs) : std::vector<NodeId>{};
+    std::vector<NodeId> read_inputs;
+    for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+      if (needs.input(i)) read_inputs.push_back(node.inputs[i]);
+    }
+    std::vector<NodeId> reads = distinct(read_inputs);
     if (needs.output) reads.push_back(k);
     for (NodeId t : reads) bring_back(t);
     for (NodeId t : distinct(node.inputs)) {

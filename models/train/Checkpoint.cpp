@@ -52,7 +52,7 @@ std::vector<Slot> slots_of(graph::Session& session) {
       has_counter = has_counter || p.spec.name == kNumBatchesTracked;
     }
     const graph::Node& node = graph.node(id);
-    if (std::holds_alternative<layers::BatchNorm2dSpec>(node.spec) && !has_counter) {
+    if (layers::batch_norm_of(node.spec) != nullptr && !has_counter) {
       slots.push_back({node.name + "." + kNumBatchesTracked,
                        SlotKind::Counter,
                        TensorDType::I64,

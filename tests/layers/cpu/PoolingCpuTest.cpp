@@ -147,7 +147,7 @@ void check_against_reference(const PoolCase& c, const PoolData& d, double tolera
 
   const BackwardNeeds needs = backward_needs(c.spec);
   BackwardArgs bwd;
-  bwd.inputs = {needs.inputs ? fwd.inputs[0] : TensorView{}};
+  bwd.inputs = {needs.input(0) ? fwd.inputs[0] : TensorView{}};
   bwd.output = needs.output ? fwd.output : TensorView{};
   bwd.grad_output = view_of(dy, layer->output_shape());
   bwd.grad_inputs = {GradTarget{view_of(dx, c.input), c.accumulate}};

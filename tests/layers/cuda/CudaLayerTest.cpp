@@ -98,8 +98,30 @@ StepInputs make_inputs(const Layer& layer, const StepSettings& settings) {
   return in;
 }
 
-TensorView view(const void* data, const Shape& shape) {
-  return TensorView{const_cast<void*>(data), shape, DType::F32};
+TensorView view(const void* data, const Shape& shape,
+                runtime::Layout layout = runtime::Layout::Nchw) {
+  return TensorView{const_cast<void*>(data), shape, DType::F32, layout};
+}
+
+// Element (n, c, h, w) of an NCHW tensor moves to its place in an NHWC one (to_nhwc) or back.
+Floats permute(const Floats& from, const Shape& s, bool to_nhwc) {
+  Floats to(from.size());
+  std::size_t i = 0;
+  for (std::int64_t n = 0; n < s.n(); ++n) {
+    for (std::int64_t c = 0; c < s.c(); ++c) {
+      for (std::int64_t h = 0; h < s.h(); ++h) {
+        for (std::int64_t w = 0; w < s.w(); ++w, ++i) {
+          const auto nhwc = static_cast<std::size_t>(((n * s.h() + h) * s.w() + w) * s.c() + c);
+          if (to_nhwc) {
+            to[nhwc] = from[i];
+          } else {
+            to[i] = from[nhwc];
+          }
+        }
+      }
+    }
+  }
+  return to;
 }
 
 // A workspace of `bytes` bytes as an F32 view (empty for 0 bytes).
@@ -159,10 +181,12 @@ class DeviceTensors {
  public:
   explicit DeviceTensors(cudaStream_t stream) : stream_(stream) {}
 
-  // A device copy of `host`.
-  void* upload(const Floats& host) {
+  // A device copy of `host` (NCHW order) stored in `layout`.
+  void* upload(const Floats& host, const Shape& shape = {},
+               runtime::Layout layout = runtime::Layout::Nchw) {
+    staged_.push_back(to_layout(host, shape, layout));
     void* data = allocate(host.size() * sizeof(float));
-    VDNN_CHECK_CUDA(cudaMemcpyAsync(data, host.data(), host.size() * sizeof(float),
+    VDNN_CHECK_CUDA(cudaMemcpyAsync(data, staged_.back().data(), host.size() * sizeof(float),
                                     cudaMemcpyHostToDevice, stream_));
     return data;
   }
@@ -172,9 +196,13 @@ class DeviceTensors {
     if (data != nullptr) VDNN_CHECK_CUDA(cudaMemsetAsync(data, 0xFF, bytes, stream_));
     return data;
   }
-  void download(const void* data, Floats& host) {
+  // Synchronizes the stream; `host` gets the NCHW order of a tensor stored in `layout`.
+  void download(const void* data, Floats& host, const Shape& shape = {},
+                runtime::Layout layout = runtime::Layout::Nchw) {
     VDNN_CHECK_CUDA(cudaMemcpyAsync(host.data(), data, host.size() * sizeof(float),
                                     cudaMemcpyDeviceToHost, stream_));
+    VDNN_CHECK_CUDA(cudaStreamSynchronize(stream_));
+    host = from_layout(host, shape, layout);
   }
 
  private:
@@ -186,6 +214,7 @@ class DeviceTensors {
   cudaStream_t stream_;
   runtime::cuda::DeviceMemoryResource resource_;
   std::vector<runtime::Buffer> buffers_;  // declared after resource_: freed before it goes
+  std::vector<Floats> staged_;  // host sources of queued uploads, alive until the stream ran them
 };
 
 StepResults run_cuda(runtime::cuda::DeviceContext& context, Layer& layer, const StepInputs& in,
@@ -194,13 +223,16 @@ StepResults run_cuda(runtime::cuda::DeviceContext& context, Layer& layer, const 
   DeviceTensors device(stream);
   const std::size_t output_bytes = layer.output_shape().bytes(DType::F32);
   ForwardArgs f;
+  const runtime::Layout in_layout = layer.input_layout();
+  const runtime::Layout out_layout = layer.layout();
   for (std::size_t i = 0; i < in.inputs.size(); ++i) {
-    f.inputs.push_back(view(device.upload(in.inputs[i]), layer.input_shapes()[i]));
+    const Shape& shape = layer.input_shapes()[i];
+    f.inputs.push_back(view(device.upload(in.inputs[i], shape, in_layout), shape, in_layout));
   }
   for (std::size_t i = 0; i < in.params.size(); ++i) {
     f.params.push_back(view(device.upload(in.params[i]), in.param_shapes[i]));
   }
-  f.output = view(device.poisoned(output_bytes), layer.output_shape());
+  f.output = view(device.poisoned(output_bytes), layer.output_shape(), out_layout);
   f.workspace = workspace_view(device.poisoned(layer.workspace_bytes()), layer.workspace_bytes());
   f.training = settings.training;
   f.step = settings.step;
@@ -211,13 +243,17 @@ StepResults run_cuda(runtime::cuda::DeviceContext& context, Layer& layer, const 
 
   const layers::BackwardNeeds needs = layers::backward_needs(layer.spec());
   BackwardArgs b;
-  for (const TensorView& input : f.inputs) b.inputs.push_back(needs.inputs ? input : TensorView{});
+  for (std::size_t i = 0; i < f.inputs.size(); ++i) {
+    b.inputs.push_back(needs.input(i) ? f.inputs[i] : TensorView{});
+  }
   b.output = needs.output ? f.output : TensorView{};
-  b.grad_output = view(device.upload(in.grad_output), layer.output_shape());
+  b.grad_output = view(device.upload(in.grad_output, layer.output_shape(), out_layout),
+                       layer.output_shape(), out_layout);
   for (std::size_t i = 0; i < in.inputs.size() && settings.input_grads; ++i) {
-    void* data = settings.accumulate ? device.upload(in.grad_inputs_before[i])
-                                     : device.poisoned(layer.input_shapes()[i].bytes(DType::F32));
-    b.grad_inputs.push_back(GradTarget{view(data, layer.input_shapes()[i]), settings.accumulate});
+    const Shape& shape = layer.input_shapes()[i];
+    void* data = settings.accumulate ? device.upload(in.grad_inputs_before[i], shape, in_layout)
+                                     : device.poisoned(shape.bytes(DType::F32));
+    b.grad_inputs.push_back(GradTarget{view(data, shape, in_layout), settings.accumulate});
   }
   b.grad_inputs.resize(in.inputs.size(), GradTarget{TensorView{}, settings.accumulate});
   b.params = f.params;
@@ -231,14 +267,15 @@ StepResults run_cuda(runtime::cuda::DeviceContext& context, Layer& layer, const 
   layer.backward(b);
 
   r.output.resize(static_cast<std::size_t>(layer.output_shape().numel()));
-  device.download(f.output.data, r.output);
+  device.download(f.output.data, r.output, layer.output_shape(), out_layout);
   for (std::size_t i = 0; i < in.params.size(); ++i) {
     r.params.emplace_back(in.params[i].size());
     device.download(f.params[i].data, r.params.back());
   }
   for (std::size_t i = 0; i < in.inputs.size() && settings.input_grads; ++i) {
     r.grad_inputs.emplace_back(in.inputs[i].size());
-    device.download(b.grad_inputs[i].tensor.data, r.grad_inputs.back());
+    device.download(b.grad_inputs[i].tensor.data, r.grad_inputs.back(), layer.input_shapes()[i],
+                    in_layout);
   }
   for (std::size_t i = 0; i < in.trainable; ++i) {
     r.grad_params.emplace_back(static_cast<std::size_t>(in.param_shapes[i].numel()));
@@ -309,6 +346,16 @@ bool bitwise_equal(const std::vector<Floats>& a, const std::vector<Floats>& b) {
 }
 
 }  // namespace
+
+Floats to_layout(const Floats& nchw, const Shape& shape, runtime::Layout layout) {
+  if (layout == runtime::Layout::Nchw || shape.rank() != 4) return nchw;
+  return permute(nchw, shape, /*to_nhwc=*/true);
+}
+
+Floats from_layout(const Floats& stored, const Shape& shape, runtime::Layout layout) {
+  if (layout == runtime::Layout::Nchw || shape.rank() != 4) return stored;
+  return permute(stored, shape, /*to_nhwc=*/false);
+}
 
 void CudaLayerTest::SetUp() {
   if (runtime::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "layers/Layer.hpp"
 #include "runtime/cuda/DeviceContext.hpp"
@@ -41,11 +42,20 @@ struct StepSettings {
   bool bitwise_repeatable = true;
 };
 
+/// The values of an NCHW-ordered rank-4 tensor of `shape` in `layout`'s memory order, and back.
+/// Other ranks, and Layout::Nchw, are returned unchanged.
+std::vector<float> to_layout(const std::vector<float>& nchw, const runtime::Shape& shape,
+                             runtime::Layout layout);
+std::vector<float> from_layout(const std::vector<float>& stored, const runtime::Shape& shape,
+                               runtime::Layout layout);
+
 /// Runs one forward and one backward step of `layer` (a CUDA layer on `context`) and of the CPU
 /// layer built through the registry from the same spec, input shapes and layer seed, in F32, on the
 /// same random inputs (uniform in [-1, 1]), parameters (trainable in [-1, 1], buffers in [0.5,
 /// 1.5]), output gradient and, for loss layers, labels (host memory, as the executor passes them).
-/// The CUDA backward gets only the views layers::backward_needs() declares; its outputs, gradients
+/// The CUDA layer's rank-4 inputs are stored in its input_layout() and its output and output
+/// gradient in its layout(), converted on upload and download, so both layouts compare with the
+/// NCHW CPU layer. The CUDA backward gets only the views layers::backward_needs() declares; its outputs, gradients
 /// and workspace start as NaN, so an element left unwritten fails. Compares the output, every
 /// parameter and buffer after the step, the loss statistics, every input gradient and every
 /// parameter gradient: |cuda - cpu| <= tolerance * max(|cpu| over the tensor, 1e-3). The failure

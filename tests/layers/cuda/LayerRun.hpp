@@ -160,7 +160,10 @@ void execute(Layer& layer, LayerRun& run, Memory& memory) {
   if (!run.grad_output.empty()) {
     const layers::BackwardNeeds needs = layers::backward_needs(layer.spec());
     layers::BackwardArgs backward;
-    backward.inputs = needs.inputs ? forward.inputs : std::vector<TensorView>(run.inputs.size());
+    backward.inputs.resize(run.inputs.size());
+    for (std::size_t k = 0; k < run.inputs.size(); ++k) {
+      if (needs.input(k)) backward.inputs[k] = forward.inputs[k];
+    }
     if (needs.output) backward.output = forward.output;
     backward.grad_output = memory.place(run.grad_output, layer.output_shape());
     for (std::size_t k = 0; k < run.grad_inputs.size(); ++k) {

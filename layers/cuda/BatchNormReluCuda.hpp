@@ -1,0 +1,39 @@
+// BatchNormReluCuda: the fused batchnorm2d -> [add] -> relu chain on the CUDA backend (own kernels,
+// F32, NCHW or NHWC), see Note [Fusion].
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "layers/Layer.hpp"
+
+namespace vdnn::layers::cuda {
+
+/// y = relu(bn(x) [+ r]) with BatchNorm2dCuda's statistics, running updates, recompute rule and
+/// reductions, in one pass over x (and r) after the statistics. Backward reads x and y
+/// (backward_needs: first input and output; r is never read): the reductions over dz = y > 0 ? dy
+/// : 0, then one pass writing dx and, with spec.residual, r's gradient dz, each honouring
+/// GradTarget::accumulate. Results match the unfused CUDA chain and the CPU reference
+/// (cpu::BatchNormReluCpu) and are bitwise reproducible. Runs in options.layout (input_layout must
+/// be the same). Enqueues on options.cuda's compute stream and never waits. Not thread-safe; see
+/// layers/Layer.hpp for the argument contract.
+class BatchNormReluCuda final : public Layer {
+ public:
+  BatchNormReluCuda(const BatchNormReluSpec& spec, std::vector<Shape> input_shapes,
+                    const LayerOptions& options);
+  BatchNormReluCuda(const BatchNormReluCuda&) = delete;
+  BatchNormReluCuda& operator=(const BatchNormReluCuda&) = delete;
+  BatchNormReluCuda(BatchNormReluCuda&&) = delete;
+  BatchNormReluCuda& operator=(BatchNormReluCuda&&) = delete;
+  ~BatchNormReluCuda() override;
+  void forward(const ForwardArgs& args) override;
+  void backward(const BackwardArgs& args) override;
+
+ private:
+  struct State;  // what BatchNorm2dCuda keeps, shared through the same batch-norm core
+
+  BatchNormReluSpec spec_;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace vdnn::layers::cuda
