@@ -7,6 +7,13 @@
 #include "runtime/cuda/CudaCheck.hpp"
 
 namespace vdnn::layers::cuda {
+namespace {
+
+cudnnTensorFormat_t format_of(runtime::Layout layout) {
+  return layout == runtime::Layout::Nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+}
+
+}  // namespace
 
 void detail::TensorDescriptorDeleter::destroy(cudnnTensorDescriptor_t descriptor) noexcept {
   VDNN_CHECK_CUDNN_NOTHROW(cudnnDestroyTensorDescriptor(descriptor));
@@ -22,7 +29,7 @@ void detail::PoolingDescriptorDeleter::destroy(cudnnPoolingDescriptor_t descript
   VDNN_CHECK_CUDNN_NOTHROW(cudnnDestroyPoolingDescriptor(descriptor));
 }
 
-TensorDescriptor::TensorDescriptor(const Shape& shape) {
+TensorDescriptor::TensorDescriptor(const Shape& shape, runtime::Layout layout) {
   VDNN_EXPECTS(shape.rank() == 2 || shape.rank() == 4,
                "TensorDescriptor: expected an NCHW or an [N, F] shape, got " + shape.to_string());
   const bool nchw = shape.rank() == 4;
@@ -30,19 +37,19 @@ TensorDescriptor::TensorDescriptor(const Shape& shape) {
   VDNN_CHECK_CUDNN(cudnnCreateTensorDescriptor(&descriptor));
   handle_.reset(descriptor);
   VDNN_CHECK_CUDNN(cudnnSetTensor4dDescriptor(
-      descriptor, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, checked_int(shape.n(), "tensor N"),
+      descriptor, format_of(layout), CUDNN_DATA_FLOAT, checked_int(shape.n(), "tensor N"),
       checked_int(shape.c(), "tensor C"), nchw ? checked_int(shape.h(), "tensor H") : 1,
       nchw ? checked_int(shape.w(), "tensor W") : 1));
 }
 
-FilterDescriptor::FilterDescriptor(const Shape& kcrs) {
+FilterDescriptor::FilterDescriptor(const Shape& kcrs, runtime::Layout layout) {
   VDNN_EXPECTS(kcrs.rank() == 4,
                "FilterDescriptor: expected a [K, C, R, S] weight shape, got " + kcrs.to_string());
   cudnnFilterDescriptor_t descriptor = nullptr;
   VDNN_CHECK_CUDNN(cudnnCreateFilterDescriptor(&descriptor));
   handle_.reset(descriptor);
   VDNN_CHECK_CUDNN(cudnnSetFilter4dDescriptor(
-      descriptor, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, checked_int(kcrs[0], "filter K"),
+      descriptor, CUDNN_DATA_FLOAT, format_of(layout), checked_int(kcrs[0], "filter K"),
       checked_int(kcrs[1], "filter C"), checked_int(kcrs[2], "filter R"),
       checked_int(kcrs[3], "filter S")));
 }

@@ -5,6 +5,7 @@
 #include <cudnn.h>
 
 #include "layers/LayerSpec.hpp"
+#include "runtime/Shape.hpp"
 #include "runtime/UniqueHandle.hpp"
 
 namespace vdnn::layers::cuda {
@@ -24,23 +25,24 @@ struct PoolingDescriptorDeleter {
 };
 }  // namespace detail
 
-/// A packed NCHW F32 tensor descriptor. Move-only. Throws runtime::CudaError when cuDNN refuses,
-/// runtime::ShapeError when an extent does not fit an int.
+/// A packed F32 tensor descriptor in NCHW or NHWC memory order. Move-only. Throws
+/// runtime::CudaError when cuDNN refuses, runtime::ShapeError when an extent does not fit an int.
 class TensorDescriptor {
  public:
-  /// A rank-4 shape as it is; a rank-2 [N, F] shape as [N, F, 1, 1]. Other ranks throw
-  /// runtime::InvalidArgument.
-  explicit TensorDescriptor(const Shape& shape);
+  /// A rank-4 (NCHW-logical) shape as it is; a rank-2 [N, F] shape as [N, F, 1, 1]. Other ranks
+  /// throw runtime::InvalidArgument.
+  explicit TensorDescriptor(const Shape& shape, runtime::Layout layout = runtime::Layout::Nchw);
   cudnnTensorDescriptor_t get() const noexcept { return handle_.get(); }
 
  private:
   runtime::UniqueHandle<cudnnTensorDescriptor_t, detail::TensorDescriptorDeleter> handle_;
 };
 
-/// An F32 NCHW filter descriptor of a [K, C, R, S] weight. Move-only. Throws like TensorDescriptor.
+/// An F32 filter descriptor of a [K, C, R, S] weight stored KCRS (Layout::Nchw) or KRSC
+/// (Layout::Nhwc). Move-only. Throws like TensorDescriptor.
 class FilterDescriptor {
  public:
-  explicit FilterDescriptor(const Shape& kcrs);
+  explicit FilterDescriptor(const Shape& kcrs, runtime::Layout layout = runtime::Layout::Nchw);
   cudnnFilterDescriptor_t get() const noexcept { return handle_.get(); }
 
  private:
