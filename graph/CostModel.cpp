@@ -71,7 +71,8 @@ CostKey cost_key(const Graph& g, const std::string& device, bool deterministic, 
   NodeId id = 0;
   for (const Node& node : g.nodes()) {
     structure << node.name << ' ' << layers::type_name(node.spec) << ' '
-              << node.output_shape.to_string() << ' ' << g.trainable_parameters(id++);
+              << node.output_shape.to_string() << ' ' << runtime::layout_name(node.layout) << ' '
+              << g.trainable_parameters(id++);
     for (NodeId in : node.inputs) structure << ' ' << in;
     structure << '\n';
   }

@@ -99,7 +99,7 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
   const std::size_t n = graph.nodes().size();
   for (NodeId t = 0; t < static_cast<NodeId>(n); ++t) {
     tensors_.push_back(std::make_unique<runtime::ResidentTensor>(
-        graph.node(t).name, graph.node(t).output_shape, context));
+        graph.node(t).name, graph.node(t).output_shape, context, graph.node(t).layout));
   }
   tensors_.push_back(
       std::make_unique<runtime::ResidentTensor>(kInputName, graph.input_shape(), context));
@@ -324,7 +324,8 @@ void Executor::backward(NodeId id) {
     target = {};
     if (in == kNetworkInput) continue;  // nothing needs the input's gradient
     const Buffer& grad = grads_[static_cast<std::size_t>(in)];
-    target.tensor = {grad.data(), graph_.node(in).output_shape, DType::F32};
+    target.tensor = {grad.data(), graph_.node(in).output_shape, DType::F32,
+                     graph_.node(in).layout};
     target.accumulate = grad_written_[static_cast<std::size_t>(in)];
     grad_written_[static_cast<std::size_t>(in)] = true;
   }
@@ -332,7 +333,7 @@ void Executor::backward(NodeId id) {
   a.workspace = workspace_view();
   const Buffer& grad_out =
       id == graph_.loss_node() ? loss_seed_ : grads_[static_cast<std::size_t>(id)];
-  a.grad_output = {grad_out.data(), node.output_shape, DType::F32};
+  a.grad_output = {grad_out.data(), node.output_shape, DType::F32, node.layout};
   a.step = static_cast<std::uint64_t>(step_);
   a.labels = id == graph_.loss_node() ? labels_ : nullptr;
   layers::Layer* layer = &layers_.at(id);

@@ -118,6 +118,7 @@ Graph Graph::build(const NetworkDef& def, std::int64_t batch) {
 
   Graph g;
   g.name_ = def.name;
+  g.origin_ = def.origin;
   g.batch_ = batch;
   g.num_classes_ = def.num_classes;
   g.input_shape_ = runtime::Shape::nchw(batch, def.channels, def.height, def.width);
@@ -178,6 +179,35 @@ Graph Graph::build(const NetworkDef& def, std::int64_t batch) {
              " values per sample; expected num_classes = " + std::to_string(def.num_classes));
   }
   return g;
+}
+
+void Graph::use_layout(runtime::Layout layout) {
+  for (Node& node : nodes_) {
+    node.layout = runtime::Layout::Nchw;
+    if (node.output_shape.rank() != 4 || layout == runtime::Layout::Nchw) continue;
+    if (std::holds_alternative<layers::Conv2dSpec>(node.spec)) {
+      node.layout = layout;  // a convolution converts an NCHW input itself
+      continue;
+    }
+    const auto layout_of = [&](NodeId in) {
+      return in == kNetworkInput ? runtime::Layout::Nchw
+                                 : nodes_[static_cast<std::size_t>(in)].layout;
+    };
+    node.layout = layout_of(node.inputs.front());
+    for (NodeId in : node.inputs) {
+      if (layout_of(in) != node.layout) {
+        fail(node.origin, "layer '" + node.name + "' reads inputs in different layouts (" +
+                              runtime::layout_name(layout_of(in)) + " and " +
+                              runtime::layout_name(node.layout) + "); expected one layout, or " +
+                              "--layout nchw");
+      }
+    }
+  }
+}
+
+runtime::Layout Graph::input_layout(NodeId id) const {
+  const NodeId in = node(id).inputs.front();
+  return in == kNetworkInput ? runtime::Layout::Nchw : node(in).layout;
 }
 
 std::vector<runtime::Shape> Graph::input_shapes(NodeId id) const {

@@ -31,6 +31,7 @@ struct Node {
   runtime::Shape output_shape;    // at the graph's batch size
   std::vector<NodeId> consumers;  // later nodes reading this node's output, in order, repeats kept
   std::string origin;
+  runtime::Layout layout = runtime::Layout::Nchw;  // of the output in memory (Note [Layout])
 };
 
 class Graph {
@@ -42,6 +43,8 @@ class Graph {
   static Graph build(const NetworkDef& def, std::int64_t batch);
 
   const std::string& name() const noexcept { return name_; }
+  /// Where the network was defined (NetworkDef::origin).
+  const std::string& origin() const noexcept { return origin_; }
   std::int64_t batch() const noexcept { return batch_; }
   std::int64_t num_classes() const noexcept { return num_classes_; }
   /// Shape of the network input at this batch size (N, C, H, W).
@@ -61,8 +64,17 @@ class Graph {
   /// The node whose output feeds the loss (the logits).
   NodeId logits_node() const { return node(loss_node()).inputs.front(); }
 
+  /// Sets every node's output layout for a network run in `layout` (Note [Layout]): with Nhwc,
+  /// convolutions give NHWC, other rank-4 outputs follow their inputs, and rank-2 outputs (and the
+  /// network input) stay NCHW-logical. Throws GraphError naming a node whose rank-4 inputs come in
+  /// different layouts.
+  void use_layout(runtime::Layout layout);
+  /// The layout of node `id`'s inputs (all the same after use_layout); Nchw for the network input.
+  runtime::Layout input_layout(NodeId id) const;
+
  private:
   std::string name_;
+  std::string origin_;
   std::int64_t batch_ = 0;
   std::int64_t num_classes_ = 0;
   runtime::Shape input_shape_;

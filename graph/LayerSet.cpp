@@ -28,6 +28,8 @@ LayerSet::LayerSet(const Graph& graph, layers::Backend backend, const layers::La
   for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes().size()); ++id) {
     layers::LayerOptions layer = options_;
     layer.seed = options.seed + 1 + static_cast<std::uint64_t>(id);
+    layer.layout = graph.node(id).layout;
+    layer.input_layout = graph.input_layout(id);
     layers_.push_back(
         layers::make_layer(backend, graph.node(id).spec, graph.input_shapes(id), layer));
   }

@@ -16,7 +16,8 @@ namespace vdnn::graph {
 /// when the backend lacks a layer type, ShapeError for shapes a layer cannot take.
 class LayerSet {
  public:
-  /// Layer `i` draws its random numbers from options.seed + 1 + i.
+  /// Layer `i` draws its random numbers from options.seed + 1 + i and runs in node i's layout
+  /// (Graph::use_layout).
   LayerSet(const Graph& graph, layers::Backend backend, const layers::LayerOptions& options);
 
   layers::Layer& at(NodeId node) { return *layers_.at(static_cast<std::size_t>(node)); }

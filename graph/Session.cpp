@@ -131,7 +131,13 @@ bool chooses_by_cost(Policy policy) { return policy == Policy::Auto || policy ==
 // Given, cached, measured or estimated (SessionOptions::costs).
 CostModel session_costs(const Graph& graph, const SessionOptions& options, LayerSet& layers,
                         runtime::ExecutionContext& context) {
-  if (options.costs) return *options.costs;
+  if (options.costs) {
+    VDNN_EXPECTS(options.costs->layers.size() == graph.nodes().size(),
+                 "SessionOptions::costs: " + std::to_string(options.costs->layers.size()) +
+                     " layer costs for " + std::to_string(graph.nodes().size()) +
+                     " layers; expected costs of the graph the session runs (after fusion)");
+    return *options.costs;
+  }
   CostModel estimated = estimate_costs(graph);
   if (!options.measure_costs && !chooses_by_cost(options.policy)) return estimated;
   // First, as it may limit workspaces: costs hold for the algorithms the layers then run.
@@ -240,6 +246,12 @@ void trade_workspace_for_maps(const Graph& graph, const SessionOptions& options,
   }
 }
 
+// `graph` with its nodes' layouts set for `layout`.
+Graph& laid_out(Graph& graph, runtime::Layout layout) {
+  graph.use_layout(layout);
+  return graph;
+}
+
 }  // namespace
 
 // The costs, then the plan. Measured costs hold for the layers' algorithms: when planning limited
@@ -281,10 +293,11 @@ Session::Planned Session::plan_run(const Graph& graph, const SessionOptions& opt
 }
 
 Session::Session(Graph graph, const SessionOptions& options)
-    : graph_(std::move(graph)),
+    : graph_(options.fuse ? fuse(graph, &fusion_) : std::move(graph)),
       context_(make_context(options)),
       layer_options_(layer_options(options, *context_)),
-      layers_(graph_, options.backend, layer_options_),
+      layout_(decide_layout(graph_, options.layout, options.backend, layer_options_)),
+      layers_(laid_out(graph_, layout_.layout), options.backend, layer_options_),
       planned_(plan_run(graph_, options, layers_, *context_)),
       executor_(std::make_unique<Executor>(graph_, layers_, planned_.plan, *context_,
                                            options.executor)) {}

@@ -8,8 +8,10 @@
 
 #include "graph/CostModel.hpp"
 #include "graph/Executor.hpp"
+#include "graph/Fusion.hpp"
 #include "graph/Graph.hpp"
 #include "graph/LayerSet.hpp"
+#include "graph/Layout.hpp"
 #include "graph/Planner.hpp"
 #include "runtime/ExecutionContext.hpp"
 #include "runtime/cpu/CpuContext.hpp"
@@ -25,6 +27,8 @@ struct SessionOptions {
   std::uint64_t budget_bytes = 0;
   bool deterministic = false;  // CUDA: deterministic algorithms only
   bool allow_tf32 = true;      // CUDA: TF32 tensor-core math in convolutions
+  bool fuse = true;            // merge batchnorm2d -> [add ->] relu chains (Note [Fusion])
+  LayoutChoice layout = LayoutChoice::Auto;  // memory order of feature maps (Note [Layout])
   ExecutorOptions executor;
   /// What layers and copies cost, for policies that choose by it (auto, vdnn-dyn) and for the
   /// plan's predicted step time. Unset: with `measure_costs` or such a policy, measured at setup
@@ -55,7 +59,12 @@ class Session {
   Session& operator=(Session&&) = delete;
   ~Session();
 
+  /// The graph the session runs: the given one after fusion, with its layout set.
   const Graph& graph() const noexcept { return graph_; }
+  /// The chains fusion merged (none without SessionOptions::fuse).
+  const std::vector<FusedChain>& fusion() const noexcept { return fusion_; }
+  /// The layout the feature maps use, and why.
+  const LayoutDecision& layout() const noexcept { return layout_; }
   const Plan& plan() const noexcept { return planned_.plan; }
   const LayerSet& layers() const noexcept { return layers_; }
   /// The costs the plan was made with (estimated ones when nothing was measured or given).
@@ -64,9 +73,11 @@ class Session {
   runtime::ExecutionContext& context() noexcept { return *context_; }
 
  private:
+  std::vector<FusedChain> fusion_;  // before graph_, which fills it
   Graph graph_;
   std::unique_ptr<runtime::ExecutionContext> context_;
   layers::LayerOptions layer_options_;
+  LayoutDecision layout_;
   LayerSet layers_;
   struct Planned {
     CostModel costs;

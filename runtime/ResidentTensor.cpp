@@ -25,9 +25,11 @@ const char* residency_name(Residency residency) noexcept {
   return "absent";
 }
 
-ResidentTensor::ResidentTensor(std::string name, Shape shape, ExecutionContext& context)
+ResidentTensor::ResidentTensor(std::string name, Shape shape, ExecutionContext& context,
+                               Layout layout)
     : name_(std::move(name)),
       shape_(shape),
+      layout_(layout),
       context_(context),
       produced_(context.make_event()),
       offload_started_(context.make_event(/*timing=*/true)),
@@ -150,7 +152,7 @@ TensorView ResidentTensor::view() const {
     throw InvalidArgument("tensor '" + name_ + "' is not resident on the device (it is " +
                           residency_name(residency_) + "); the plan must prefetch it first");
   }
-  return {device_.data(), shape_, DType::F32};
+  return {device_.data(), shape_, DType::F32, layout_};
 }
 
 }  // namespace vdnn::runtime

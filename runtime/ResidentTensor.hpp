@@ -32,7 +32,9 @@ const char* residency_name(Residency residency) noexcept;
 /// (naming the tensor) when a pool cannot give memory. The memory resources must outlive it.
 class ResidentTensor {
  public:
-  ResidentTensor(std::string name, Shape shape, ExecutionContext& context);
+  /// `layout`: how the feature map lies in memory (Note [Layout]); copies move its bytes as they are.
+  ResidentTensor(std::string name, Shape shape, ExecutionContext& context,
+                 Layout layout = Layout::Nchw);
   ResidentTensor(const ResidentTensor&) = delete;
   ResidentTensor& operator=(const ResidentTensor&) = delete;
   ResidentTensor(ResidentTensor&&) = delete;
@@ -102,6 +104,7 @@ class ResidentTensor {
 
   std::string name_;
   Shape shape_;
+  Layout layout_;
   ExecutionContext& context_;
   Residency residency_ = Residency::Absent;
   Buffer device_;

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Issue 11's baseline speed benchmark, in one run on the GPU machine: per cell, vdnn's baseline
-# img/s and peak, its per-layer-type times (--profile-layers), and PyTorch eager and torch.compile
-# on the same network, batch and input, then one table of ratios (tools/speed_report.py, which also
-# writes OUT/speed.json).
+# img/s and peak (fused layers, the layout auto picks), the same without fusion in NCHW (what the
+# two changes buy), its per-layer-type times (--profile-layers), and PyTorch eager and
+# torch.compile on the same network, batch and input, then one table of ratios
+# (tools/speed_report.py, which also writes OUT/speed.json).
 # Usage: tools/speed-gpu.sh OUT [CELL ...]   CELL: resnet50 vgg16 densenet121 resnet1001 (default all)
 # Environment: VDNN_SPEED_ITERS (12) iterations of each run; VDNN_COMPILE_LIMIT (300) seconds
 # torch.compile may take per network (compiling included; past it the report says it did not
 # finish); VDNN_SKIP_BUILD, VDNN_BUILD_DIR (build-gpu), VDNN_PREFIX_PATH as for tools/planner-gpu.sh.
-# OUT/CELL-baseline/ and OUT/CELL-profile/ are vdnn's run folders (OUT/CELL-*.log their output),
+# VDNN_SPEED_LAYOUT (auto) is the baseline's --layout.
+# OUT/CELL-baseline/, OUT/CELL-unfused/ and OUT/CELL-profile/ are vdnn's run folders (OUT/CELL-*.log their output),
 # OUT/torch-CELL.jsonl the PyTorch rows.
 set -euo pipefail
 # shellcheck source=tools/bench-common.sh
@@ -32,9 +34,12 @@ bench_build
 
 for cell in "${cells[@]}"; do
   # Throughput without timing events, then the layer times with them (a few steps suffice).
-  for run in baseline profile; do
-    extra=()
-    [ "$run" = profile ] && extra=(--profile-layers --iters 4) || extra=(--iters "$iters")
+  for run in baseline unfused profile; do
+    case $run in
+      baseline) extra=(--iters "$iters" --layout "${VDNN_SPEED_LAYOUT:-auto}") ;;
+      unfused) extra=(--iters "$iters" --layout nchw --no-fuse) ;;
+      profile) extra=(--profile-layers --iters 4 --layout "${VDNN_SPEED_LAYOUT:-auto}") ;;
+    esac
     "$build/bin/vdnn" train --device cuda --config "configs/${config[$cell]}.json" --batch "${batch[$cell]}" \
       --policy baseline "${extra[@]}" --out "$out/$cell-$run" >"$out/$cell-$run.log" 2>&1 ||
       echo "vdnn $cell-$run failed (exit $?)" >&2

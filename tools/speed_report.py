@@ -47,14 +47,22 @@ def shown(row):
     return f"{row['images_per_s']:.0f} ({row['peak_device_bytes'] / GIB:.2f})"
 
 
+def vdnn_run(out, run):
+    """img/s, peak and layout of vdnn's run folder OUT/RUN, or None."""
+    summary = read_json(os.path.join(out, run, "summary.json"))
+    if not isinstance(summary, dict) or summary.get("images_per_s", 0) <= 0:
+        return None
+    return {"images_per_s": summary["images_per_s"], "peak_device_bytes": summary["peak_device_bytes"],
+            "layout": summary.get("layout", "nchw"), "fused_chains": summary.get("fused_chains", 0)}
+
+
 def cell_row(out, cell):
     title, targets = CELLS[cell]
-    summary = read_json(os.path.join(out, f"{cell}-baseline", "summary.json"))
-    vdnn = None
-    if isinstance(summary, dict) and summary.get("images_per_s", 0) > 0:
-        vdnn = {"images_per_s": summary["images_per_s"], "peak_device_bytes": summary["peak_device_bytes"]}
+    vdnn = vdnn_run(out, f"{cell}-baseline")
+    unfused = vdnn_run(out, f"{cell}-unfused")
     peers = torch_rows(out, cell)
     row = {"cell": cell, "title": title, "vdnn": vdnn if vdnn else {"error": "no summary.json"},
+           "unfused_nchw": unfused if unfused else {"error": "no summary.json"},
            "peers": {m: peers.get(m) for m in PEERS}, "ratios": {}, "targets": {}}
     for mode in PEERS:
         peer = peers.get(mode)
@@ -80,9 +88,9 @@ def main():
     out = sys.argv[1]
     cells = sys.argv[2:] or list(CELLS)
     rows = [cell_row(out, c) for c in cells if c in CELLS]
-    print("| network, batch | vdnn baseline img/s (peak GiB) | PyTorch eager | torch.compile | "
-          "vdnn / eager | vdnn / compile | targets | result |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |")
+    print("| network, batch | vdnn baseline img/s (peak GiB) | layout, fused chains | "
+          "unfused NCHW | PyTorch eager | torch.compile | vdnn / eager | vdnn / compile | targets | result |")
+    print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |")
     met = total = 0
     for r in rows:
         ratios = [f"{r['ratios'][m]:.2f}x" if m in r["ratios"] else "-" for m in PEERS]
@@ -91,7 +99,9 @@ def main():
         met += sum(results)
         total += len(results)
         result = "-" if not results else ("pass" if all(results) else "FAIL")
-        print(f"| {r['title']} | {shown(r['vdnn'])} | {shown(r['peers']['eager'])} | "
+        how = f"{r['vdnn']['layout']}, {r['vdnn']['fused_chains']}" if "layout" in r["vdnn"] else "-"
+        print(f"| {r['title']} | {shown(r['vdnn'])} | {how} | {shown(r['unfused_nchw'])} | "
+              f"{shown(r['peers']['eager'])} | "
               f"{shown(r['peers']['compile'])} | {ratios[0]} | {ratios[1]} | {targets} | {result} |")
     print(f"\ntargets met: {met} of {total}\n")
     print("Where vdnn's baseline step goes (--profile-layers, ms forward + backward, share of the sum):\n")

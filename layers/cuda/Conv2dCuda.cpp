@@ -14,6 +14,7 @@
 #include "layers/cuda/CudnnDescriptors.hpp"
 #include "runtime/ByteSize.hpp"
 #include "runtime/Error.hpp"
+#include "runtime/MemoryResource.hpp"
 #include "runtime/cuda/CudaCheck.hpp"
 #include "runtime/cuda/DeviceContext.hpp"
 
@@ -29,12 +30,13 @@ constexpr float kZero = 0.0f;
 constexpr std::array<std::int64_t, 4> kChunkCounts{2, 4, 8, 16};
 constexpr std::size_t kChunkFromBytes = std::size_t{16} << 20;
 
-// The descriptors of one convolution problem.
+// The descriptors of one convolution problem, every tensor in the layout the convolution runs in
+// (Note [Layout]: NHWC runs with KRSC filters).
 struct Descriptors {
   Descriptors(const Conv2dSpec& spec, const Shape& x_shape, const Shape& w_shape,
-              const Shape& y_shape, cudnnMathType_t math)
-      : x(x_shape), y(y_shape), w(w_shape), conv(spec, math) {
-    if (spec.bias) bias.emplace(Shape::nchw(1, spec.out_channels, 1, 1));
+              const Shape& y_shape, cudnnMathType_t math, runtime::Layout layout)
+      : x(x_shape, layout), y(y_shape, layout), w(w_shape, layout), conv(spec, math) {
+    if (spec.bias) bias.emplace(Shape::nchw(1, spec.out_channels, 1, 1), layout);
   }
   TensorDescriptor x;
   TensorDescriptor y;  // also the output gradient
@@ -231,23 +233,52 @@ AlgoChoices<typename Api::Algo> choose_chunked(cudnnHandle_t handle, std::vector
 
 // The layer's problem, then one per chunk count that divides the batch.
 std::vector<Problem> problems_of(const Conv2dSpec& spec, const Shape& x_shape, const Shape& w_shape,
-                                 const Shape& y_shape, cudnnMathType_t math) {
+                                 const Shape& y_shape, cudnnMathType_t math,
+                                 runtime::Layout layout) {
   std::vector<Problem> problems;
-  problems.push_back({1, Descriptors(spec, x_shape, w_shape, y_shape, math)});
+  problems.push_back({1, Descriptors(spec, x_shape, w_shape, y_shape, math, layout)});
   for (const std::int64_t chunks : kChunkCounts) {
     if (x_shape.n() % chunks != 0) continue;
     Shape x = x_shape;
     Shape y = y_shape;
     x[0] = y[0] = x_shape.n() / chunks;
-    problems.push_back({chunks, Descriptors(spec, x, w_shape, y, math)});
+    problems.push_back({chunks, Descriptors(spec, x, w_shape, y, math, layout)});
   }
   return problems;
 }
 
-// Chunk `c` of `chunks` equal batch chunks of `view` (the whole view when chunks is 1).
-float* chunk(const TensorView& view, std::int64_t c, std::int64_t chunks) {
-  return static_cast<float*>(view.data) + view.shape.numel() / chunks * c;
+// Chunk `c` of `chunks` equal batch chunks of `data`, a tensor of `shape` (the batch is the
+// outermost dimension in both layouts).
+float* chunk(void* data, const Shape& shape, std::int64_t c, std::int64_t chunks) {
+  return static_cast<float*>(data) + shape.numel() / chunks * c;
 }
+
+std::size_t aligned(std::size_t bytes) { return runtime::MemoryResource::align_up(bytes); }
+
+// In NHWC the weight runs KRSC while the parameter stays KCRS, and an NCHW input (the network's)
+// is converted for the convolution: the scratch of those copies comes first in each pass's
+// workspace, then the algorithm's (Note [Layout]).
+struct Staging {
+  Staging(const Shape& x_shape, const Shape& w_shape, runtime::Layout layout,
+          runtime::Layout input_layout)
+      : weight(layout == runtime::Layout::Nhwc ? aligned(w_shape.bytes(runtime::DType::F32)) : 0),
+        input(input_layout != layout ? aligned(x_shape.bytes(runtime::DType::F32)) : 0),
+        w_kcrs(w_shape),
+        w_run(w_shape, layout),
+        x_given(x_shape, input_layout),
+        x_run(x_shape, layout) {}
+  // Scratch before the algorithm's workspace: forward (weight, input), backward (weight, its
+  // gradient, input).
+  std::size_t forward() const { return weight + input; }
+  std::size_t backward() const { return 2 * weight + input; }
+
+  std::size_t weight;  // bytes of the KRSC weight copy, 0 in NCHW
+  std::size_t input;   // bytes of the converted input, 0 when the input is in the layer's layout
+  TensorDescriptor w_kcrs;
+  TensorDescriptor w_run;
+  TensorDescriptor x_given;
+  TensorDescriptor x_run;
+};
 
 // FMA math rules TF32 out (cuDNN's default math allows it on Ampere and later).
 cudnnMathType_t search_math(const LayerOptions& options) {
@@ -260,12 +291,14 @@ struct Conv2dCuda::Impl {
   Impl(runtime::cuda::DeviceContext& device, const Conv2dSpec& spec, const Shape& x_shape,
        const Shape& w_shape, const Shape& y_shape, const LayerOptions& options)
       : context(&device),
-        problems(problems_of(spec, x_shape, w_shape, y_shape, search_math(options))) {
+        problems(
+            problems_of(spec, x_shape, w_shape, y_shape, search_math(options), options.layout)),
+        staging(x_shape, w_shape, options.layout, options.input_layout) {
     // Measuring runs every candidate, so its choice varies with timing noise; deterministic runs
     // need the same choice on every construction, which the heuristic ranking gives.
     const SearchPolicy policy{search_math(options), !options.deterministic, options.deterministic,
                               options.allow_tf32};
-    const std::string key = cache_key(spec, x_shape, policy);
+    const std::string key = cache_key(spec, x_shape, policy, options.layout);
     if (const Choices* cached = options.cache ? options.cache->find<Choices>(key) : nullptr) {
       choices = *cached;
       return;
@@ -284,8 +317,9 @@ struct Conv2dCuda::Impl {
     AlgoChoices<cudnnConvolutionBwdFilterAlgo_t> backward_filter;
   };
 
-  static std::string cache_key(const Conv2dSpec& s, const Shape& x, const SearchPolicy& p) {
-    std::string key = "conv2d " + x.to_string();
+  static std::string cache_key(const Conv2dSpec& s, const Shape& x, const SearchPolicy& p,
+                               runtime::Layout layout) {
+    std::string key = std::string("conv2d ") + runtime::layout_name(layout) + " " + x.to_string();
     for (std::int64_t v : {s.out_channels, s.kernel[0], s.kernel[1], s.stride[0], s.stride[1],
                            s.padding[0], s.padding[1], s.dilation[0], s.dilation[1], s.groups}) {
       key += " " + std::to_string(v);
@@ -294,11 +328,15 @@ struct Conv2dCuda::Impl {
            (p.measure ? " measured" : "") + (p.deterministic ? " deterministic" : "");
   }
 
-  // The algorithm each direction runs under `limit` (set by limit_workspace, read by every pass).
+  // The algorithm each direction runs under `limit` (set by limit_workspace, read by every pass),
+  // the staging scratch taken off first.
   void pick(const WorkspaceBytes& limit) {
-    forward = choices.forward.pick(limit.forward);
-    backward_data = choices.backward_data.pick(limit.backward);
-    backward_filter = choices.backward_filter.pick(limit.backward);
+    const auto less = [](std::size_t bytes, std::size_t scratch) {
+      return bytes == kUnlimitedWorkspace ? bytes : bytes - std::min(bytes, scratch);
+    };
+    forward = choices.forward.pick(less(limit.forward, staging.forward()));
+    backward_data = choices.backward_data.pick(less(limit.backward, staging.backward()));
+    backward_filter = choices.backward_filter.pick(less(limit.backward, staging.backward()));
   }
 
   // The descriptors `choice` runs with: those of its batch chunk.
@@ -313,20 +351,34 @@ struct Conv2dCuda::Impl {
 
   runtime::cuda::DeviceContext* context;
   std::vector<Problem> problems;  // the whole batch first, then its chunks
+  Staging staging;
   Choices choices;
   AlgoChoice<cudnnConvolutionFwdAlgo_t> forward;
   AlgoChoice<cudnnConvolutionBwdDataAlgo_t> backward_data;
   AlgoChoice<cudnnConvolutionBwdFilterAlgo_t> backward_filter;
 };
 
+namespace {
+
+// The layouts a convolution runs in: NCHW, NHWC, or NHWC from an NCHW input (the network's).
+bool supported(const LayerOptions& o) {
+  return o.layout == o.input_layout || o.layout == runtime::Layout::Nhwc;
+}
+
+}  // namespace
+
 Conv2dCuda::Conv2dCuda(const Conv2dSpec& spec, std::vector<Shape> input_shapes,
                        const LayerOptions& options)
-    : Layer(spec, std::move(input_shapes), options.dtype),
+    : Layer(spec, std::move(input_shapes), options.dtype,
+            supported(options) ? options.layout : runtime::Layout::Nchw,
+            supported(options) ? options.input_layout : runtime::Layout::Nchw),
       spec_(spec),
       param_shapes_(param_shapes(spec, this->input_shapes())) {
-  impl_ =
-      std::make_unique<Impl>(checked_context(options, "Conv2dCuda"), spec, this->input_shapes()[0],
-                             param_shapes_[0], output_shape(), options);
+  LayerOptions run = options;
+  run.layout = layout();
+  run.input_layout = input_layout();
+  impl_ = std::make_unique<Impl>(checked_context(options, "Conv2dCuda"), spec,
+                                 this->input_shapes()[0], param_shapes_[0], output_shape(), run);
   impl_->pick({kUnlimitedWorkspace, kUnlimitedWorkspace});
 }
 
@@ -334,7 +386,8 @@ Conv2dCuda::~Conv2dCuda() = default;
 
 WorkspaceBytes Conv2dCuda::workspace() const {
   const Impl& m = *impl_;
-  return {m.forward.workspace, std::max(m.backward_data.workspace, m.backward_filter.workspace)};
+  return {m.staging.forward() + m.forward.workspace,
+          m.staging.backward() + std::max(m.backward_data.workspace, m.backward_filter.workspace)};
 }
 
 void Conv2dCuda::limit_workspace(const WorkspaceBytes& limit) { impl_->pick(limit); }
@@ -358,11 +411,11 @@ std::vector<WorkspaceOption> Conv2dCuda::workspace_options(bool backward) const 
     if (backward) {
       const auto& data = c.backward_data.pick(limit);
       const auto& filter = c.backward_filter.pick(limit);
-      o.workspace = std::max(data.workspace, filter.workspace);
+      o.workspace = impl_->staging.backward() + std::max(data.workspace, filter.workspace);
       o.seconds = data.seconds < 0.0 || filter.seconds < 0.0 ? -1.0 : data.seconds + filter.seconds;
     } else {
       const auto& forward = c.forward.pick(limit);
-      o = {forward.workspace, forward.seconds};
+      o = {impl_->staging.forward() + forward.workspace, forward.seconds};
     }
     if (options.empty() || options.back().workspace != o.workspace) options.push_back(o);
   }
@@ -384,24 +437,41 @@ Conv2dCuda::PassChunks Conv2dCuda::chunks() const {
   return {impl_->forward.chunks, impl_->backward_data.chunks, impl_->backward_filter.chunks};
 }
 
+namespace {
+
+// dst = src converted between the descriptors' layouts (cudnnTransformTensor), on the handle's
+// stream.
+void convert(cudnnHandle_t handle, const TensorDescriptor& from, const void* src,
+             const TensorDescriptor& to, void* dst) {
+  VDNN_CHECK_CUDNN(cudnnTransformTensor(handle, &kOne, from.get(), src, &kZero, to.get(), dst));
+}
+
+}  // namespace
+
 void Conv2dCuda::forward(const ForwardArgs& args) {
   VDNN_EXPECTS(args.inputs.size() == 1 && views_match(args.params, param_shapes_),
                "Conv2dCuda::forward: expected one input and the weight (and bias) views of the "
                "parameter shapes");
   VDNN_EXPECTS(view_matches(args.inputs[0], input_shapes()[0]) &&
                    view_matches(args.output, output_shape()) &&
-                   workspace_fits(args.workspace, impl_->forward.workspace),
+                   workspace_fits(args.workspace, workspace().forward),
                "Conv2dCuda::forward: input, output or workspace view does not match the layer");
   Impl& m = *impl_;
+  const Staging& st = m.staging;
   const cudnnHandle_t handle = m.context->cudnn();
+  char* scratch = static_cast<char*>(args.workspace.data);
+  void* w = st.weight > 0 ? scratch : args.params[0].data;
+  if (st.weight > 0) convert(handle, st.w_kcrs, args.params[0].data, st.w_run, w);
+  void* x = st.input > 0 ? scratch + st.weight : args.inputs[0].data;
+  if (st.input > 0) convert(handle, st.x_given, args.inputs[0].data, st.x_run, x);
   const auto& algo = m.forward;
   Descriptors& d = m.descriptors(algo);
   d.conv.set_math(algo.math);
   for (std::int64_t c = 0; c < algo.chunks; ++c) {
     VDNN_CHECK_CUDNN(cudnnConvolutionForward(
-        handle, &kOne, d.x.get(), chunk(args.inputs[0], c, algo.chunks), d.w.get(),
-        args.params[0].data, d.conv.get(), algo.algo, args.workspace.data, algo.workspace, &kZero,
-        d.y.get(), chunk(args.output, c, algo.chunks)));
+        handle, &kOne, d.x.get(), chunk(x, input_shapes()[0], c, algo.chunks), d.w.get(), w,
+        d.conv.get(), algo.algo, scratch + st.forward(), algo.workspace, &kZero, d.y.get(),
+        chunk(args.output.data, output_shape(), c, algo.chunks)));
   }
   if (spec_.bias) {
     VDNN_CHECK_CUDNN(cudnnAddTensor(handle, &kOne, m.whole().bias->get(), args.params[1].data,
@@ -422,32 +492,44 @@ void Conv2dCuda::backward(const BackwardArgs& args) {
                    workspace_fits(args.workspace, workspace().backward),
                "Conv2dCuda::backward: a view does not match the layer");
   Impl& m = *impl_;
+  const Staging& st = m.staging;
+  VDNN_EXPECTS(dx.tensor.empty() || st.input == 0,
+               "Conv2dCuda::backward: a convolution that converts its input's layout reads the "
+               "network input, which takes no gradient");
   const cudnnHandle_t handle = m.context->cudnn();
   if (spec_.bias) {
     VDNN_CHECK_CUDNN(cudnnConvolutionBackwardBias(handle, &kOne, m.whole().y.get(),
                                                   args.grad_output.data, &kZero,
                                                   m.whole().bias->get(), args.grad_params[1].data));
   }
+  char* scratch = static_cast<char*>(args.workspace.data);
+  char* algo_workspace = scratch + st.backward();
+  void* x = st.input > 0 ? scratch + 2 * st.weight : args.inputs[0].data;
+  if (st.input > 0) convert(handle, st.x_given, args.inputs[0].data, st.x_run, x);
+  void* dw = st.weight > 0 ? scratch + st.weight : args.grad_params[0].data;
   const auto& filter_algo = m.backward_filter;
   Descriptors& fd = m.descriptors(filter_algo);
   fd.conv.set_math(filter_algo.math);
   for (std::int64_t c = 0; c < filter_algo.chunks; ++c) {  // the chunks' gradients add up
     VDNN_CHECK_CUDNN(cudnnConvolutionBackwardFilter(
-        handle, &kOne, fd.x.get(), chunk(args.inputs[0], c, filter_algo.chunks), fd.y.get(),
-        chunk(args.grad_output, c, filter_algo.chunks), fd.conv.get(), filter_algo.algo,
-        args.workspace.data, filter_algo.workspace, c == 0 ? &kZero : &kOne, fd.w.get(),
-        args.grad_params[0].data));
+        handle, &kOne, fd.x.get(), chunk(x, input_shapes()[0], c, filter_algo.chunks), fd.y.get(),
+        chunk(args.grad_output.data, output_shape(), c, filter_algo.chunks), fd.conv.get(),
+        filter_algo.algo, algo_workspace, filter_algo.workspace, c == 0 ? &kZero : &kOne,
+        fd.w.get(), dw));
   }
+  if (st.weight > 0) convert(handle, st.w_run, dw, st.w_kcrs, args.grad_params[0].data);
   if (dx.tensor.empty()) return;
+  void* w = st.weight > 0 ? scratch : args.params[0].data;
+  if (st.weight > 0) convert(handle, st.w_kcrs, args.params[0].data, st.w_run, w);
   const auto& data_algo = m.backward_data;
   Descriptors& dd = m.descriptors(data_algo);
   dd.conv.set_math(data_algo.math);
   for (std::int64_t c = 0; c < data_algo.chunks; ++c) {
     VDNN_CHECK_CUDNN(cudnnConvolutionBackwardData(
-        handle, &kOne, dd.w.get(), args.params[0].data, dd.y.get(),
-        chunk(args.grad_output, c, data_algo.chunks), dd.conv.get(), data_algo.algo,
-        args.workspace.data, data_algo.workspace, dx.accumulate ? &kOne : &kZero, dd.x.get(),
-        chunk(dx.tensor, c, data_algo.chunks)));
+        handle, &kOne, dd.w.get(), w, dd.y.get(),
+        chunk(args.grad_output.data, output_shape(), c, data_algo.chunks), dd.conv.get(),
+        data_algo.algo, algo_workspace, data_algo.workspace, dx.accumulate ? &kOne : &kZero,
+        dd.x.get(), chunk(dx.tensor.data, input_shapes()[0], c, data_algo.chunks)));
   }
 }
 

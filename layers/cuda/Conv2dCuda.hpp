@@ -26,6 +26,12 @@ namespace vdnn::layers::cuda {
 /// is, the one needing least). Math: FP32 FMA only unless options.allow_tf32, then TF32 tensor
 /// cores where cuDNN picks them.
 ///
+/// Layouts (Note [Layout]): NCHW, NHWC, or an NCHW input (the network's) to an NHWC output, which
+/// the forward and the weight gradient convert in their workspace and which takes no input
+/// gradient; any other pair keeps NCHW so that the registry refuses it. In NHWC cuDNN runs KRSC
+/// filters: each pass converts the KCRS weight in its workspace and the weight gradient back, so
+/// parameters stay NCHW-logical; workspace() and workspace_options() include those copies.
+///
 /// Backward reads the input (for the weight gradient), the output gradient and the weight; it
 /// overwrites grad_params (weight, then bias) and writes or accumulates the input gradient unless
 /// its view is empty. Not thread-safe. Throws runtime::InvalidArgument for dtypes other than F32,

@@ -52,6 +52,8 @@ models::TrainerOptions trainer_options(const TrainerConfig& c, const std::string
   s.budget_bytes = c.memory_budget;
   s.deterministic = c.deterministic;
   s.allow_tf32 = c.tf32;
+  s.fuse = c.fuse;
+  s.layout = graph::parse_layout_choice(c.layout);
   s.executor.seed = c.seed;
   s.executor.momentum = c.momentum;
   s.executor.weight_decay = c.weight_decay;

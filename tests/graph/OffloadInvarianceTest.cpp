@@ -4,6 +4,7 @@
 // separates them.
 #include <gtest/gtest.h>
 
+#include "graph/Fusion.hpp"
 #include "graph/SessionHarness.hpp"
 #include "runtime/ByteSize.hpp"
 #include "runtime/memory/OversubscriptionGuard.hpp"
@@ -27,7 +28,8 @@ SessionOptions options(Policy policy, std::uint64_t budget = 0) {
 
 // Auto under a budget a fifth of the way from vdnn-all's peak to baseline's, with estimated costs
 // (a plan that does not depend on this machine's timings): it offloads and recomputes.
-SessionOptions auto_options(const Graph& g) {
+SessionOptions auto_options(const Graph& unfused) {
+  const Graph g = fuse(unfused);  // as the session runs it
   PlanRequest r{Policy::VdnnAll, 0, LayerSet(g, layers::Backend::Cpu, {}).workspaces()};
   const std::uint64_t all = make_plan(g, r).predicted_peak;
   r.policy = Policy::Baseline;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "graph/Fusion.hpp"
 #include "graph/LayerSet.hpp"
 #include "graph/Planner.hpp"
 #include "models/ConfigLoader.hpp"
@@ -48,12 +49,17 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
                   "A cost file from vdnn train --cost-cache: layer times and workspaces as "
                   "measured there (default: costs estimated from arithmetic and bytes, CPU "
                   "workspaces)");
+  cmd->add_flag("--no-fuse", o.no_fuse,
+                "Plan the network without merging batchnorm2d -> [add ->] relu chains (as vdnn "
+                "train --no-fuse)");
   cmd->add_flag("--json", o.json, "Print JSON instead of a table");
   return cmd;
 }
 
 int run_plan(const PlanOptions& o) {
-  const graph::Graph g = graph::Graph::build(models::load_network(o.config), o.batch);
+  std::vector<graph::FusedChain> fusion;
+  const graph::Graph built = graph::Graph::build(models::load_network(o.config), o.batch);
+  const graph::Graph g = o.no_fuse ? built : graph::fuse(built, &fusion);
   graph::PlanRequest request;
   request.policy = graph::parse_policy(o.policy);
   request.budget_bytes = o.mem_budget.empty() ? 0 : runtime::parse_bytes(o.mem_budget);
@@ -70,9 +76,11 @@ int run_plan(const PlanOptions& o) {
   }
   const graph::Plan plan = graph::make_plan(g, request);
   if (o.json) {
-    std::cout << plan_json(g, plan).dump(1) << "\n";
+    nlohmann::json out = plan_json(g, plan);
+    out["fused_chains"] = fusion.size();
+    std::cout << out.dump(1) << "\n";
   } else {
-    std::cout << graph::format_plan(g, plan);
+    std::cout << graph::format_fusion(fusion) << "\n" << graph::format_plan(g, plan);
   }
   return 0;
 }

@@ -17,6 +17,7 @@ struct PlanOptions {
   std::string policy = "baseline";
   std::string mem_budget;  // empty: no budget
   std::string costs;       // a cost file (models::read_cost_file); empty: estimated costs
+  bool no_fuse = false;    // plan the unfused graph
   bool json = false;
 };
 

@@ -71,11 +71,14 @@ Json managed_summary(graph::Session& session) {
           {"pool_peak_bytes", session.executor().memory().pool_peak}};
 }
 
-void write_plan(const std::filesystem::path& path, const graph::Graph& graph,
-                const graph::Plan& plan, const graph::LayerSet& layers) {
+void write_plan(const std::filesystem::path& path, const graph::Session& session) {
   std::ofstream out(path);
-  out << graph::format_plan(graph, plan);
-  const std::string limited = layers.limited_algorithms(graph);
+  const graph::Graph& graph = session.graph();
+  out << "layout: " << runtime::layout_name(session.layout().layout) << " ("
+      << session.layout().reason << ")\n"
+      << graph::format_fusion(session.fusion()) << "\n"
+      << graph::format_plan(graph, session.plan());
+  const std::string limited = session.layers().limited_algorithms(graph);
   if (!limited.empty()) {
     out << "\nalgorithms a workspace limit changed (Note [Workspace], Note [Batch chunks]):\n"
         << limited;

@@ -35,9 +35,9 @@ nlohmann::json managed_summary(graph::Session& session);
 
 /// Writes `value` as indented JSON; throws runtime::Error when the file cannot be written.
 void write_json(const std::filesystem::path& path, const nlohmann::json& value);
-/// The plan that ran, as `vdnn plan` prints it (graph::format_plan), then the algorithms that a
-/// workspace limit changed (LayerSet::limited_algorithms), if any.
-void write_plan(const std::filesystem::path& path, const graph::Graph& graph,
-                const graph::Plan& plan, const graph::LayerSet& layers);
+/// The layout and the fused chains (as `vdnn plan` prints them), the plan that ran
+/// (graph::format_plan), then the algorithms that a workspace limit changed
+/// (LayerSet::limited_algorithms), if any.
+void write_plan(const std::filesystem::path& path, const graph::Session& session);
 
 }  // namespace vdnn::tools

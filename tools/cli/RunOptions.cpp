@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 
+#include "graph/Layout.hpp"
 #include "layers/Registry.hpp"
 #include "runtime/ByteSize.hpp"
 #include "runtime/Device.hpp"
@@ -70,6 +71,14 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool migration_counters_defau
   cmd.add_option("--math", o.math, "CUDA convolutions: tf32 (tensor cores) or fp32")
       ->capture_default_str()
       ->check(CLI::IsMember({"tf32", "fp32"}));
+  cmd.add_flag("--no-fuse", o.no_fuse,
+               "Keep batchnorm2d -> relu and batchnorm2d -> add -> relu chains as separate layers "
+               "(to compare; fused by default)");
+  cmd.add_option("--layout", o.layout,
+                 "Memory order of feature maps on CUDA: nchw, nhwc (channels-last) or auto (the "
+                 "faster for this network's convolutions, measured at setup); the CPU runs nchw")
+      ->capture_default_str()
+      ->check(CLI::IsMember(graph::layout_choice_names()));
   cmd.add_option("--cost-cache", o.cost_cache,
                  "Directory of measured layer and copy costs, one file per network, batch and "
                  "device: read instead of profiling at setup, written after it");
@@ -107,6 +116,8 @@ models::TrainerOptions trainer_options(const RunOptions& o, const std::string& p
   s.stress.enabled = o.debug_stream_delays >= 0;
   s.stress.seed = static_cast<std::uint64_t>(o.debug_stream_delays);
   s.measure_costs = o.measure_costs;
+  s.fuse = !o.no_fuse;
+  s.layout = graph::parse_layout_choice(o.layout);
   t.cost_cache = o.cost_cache;
   if (!o.debug_device_free.empty()) {
     s.cpu_free_device_bytes = runtime::parse_bytes(o.debug_device_free);

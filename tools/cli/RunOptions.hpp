@@ -33,6 +33,8 @@ struct RunOptions {
   std::string debug_device_free;          // CPU: free device memory the managed guard sees
   std::string cost_cache;                 // directory of measured cost models; "": none
   bool measure_costs = false;             // measure costs for every policy (auto, dyn: always)
+  bool no_fuse = false;                   // keep batchnorm2d -> [add ->] relu chains unfused
+  std::string layout = "auto";            // nchw | nhwc | auto (CUDA: measured)
 };
 
 /// Registers the shared options on `cmd`. `migration_counters_default` sets the UVM counters'

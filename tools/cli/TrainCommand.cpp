@@ -177,6 +177,9 @@ nlohmann::json summary_json(const TrainOptions& o, models::Trainer& trainer,
                       {"device", layers::backend_name(trainer.options().session.backend)},
                       {"deterministic", o.run.deterministic},
                       {"math", o.run.math},
+                      {"layout", runtime::layout_name(session.layout().layout)},
+                      {"layout_reason", session.layout().reason},
+                      {"fused_chains", session.fusion().size()},
                       {"pinned_bytes", executor.memory().pinned_capacity},
                       {"batch", o.batch},
                       {"iters", o.iters},
@@ -248,7 +251,7 @@ int run_train(const TrainOptions& o) {
   graph::Session& session = trainer.session();
   if (o.profile_layers) write_layer_times(out / "layers.json", session.graph(), session.executor());
   write_json(out / "summary.json", summary_json(o, trainer, transfers, last_eval));
-  write_plan(out / "plan.txt", session.graph(), session.plan(), session.layers());
+  write_plan(out / "plan.txt", session);
   if (!o.trace.empty()) {
     const std::string label = "vdnn " + def.name + " batch " + std::to_string(o.batch) + ", " +
                               graph::policy_name(session.plan().policy);

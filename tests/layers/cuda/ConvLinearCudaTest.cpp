@@ -73,6 +73,43 @@ TEST_F(ConvCuda, MatchesCpuOverShapeTable) {
   }
 }
 
+// Note [Layout]: NHWC maps with the weight converted to KRSC in the workspace, and back for its
+// gradient; FP32 and TF32.
+TEST_F(ConvCuda, ChannelsLastMatchesCpuOverShapeTable) {
+  for (const bool tf32 : {false, true}) {
+    for (const ConvCase& c : conv_cases()) {
+      SCOPED_TRACE(c.name + (tf32 ? " tf32" : " fp32"));
+      LayerOptions o = options(tf32);
+      o.layout = o.input_layout = runtime::Layout::Nhwc;
+      layers::cuda::Conv2dCuda layer(c.spec, {c.input}, o);
+      ASSERT_EQ(layer.layout(), runtime::Layout::Nhwc);
+      StepSettings settings;
+      settings.accumulate = c.accumulate;
+      EXPECT_TRUE(
+          cuda_matches_cpu(context(), layer, tf32 ? kTf32Tolerance : kConvTolerance, settings));
+    }
+  }
+}
+
+// The stem: an NCHW network input, converted in the workspace, to an NHWC output; the input takes
+// no gradient, and asking for one is refused.
+TEST_F(ConvCuda, NchwInputToChannelsLastOutputMatchesCpu) {
+  LayerOptions o = options();
+  o.layout = runtime::Layout::Nhwc;
+  for (const ConvCase& c : conv_cases()) {
+    SCOPED_TRACE(c.name);
+    layers::cuda::Conv2dCuda layer(c.spec, {c.input}, o);
+    ASSERT_EQ(layer.input_layout(), runtime::Layout::Nchw);
+    EXPECT_GT(layer.workspace().forward, c.input.bytes(DType::F32));
+    StepSettings settings;
+    settings.input_grads = false;
+    EXPECT_TRUE(cuda_matches_cpu(context(), layer, kConvTolerance, settings));
+  }
+  layers::cuda::Conv2dCuda layer(conv(4, {3, 3}, {1, 1}, {1, 1}), {Shape{2, 3, 6, 6}}, o);
+  EXPECT_THROW(static_cast<void>(cuda_matches_cpu(context(), layer, kConvTolerance)),
+               runtime::InvalidArgument);
+}
+
 TEST_F(ConvCuda, EmptyInputGradientTargetStillGivesParameterGradients) {
   layers::cuda::Conv2dCuda layer(conv(8, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true),
                                  {Shape{2, 4, 9, 9}}, options());

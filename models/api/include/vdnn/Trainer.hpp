@@ -49,6 +49,13 @@ struct TrainerConfig {
   /// directory keeps them per network, batch and device for later runs. Empty: not kept.
   std::string cost_cache;
   bool measure_costs = false;  // measure costs for any policy (predicted_step_milliseconds)
+  /// Merge batchnorm2d -> relu and batchnorm2d -> add -> relu chains into fused layers (the same
+  /// parameter names; false to compare).
+  bool fuse = true;
+  /// Memory order of feature maps on CUDA: "nchw", "nhwc" (channels-last) or "auto" (the faster
+  /// for the network's convolutions, measured at setup). The CPU runs "nchw"; parameters,
+  /// checkpoints and shapes are NCHW-logical in every layout.
+  std::string layout = "auto";
 };
 
 /// What one step did.

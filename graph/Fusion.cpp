@@ -1,0 +1,115 @@
+// The fusion pass: finds batchnorm2d -> [add ->] relu chains on the validated graph, rewrites its
+// definition and validates the result again through Graph::build.
+#include "graph/Fusion.hpp"
+
+#include <cstddef>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+
+namespace vdnn::graph {
+namespace {
+
+template <typename Spec>
+bool is(const Node& node) {
+  return std::holds_alternative<Spec>(node.spec);
+}
+
+// The single consumer of `id`, if it has exactly one use.
+std::optional<NodeId> only_consumer(const Graph& g, NodeId id) {
+  const std::vector<NodeId>& consumers = g.node(id).consumers;
+  if (consumers.size() != 1) return std::nullopt;
+  return consumers.front();
+}
+
+// The chain starting at batch norm `bn`, when there is one: the nodes merged (bn first, the relu
+// last) and the residual input of a bn -> add -> relu chain.
+struct Chain {
+  std::vector<NodeId> nodes;
+  std::optional<NodeId> residual;
+};
+
+std::optional<Chain> chain_from(const Graph& g, NodeId bn) {
+  if (!is<layers::BatchNorm2dSpec>(g.node(bn))) return std::nullopt;
+  const std::optional<NodeId> next = only_consumer(g, bn);
+  if (!next) return std::nullopt;
+  if (is<layers::ReluSpec>(g.node(*next))) return Chain{{bn, *next}, std::nullopt};
+  const Node& add = g.node(*next);
+  if (!is<layers::AddSpec>(add) || add.inputs.size() != 2) return std::nullopt;
+  const NodeId other = add.inputs[0] == bn ? add.inputs[1] : add.inputs[0];
+  if (other == bn) return std::nullopt;  // bn + bn
+  const std::optional<NodeId> relu = only_consumer(g, *next);
+  if (!relu || !is<layers::ReluSpec>(g.node(*relu))) return std::nullopt;
+  return Chain{{bn, *next, *relu}, other};
+}
+
+std::string input_name(const Graph& g, NodeId id) {
+  return id == kNetworkInput ? kInputName : g.node(id).name;
+}
+
+}  // namespace
+
+Graph fuse(const Graph& graph, std::vector<FusedChain>* chains) {
+  const auto n = static_cast<NodeId>(graph.nodes().size());
+  // Per node: the fused layer that replaces it at its position (chain ends), or nothing (merged
+  // into a chain, or kept as it is).
+  std::vector<std::optional<LayerDef>> replaced(static_cast<std::size_t>(n));
+  std::vector<bool> merged(static_cast<std::size_t>(n), false);
+  std::unordered_map<std::string, std::string> renamed;  // a relu's name -> its chain's
+  for (NodeId id = 0; id < n; ++id) {
+    if (merged[static_cast<std::size_t>(id)]) continue;
+    const std::optional<Chain> chain = chain_from(graph, id);
+    if (!chain) continue;
+    const Node& bn = graph.node(id);
+    layers::BatchNormReluSpec spec{std::get<layers::BatchNorm2dSpec>(bn.spec),
+                                   chain->residual.has_value()};
+    LayerDef def{bn.name, spec, {input_name(graph, bn.inputs.front())}, bn.origin};
+    if (chain->residual) def.inputs.push_back(input_name(graph, *chain->residual));
+    FusedChain record{bn.name, std::string(layers::type_name(spec)), {}};
+    for (NodeId m : chain->nodes) {
+      merged[static_cast<std::size_t>(m)] = true;
+      record.merged.push_back(graph.node(m).name);
+    }
+    renamed[graph.node(chain->nodes.back()).name] = bn.name;
+    replaced[static_cast<std::size_t>(chain->nodes.back())] = std::move(def);
+    if (chains != nullptr) chains->push_back(std::move(record));
+  }
+  NetworkDef def;
+  def.name = graph.name();
+  def.channels = graph.input_shape().c();
+  def.height = graph.input_shape().h();
+  def.width = graph.input_shape().w();
+  def.num_classes = graph.num_classes();
+  def.origin = graph.origin();
+  for (NodeId id = 0; id < n; ++id) {
+    const auto i = static_cast<std::size_t>(id);
+    if (replaced[i]) {
+      def.layers.push_back(std::move(*replaced[i]));
+      continue;
+    }
+    if (merged[i]) continue;
+    const Node& node = graph.node(id);
+    LayerDef layer{node.name, node.spec, {}, node.origin};
+    for (NodeId in : node.inputs) layer.inputs.push_back(input_name(graph, in));
+    def.layers.push_back(std::move(layer));
+  }
+  for (LayerDef& layer : def.layers) {
+    for (std::string& in : layer.inputs) {
+      if (const auto it = renamed.find(in); it != renamed.end()) in = it->second;
+    }
+  }
+  return Graph::build(def, graph.batch());
+}
+
+std::string format_fusion(const std::vector<FusedChain>& chains) {
+  if (chains.empty()) return "fusion: none\n";
+  std::string out = "fusion: " + std::to_string(chains.size()) + " chains fused (--no-fuse: none)\n";
+  for (const FusedChain& c : chains) {
+    std::string parts;
+    for (const std::string& m : c.merged) parts += (parts.empty() ? "" : " + ") + m;
+    out += "  " + c.node + " <- " + parts + " (" + c.type + ")\n";
+  }
+  return out;
+}
+
+}  // namespace vdnn::graph
