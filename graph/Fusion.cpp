@@ -2,6 +2,7 @@
 // definition and validates the result again through Graph::build.
 #include "graph/Fusion.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <unordered_map>
@@ -57,9 +58,13 @@ Graph fuse(const Graph& graph, std::vector<FusedChain>* chains) {
   std::vector<bool> merged(static_cast<std::size_t>(n), false);
   std::unordered_map<std::string, std::string> renamed;  // a relu's name -> its chain's
   for (NodeId id = 0; id < n; ++id) {
-    if (merged[static_cast<std::size_t>(id)]) continue;
     const std::optional<Chain> chain = chain_from(graph, id);
-    if (!chain) continue;
+    // An add joins two batch norms in a projection block: the first claims it.
+    if (!chain || std::any_of(chain->nodes.begin(), chain->nodes.end(), [&](NodeId m) {
+          return merged[static_cast<std::size_t>(m)];
+        })) {
+      continue;
+    }
     const Node& bn = graph.node(id);
     layers::BatchNormReluSpec spec{std::get<layers::BatchNorm2dSpec>(bn.spec),
                                    chain->residual.has_value()};

@@ -2,6 +2,7 @@
 #include "graph/ParameterStore.hpp"
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "runtime/Random.hpp"
@@ -35,6 +36,17 @@ void initialize(const Parameter& p, std::uint64_t seed, std::uint64_t stream,
   }
 }
 
+// The random stream of a parameter: FNV-1a of its name, so that a parameter starts the same
+// whatever comes before it in the graph (fused or not, Note [Fusion]).
+std::uint64_t stream_of(const std::string& name) {
+  std::uint64_t hash = 14695981039346656037ull;
+  for (const char c : name) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
 }  // namespace
 
 ParameterStore::ParameterStore(const Graph& graph, runtime::MemoryResource& memory,
@@ -57,7 +69,7 @@ ParameterStore::ParameterStore(const Graph& graph, runtime::MemoryResource& memo
   // One host staging buffer per parameter, alive until the copies have completed.
   std::vector<std::vector<float>> staging(params_.size());
   for (std::size_t i = 0; i < params_.size(); ++i) {
-    initialize(params_[i], seed, i, staging[i]);
+    initialize(params_[i], seed, stream_of(params_[i].name), staging[i]);
     upload.copy_async(params_[i].value.data(), staging[i].data(), params_[i].value.bytes());
   }
   upload.synchronize();

@@ -141,9 +141,20 @@ TEST(Cli, PlanShowsOffloadsAndPrefetchesOfVdnnAll) {
   const CliRun run =
       vdnn("plan --config " + config("resnet20-cifar.json") + " --batch 8 --policy vdnn-all");
   ASSERT_EQ(run.code, 0) << run.output;
-  EXPECT_NE(run.output.find("offload         layer1.0.relu1"), std::string::npos) << run.output;
-  EXPECT_NE(run.output.find("prefetch        layer1.0.relu1"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("offload         layer1.0.bn1"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("prefetch        layer1.0.bn1"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("predicted peak:"), std::string::npos) << run.output;
+  // The fused chains come first (Note [Fusion]); --no-fuse plans the layers apart.
+  EXPECT_NE(run.output.find("fusion: 19 chains fused"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("layer1.0.bn2 <- layer1.0.bn2 + layer1.0.add + layer1.0.relu2"),
+            std::string::npos)
+      << run.output;
+  const CliRun unfused = vdnn("plan --config " + config("resnet20-cifar.json") +
+                              " --batch 8 --policy vdnn-all --no-fuse");
+  ASSERT_EQ(unfused.code, 0) << unfused.output;
+  EXPECT_NE(unfused.output.find("fusion: none"), std::string::npos) << unfused.output;
+  EXPECT_NE(unfused.output.find("offload         layer1.0.relu1"), std::string::npos)
+      << unfused.output;
   const CliRun json = vdnn("plan --config " + config("resnet20-cifar.json") +
                            " --batch 8 --policy vdnn-conv --json");
   ASSERT_EQ(json.code, 0) << json.output;
@@ -208,7 +219,7 @@ TEST(Cli, ManagedMemoryBeyondTheFreeDeviceMemoryExitsWith3) {
   EXPECT_NE(refused.output.find("of managed memory: the device has 1.00 MiB free"),
             std::string::npos)
       << refused.output;
-  EXPECT_NE(refused.output.find("refusing to allocate 28.56 MiB"), std::string::npos)
+  EXPECT_NE(refused.output.find("refusing to allocate 29.26 MiB"), std::string::npos)
       << refused.output;
   EXPECT_EQ(vdnn(args + " --allow-oversubscription").code, 0);
 }
@@ -217,19 +228,19 @@ TEST(Cli, PlanShowsEvictionsAndMigrations) {
   const CliRun run =
       vdnn("plan --config " + config("resnet20-cifar.json") + " --batch 8 --policy uvm-prefetch");
   ASSERT_EQ(run.code, 0) << run.output;
-  EXPECT_NE(run.output.find("evict           layer1.0.relu1"), std::string::npos) << run.output;
-  EXPECT_NE(run.output.find("migrate         layer1.0.relu1"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("evict           layer1.0.bn1"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("migrate         layer1.0.bn1"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("device memory:         managed"), std::string::npos) << run.output;
   const CliRun evict =
       vdnn("plan --config " + config("resnet20-cifar.json") + " --batch 8 --policy uvm-evict");
-  EXPECT_NE(evict.output.find("fault-in        layer1.0.relu1"), std::string::npos) << evict.output;
+  EXPECT_NE(evict.output.find("fault-in        layer1.0.bn1"), std::string::npos) << evict.output;
 }
 
 TEST(Cli, PlanShowsRecomputations) {
   const CliRun run =
       vdnn("plan --config " + config("resnet20-cifar.json") + " --batch 8 --policy recompute");
   ASSERT_EQ(run.code, 0) << run.output;
-  EXPECT_NE(run.output.find("recompute       layer1.0.relu1"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("recompute       layer1.0.bn1"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("recomputed per step:"), std::string::npos) << run.output;
   EXPECT_EQ(run.output.find("offload "), std::string::npos) << run.output;
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "graph/SessionHarness.hpp"
 #include "runtime/ByteSize.hpp"
@@ -34,25 +35,48 @@ SessionOptions cuda_options(Policy policy) {
   return o;
 }
 
+// In both layouts, fused (the default) and not: the CPU runs NCHW and unfused.
 TEST_F(CudaTraining, ResNet20AgreesWithTheCpuBackendWithoutTf32) {
   SessionOptions cpu;
   cpu.executor.seed = 5;
-  SessionOptions gpu = cuda_options(Policy::Baseline);
-  gpu.allow_tf32 = false;
+  cpu.fuse = false;
   const auto a = run_steps(load_config("resnet20-cifar.json", 8), cpu, 5).losses;
-  const auto b = run_steps(load_config("resnet20-cifar.json", 8), gpu, 5).losses;
-  ASSERT_EQ(a.size(), b.size());
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    EXPECT_NEAR(b[i], a[i], 1e-4 * std::abs(a[i])) << "step " << i;
+  for (const LayoutChoice layout : {LayoutChoice::Nchw, LayoutChoice::Nhwc}) {
+    for (const bool fuse : {true, false}) {
+      SCOPED_TRACE(std::string(layout == LayoutChoice::Nhwc ? "nhwc" : "nchw") +
+                   (fuse ? " fused" : " unfused"));
+      SessionOptions gpu = cuda_options(Policy::Baseline);
+      gpu.allow_tf32 = false;
+      gpu.layout = layout;
+      gpu.fuse = fuse;
+      const auto b = run_steps(load_config("resnet20-cifar.json", 8), gpu, 5).losses;
+      ASSERT_EQ(a.size(), b.size());
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        EXPECT_NEAR(b[i], a[i], 1e-4 * std::abs(a[i])) << "step " << i;
+      }
+    }
   }
 }
 
+struct InvarianceCase {
+  const char* config;
+  std::int64_t batch;
+  LayoutChoice layout;
+};
+
 class CudaInvariance : public CudaTraining,
-                       public ::testing::WithParamInterface<std::pair<const char*, int>> {};
+                       public ::testing::WithParamInterface<InvarianceCase> {
+ protected:
+  SessionOptions options(Policy policy) const {
+    SessionOptions o = cuda_options(policy);
+    o.layout = GetParam().layout;
+    return o;
+  }
+};
 
 TEST_P(CudaInvariance, EveryPolicyMatchesBaselineBitwiseFor20Steps) {
-  const auto [config, batch] = GetParam();
-  const auto base = run_steps(load_config(config, batch), cuda_options(Policy::Baseline), 20);
+  const auto [config, batch, layout] = GetParam();
+  const auto base = run_steps(load_config(config, batch), options(Policy::Baseline), 20);
   EXPECT_EQ(base.memory.device_peak, base.predicted_peak);
   // Auto under a budget a quarter of the way from vdnn-all's peak to baseline's, with costs
   // measured on this GPU at setup.
@@ -60,7 +84,7 @@ TEST_P(CudaInvariance, EveryPolicyMatchesBaselineBitwiseFor20Steps) {
       make_plan(load_config(config, batch), {Policy::VdnnAll, 0, {}}).predicted_peak;
   const std::uint64_t budget = all + (base.predicted_peak - all) / 4;
   for (Policy p : {Policy::VdnnAll, Policy::VdnnConv, Policy::Recompute, Policy::Auto}) {
-    SessionOptions o = cuda_options(p);
+    SessionOptions o = options(p);
     o.executor.poison_freed = true;
     if (p == Policy::Auto) o.budget_bytes = budget;
     const auto run = run_steps(load_config(config, batch), o, 20);
@@ -73,10 +97,10 @@ TEST_P(CudaInvariance, EveryPolicyMatchesBaselineBitwiseFor20Steps) {
 
 // Managed memory: the same kernels on pages the driver migrates give the same bits.
 TEST_P(CudaInvariance, UvmPoliciesMatchBaselineBitwiseFor20Steps) {
-  const auto [config, batch] = GetParam();
-  const auto base = run_steps(load_config(config, batch), cuda_options(Policy::Baseline), 20);
+  const auto [config, batch, layout] = GetParam();
+  const auto base = run_steps(load_config(config, batch), options(Policy::Baseline), 20);
   for (Policy p : {Policy::Uvm, Policy::UvmEvict, Policy::UvmPrefetch}) {
-    const auto run = run_steps(load_config(config, batch), cuda_options(p), 20);
+    const auto run = run_steps(load_config(config, batch), options(p), 20);
     EXPECT_EQ(run.losses, base.losses) << policy_name(p);
     EXPECT_EQ(run.weights, base.weights) << policy_name(p);
     EXPECT_EQ(run.memory.device_peak, run.predicted_peak) << policy_name(p);
@@ -84,13 +108,16 @@ TEST_P(CudaInvariance, UvmPoliciesMatchBaselineBitwiseFor20Steps) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Networks, CudaInvariance,
-                         ::testing::Values(std::make_pair("resnet50.json", 32),
-                                           std::make_pair("densenet40-cifar.json", 32)),
-                         [](const auto& test) {
-                           std::string name = test.param.first;
-                           return name.substr(0, name.find_first_of("-."));
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Networks, CudaInvariance,
+    ::testing::Values(InvarianceCase{"resnet50.json", 32, LayoutChoice::Nhwc},
+                      InvarianceCase{"resnet50.json", 32, LayoutChoice::Nchw},
+                      InvarianceCase{"densenet40-cifar.json", 32, LayoutChoice::Nhwc}),
+    [](const auto& test) {
+      const std::string name = test.param.config;
+      return name.substr(0, name.find_first_of("-.")) +
+             (test.param.layout == LayoutChoice::Nhwc ? "_nhwc" : "_nchw");
+    });
 
 TEST_F(CudaTraining, IdenticalConvolutionsChooseAlgorithmsOnce) {
   SessionOptions o = cuda_options(Policy::Baseline);
