@@ -1,5 +1,5 @@
-// AvgPool2dCuda: 2-D average pooling on the CUDA backend (cuDNN forward, own backward kernel), F32
-// only.
+// AvgPool2dCuda: 2-D average pooling on the CUDA backend in NCHW or NHWC (cuDNN forward, own
+// backward kernel), F32 only.
 #pragma once
 
 #include <memory>
@@ -13,12 +13,14 @@ namespace vdnn::layers::cuda {
 class CudnnPooling;
 
 /// 2-D average pooling; the divisor is the kernel area with count_include_pad, else the number of
-/// input elements under the window. Every view is in device memory and all work is enqueued on
-/// options.cuda->compute_stream(); no workspace. Backward reads only the output gradient (as
-/// backward_needs() declares): each input element gathers its shares in a fixed order, so results
-/// are deterministic; it writes or accumulates the input gradient unless its view is empty. Not
-/// thread-safe. Throws runtime::InvalidArgument for dtypes other than F32, a missing context or
-/// views that do not match the layer; runtime::CudaError when cuDNN or a launch fails.
+/// input elements under the window. Input and output are in options.layout, NCHW or NHWC, when
+/// options.input_layout is the same (else NCHW, which make_layer refuses). Every view is in device
+/// memory and all work is enqueued on options.cuda->compute_stream(); no workspace. Backward reads
+/// only the output gradient (as backward_needs() declares): each input element gathers its shares
+/// in a fixed order, so results are deterministic; it writes or accumulates the input gradient
+/// unless its view is empty. Not thread-safe. Throws runtime::InvalidArgument for dtypes other than
+/// F32, a missing context or views that do not match the layer; runtime::CudaError when cuDNN or a
+/// launch fails.
 class AvgPool2dCuda final : public Layer {
  public:
   AvgPool2dCuda(const AvgPool2dSpec& spec, std::vector<Shape> input_shapes,

@@ -1,5 +1,5 @@
 // BatchNorm2dCuda: batch normalization over N, H, W per channel on the CUDA backend (own kernels),
-// F32.
+// F32, NCHW or NHWC.
 #pragma once
 
 #include <memory>
@@ -17,10 +17,12 @@ namespace vdnn::layers::cuda {
 /// inputs), differentiates the normalization the last forward used, writes grad_params (weight,
 /// bias) where non-empty and the input gradient honouring GradTarget::accumulate. All work is
 /// enqueued on options.cuda's compute stream and nothing waits for it; results are bitwise
-/// reproducible (fixed-order reductions, no atomics). The constructor allocates the saved
-/// statistics and the reduction scratch once and throws runtime::InvalidArgument for a dtype other
-/// than F32 or a missing options.cuda; training forward throws it when a channel has a single
-/// value. Not thread-safe; see layers/Layer.hpp for the argument contract.
+/// reproducible (fixed-order reductions, no atomics). Runs in options.layout when that is NHWC and
+/// options.input_layout is too, otherwise in NCHW (layout(), input_layout(); Note [Layout]). The
+/// constructor allocates the saved statistics and the reduction scratch once and throws
+/// runtime::InvalidArgument for a dtype other than F32 or a missing options.cuda; training forward
+/// throws it when a channel has a single value. Not thread-safe; see layers/Layer.hpp for the
+/// argument contract.
 class BatchNorm2dCuda final : public Layer {
  public:
   BatchNorm2dCuda(const BatchNorm2dSpec& spec, std::vector<Shape> input_shapes,
@@ -34,12 +36,10 @@ class BatchNorm2dCuda final : public Layer {
   void backward(const BackwardArgs& args) override;
 
  private:
-  struct State;  // saved statistics and reduction scratch (device buffers)
+  struct State;  // the batch-norm core it shares with BatchNormReluCuda (BatchNormCore.hpp)
 
-  BatchNorm2dSpec spec_;
   runtime::cuda::DeviceContext* context_;
   std::unique_ptr<State> state_;
-  bool batch_stats_ = true;  // whether the last forward normalized with batch statistics
 };
 
 }  // namespace vdnn::layers::cuda

@@ -33,6 +33,7 @@ class BatchNormReluCuda final : public Layer {
   struct State;  // what BatchNorm2dCuda keeps, shared through the same batch-norm core
 
   BatchNormReluSpec spec_;
+  runtime::cuda::DeviceContext* context_;
   std::unique_ptr<State> state_;
 };
 

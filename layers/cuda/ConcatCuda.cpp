@@ -1,5 +1,6 @@
-// Channel concatenation on the CUDA backend. In NCHW input k fills, in every sample, one
-// contiguous block of the output row, so each input is one strided row copy in either direction.
+// Channel concatenation on the CUDA backend. Input k fills one contiguous block of every output
+// row: in NCHW a row is a sample (blocks of C_k * H * W), in NHWC a pixel (blocks of C_k). So each
+// input is one strided row copy in either direction.
 #include "layers/cuda/ConcatCuda.hpp"
 
 #include <cstddef>
@@ -12,13 +13,25 @@
 namespace vdnn::layers::cuda {
 namespace {
 
-// Calls fn(k, output_offset, block) for every input k, where block = C_k * H * W is the size of
-// its (contiguous) part of one sample and output_offset where that part starts in sample 0.
+// The rows of a concatenation in `layout`: `count` rows, each holding `per_channel` elements of
+// every channel.
+struct Rows {
+  std::int64_t count;
+  std::int64_t per_channel;
+};
+
+Rows rows_of(const Shape& output, Layout layout) {
+  const std::int64_t pixels = output.h() * output.w();
+  return layout == Layout::Nhwc ? Rows{output.n() * pixels, 1} : Rows{output.n(), pixels};
+}
+
+// Calls fn(k, output_offset, block) for every input k, where block = C_k * rows.per_channel is the
+// size of its (contiguous) part of one row and output_offset where that part starts in row 0.
 template <typename Fn>
-void for_each_input(const std::vector<Shape>& inputs, Fn&& fn) {
+void for_each_input(const std::vector<Shape>& inputs, const Rows& rows, Fn&& fn) {
   std::int64_t output_offset = 0;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
-    const std::int64_t block = inputs[k].sample_numel();
+    const std::int64_t block = inputs[k].c() * rows.per_channel;
     fn(k, output_offset, block);
     output_offset += block;
   }
@@ -28,28 +41,29 @@ void for_each_input(const std::vector<Shape>& inputs, Fn&& fn) {
 
 ConcatCuda::ConcatCuda(const ConcatSpec& spec, std::vector<Shape> input_shapes,
                        const LayerOptions& options)
-    : Layer(spec, std::move(input_shapes), options.dtype),
+    : Layer(spec, std::move(input_shapes), options.dtype, shared_layout(options),
+            shared_layout(options)),
       context_(&checked_context(options, "ConcatCuda")) {}
 
 void ConcatCuda::forward(const ForwardArgs& args) {
   float* y = args.output.as<float>();
-  const std::int64_t row = output_shape().sample_numel();
-  const std::int64_t samples = output_shape().n();
-  for_each_input(input_shapes(), [&](std::size_t k, std::int64_t offset, std::int64_t block) {
+  const Rows rows = rows_of(output_shape(), layout());
+  const std::int64_t row = output_shape().c() * rows.per_channel;
+  for_each_input(input_shapes(), rows, [&](std::size_t k, std::int64_t offset, std::int64_t block) {
     copy_rows(context_->compute_stream(), y + offset, row, args.inputs[k].as<float>(), block,
-              samples, block, /*accumulate=*/false);
+              rows.count, block, /*accumulate=*/false);
   });
 }
 
 void ConcatCuda::backward(const BackwardArgs& args) {
   const float* dy = args.grad_output.as<float>();
-  const std::int64_t row = output_shape().sample_numel();
-  const std::int64_t samples = output_shape().n();
-  for_each_input(input_shapes(), [&](std::size_t k, std::int64_t offset, std::int64_t block) {
+  const Rows rows = rows_of(output_shape(), layout());
+  const std::int64_t row = output_shape().c() * rows.per_channel;
+  for_each_input(input_shapes(), rows, [&](std::size_t k, std::int64_t offset, std::int64_t block) {
     const GradTarget& target = args.grad_inputs[k];
     if (target.tensor.empty()) return;
     copy_rows(context_->compute_stream(), target.tensor.as<float>(), block, dy + offset, row,
-              samples, block, target.accumulate);
+              rows.count, block, target.accumulate);
   });
 }
 

@@ -1,4 +1,5 @@
-// ConcatCuda: concatenation of two or more NCHW inputs along channels on the CUDA backend, F32.
+// ConcatCuda: concatenation of two or more NCHW or NHWC inputs along channels on the CUDA backend,
+// F32.
 #pragma once
 
 #include <vector>
@@ -9,9 +10,11 @@ namespace vdnn::layers::cuda {
 
 /// Output channels are input 0's, then input 1's, and so on. Backward scatters grad_output back
 /// into every non-empty input gradient, honouring GradTarget::accumulate; it reads no
-/// activations. Views are device memory; all work is enqueued on options.cuda's compute stream
-/// and nothing waits for it. The constructor throws runtime::InvalidArgument for a dtype other
-/// than F32 or a missing options.cuda. Not thread-safe; see layers/Layer.hpp.
+/// activations. Inputs and output are in options.layout, NCHW or NHWC, when options.input_layout is
+/// the same (else NCHW, which make_layer refuses). Views are device memory; all work is enqueued on
+/// options.cuda's compute stream and nothing waits for it. The constructor throws
+/// runtime::InvalidArgument for a dtype other than F32 or a missing options.cuda. Not thread-safe;
+/// see layers/Layer.hpp.
 class ConcatCuda final : public Layer {
  public:
   ConcatCuda(const ConcatSpec& spec, std::vector<Shape> input_shapes, const LayerOptions& options);

@@ -9,11 +9,11 @@
 namespace vdnn::layers::cuda {
 
 CudnnPooling::CudnnPooling(cudnnPoolingMode_t mode, const PoolWindow& window, const Shape& input,
-                           const Shape& output)
+                           const Shape& output, runtime::Layout layout)
     : pooling_(mode, Pair{window.kernel_h, window.kernel_w}, Pair{window.stride_h, window.stride_w},
                Pair{window.pad_h, window.pad_w}),
-      x_(input),
-      y_(output) {
+      x_(input, layout),
+      y_(output, layout) {
   int n = 0, c = 0, h = 0, w = 0;
   VDNN_CHECK_CUDNN(cudnnGetPooling2dForwardOutputDim(pooling_.get(), x_.get(), &n, &c, &h, &w));
   if (Shape::nchw(n, c, h, w) != output) {

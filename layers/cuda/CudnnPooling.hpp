@@ -9,14 +9,14 @@
 
 namespace vdnn::layers::cuda {
 
-/// Pooling descriptor plus input and output tensor descriptors of one pooling layer. Not copyable.
-/// Throws runtime::CudaError when cuDNN refuses the geometry.
+/// Pooling descriptor plus input and output tensor descriptors of one pooling layer, both tensors
+/// stored in `layout`. Not copyable. Throws runtime::CudaError when cuDNN refuses the geometry.
 class CudnnPooling {
  public:
   CudnnPooling(cudnnPoolingMode_t mode, const PoolWindow& window, const Shape& input,
-               const Shape& output);
+               const Shape& output, runtime::Layout layout);
   /// Enqueues y = pool(x) on the handle's stream; x and y are device F32 tensors of the shapes
-  /// given at construction.
+  /// and layout given at construction.
   void forward(cudnnHandle_t handle, const void* x, void* y) const;
 
  private:

@@ -12,10 +12,13 @@ namespace vdnn::layers::cuda {
 /// Training: y_i = x_i * mask_i with mask_i = 1 / (1 - p) or 0 exactly as DropoutCpu defines it
 /// from (LayerOptions::seed, ForwardArgs::step, i). Inference (training = false): y = x. Backward
 /// regenerates the mask from BackwardArgs::step (it assumes a training forward), reads no
-/// activations and honours GradTarget::accumulate. Views are device memory; all work is enqueued
-/// on options.cuda's compute stream and nothing waits for it. The constructor throws
-/// runtime::InvalidArgument for a dtype other than F32 or a missing options.cuda. Not
-/// thread-safe; see layers/Layer.hpp for the argument contract.
+/// activations and honours GradTarget::accumulate. Element-wise: it runs in options.layout, NCHW
+/// or NHWC, when options.input_layout is the same (else NCHW, which make_layer refuses); element i
+/// of an NHWC tensor gets the multiplier of its NCHW index, so the masks of both layouts are the
+/// CPU's on the same logical tensor. Views are device memory; all work is enqueued on
+/// options.cuda's compute stream and nothing waits for it. The constructor throws
+/// runtime::InvalidArgument for a dtype other than F32 or a missing options.cuda. Not thread-safe;
+/// see layers/Layer.hpp for the argument contract.
 class DropoutCuda final : public Layer {
  public:
   DropoutCuda(const DropoutSpec& spec, std::vector<Shape> input_shapes,
@@ -24,6 +27,9 @@ class DropoutCuda final : public Layer {
   void backward(const BackwardArgs& args) override;
 
  private:
+  // out (+)= in * mask of `step`, on the compute stream.
+  void apply(std::uint64_t step, const float* in, float* out, bool accumulate) const;
+
   DropoutSpec spec_;
   std::uint64_t seed_;
   runtime::cuda::DeviceContext* context_;

@@ -42,11 +42,40 @@ __global__ void relu_backward_kernel(const float* y, const float* dy, float* dx,
   if (i < n) store(dx + i, y[i] > 0.0f ? dy[i] : 0.0f, accumulate);
 }
 
+// The mask index of element i: the element's own index (NCHW, or any layout of rank 2).
+struct SameIndex {
+  __device__ std::int64_t operator()(std::int64_t i) const { return i; }
+};
+
+// The NCHW index of element i = (n * pixels + pixel) * channels + c of an NHWC tensor.
+struct NchwIndexOfNhwc {
+  std::int64_t channels;
+  std::int64_t pixels;
+  __device__ std::int64_t operator()(std::int64_t i) const {
+    const std::int64_t rest = i / channels;  // n * pixels + pixel
+    const std::int64_t c = i - rest * channels;
+    const std::int64_t n = rest / pixels;
+    return (n * channels + c) * pixels + (rest - n * pixels);
+  }
+};
+
+template <typename MaskIndex>
 __global__ void dropout_kernel(double p, float scale, std::uint64_t state, const float* in,
-                               float* out, std::int64_t n, bool accumulate) {
+                               float* out, std::int64_t n, bool accumulate, MaskIndex mask_index) {
   const std::int64_t i = element_index();
   if (i >= n) return;
-  store(out + i, in[i] * (dropout::keep(state, i, p) ? scale : 0.0f), accumulate);
+  store(out + i, in[i] * (dropout::keep(state, mask_index(i), p) ? scale : 0.0f), accumulate);
+}
+
+template <typename MaskIndex>
+void launch_dropout(cudaStream_t stream, double p, std::uint64_t seed, std::uint64_t step,
+                    const float* in, float* out, std::int64_t n, bool accumulate,
+                    MaskIndex mask_index) {
+  const auto scale = static_cast<float>(1.0 / (1.0 - p));
+  const std::uint64_t state = dropout::state(seed, step);
+  dropout_kernel<<<blocks_for(n), kBlockThreads, 0, stream>>>(p, scale, state, in, out, n,
+                                                              accumulate, mask_index);
+  VDNN_CHECK_LAUNCH();
 }
 
 __global__ void sgd_kernel(float* param, const float* grad, float* velocity, std::int64_t n,
@@ -100,11 +129,13 @@ void relu_backward(cudaStream_t stream, const float* y, const float* dy, float* 
 
 void dropout_apply(cudaStream_t stream, double p, std::uint64_t seed, std::uint64_t step,
                    const float* in, float* out, std::int64_t n, bool accumulate) {
-  const auto scale = static_cast<float>(1.0 / (1.0 - p));
-  const std::uint64_t state = dropout::state(seed, step);
-  dropout_kernel<<<blocks_for(n), kBlockThreads, 0, stream>>>(p, scale, state, in, out, n,
-                                                              accumulate);
-  VDNN_CHECK_LAUNCH();
+  launch_dropout(stream, p, seed, step, in, out, n, accumulate, SameIndex{});
+}
+
+void dropout_apply_channels_last(cudaStream_t stream, double p, std::uint64_t seed,
+                                 std::uint64_t step, const float* in, float* out, std::int64_t n,
+                                 std::int64_t channels, std::int64_t pixels, bool accumulate) {
+  launch_dropout(stream, p, seed, step, in, out, n, accumulate, NchwIndexOfNhwc{channels, pixels});
 }
 
 void sgd_update(cudaStream_t stream, float* param, const float* grad, float* velocity,

@@ -1,14 +1,18 @@
 // Host-side launchers of the element-wise kernels of the CUDA ReLU, Add, Concat, Flatten and
 // Dropout layers and of the SGD update. Each enqueues on `stream` (never the NULL stream), checks
 // the launch and returns without waiting; pointers are device memory of at least the counts given,
-// and counts are positive and at most INT_MAX elements (KernelGrid.hpp).
+// and counts are positive and at most INT_MAX elements (KernelGrid.hpp). Also the layout rules of
+// the layers that take either memory order (Note [Layout]).
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <vector>
 
+#include "layers/Layer.hpp"
 #include "layers/SgdUpdate.hpp"
+#include "runtime/Shape.hpp"
 
 namespace vdnn::layers::cuda {
 
@@ -40,9 +44,37 @@ void relu_backward(cudaStream_t stream, const float* y, const float* dy, float* 
 void dropout_apply(cudaStream_t stream, double p, std::uint64_t seed, std::uint64_t step,
                    const float* in, float* out, std::int64_t n, bool accumulate);
 
+/// dropout_apply on a rank-4 tensor stored NHWC, with `channels` C and `pixels` H * W per sample:
+/// element i gets the multiplier of its NCHW index, so the mask matches DropoutCpu's on the same
+/// logical tensor. Throws runtime::CudaError.
+void dropout_apply_channels_last(cudaStream_t stream, double p, std::uint64_t seed,
+                                 std::uint64_t step, const float* in, float* out, std::int64_t n,
+                                 std::int64_t channels, std::int64_t pixels, bool accumulate);
+
 /// SgdUpdate's rule, in F32, on n elements: g = grad + weight_decay * param; velocity =
 /// first_step ? g : momentum * velocity + g; param -= lr * velocity. Throws runtime::CudaError.
 void sgd_update(cudaStream_t stream, float* param, const float* grad, float* velocity,
                 std::int64_t n, const SgdHyper& hyper);
+
+/// The layout of a layer whose inputs and output share one memory order, whichever it is (element-
+/// wise work, pooling, concatenation): options.layout when options.input_layout agrees, else Nchw,
+/// which make_layer then refuses as a layout the layer cannot take.
+inline runtime::Layout shared_layout(const LayerOptions& options) noexcept {
+  return options.layout == options.input_layout ? options.layout : runtime::Layout::Nchw;
+}
+
+/// True when `shape` lies in memory the same way in NCHW and NHWC: a rank other than 4, one
+/// channel, or a 1 x 1 plane.
+inline bool same_in_both_layouts(const runtime::Shape& shape) {
+  return shape.rank() != 4 || shape.c() == 1 || shape.h() * shape.w() == 1;
+}
+
+/// The input layout of a layer that reads its input as NCHW bytes (Linear, the loss): `asked` where
+/// the first input lies the same in both layouts, else Nchw, which make_layer then refuses when
+/// NHWC was asked.
+inline runtime::Layout nchw_bytes_layout(const std::vector<runtime::Shape>& inputs,
+                                         runtime::Layout asked) {
+  return !inputs.empty() && same_in_both_layouts(inputs.front()) ? asked : runtime::Layout::Nchw;
+}
 
 }  // namespace vdnn::layers::cuda

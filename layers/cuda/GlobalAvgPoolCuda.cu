@@ -1,11 +1,16 @@
-// CUDA global average pooling: one warp reduces each plane (shuffle tree, fixed order); backward
-// spreads each mean's gradient over its plane, one thread per element.
+// CUDA global average pooling in NCHW or NHWC. Forward: in NCHW one warp reduces each plane; in
+// NHWC a block reads 32 adjacent channels per pixel (coalesced) over 32 pixel lanes and each warp
+// then reduces one channel's lanes. Both add the same 32 strided partial sums in the same shuffle
+// tree, so both layouts give the same bits. Backward spreads each mean's gradient over its plane,
+// one thread per element.
 #include "layers/cuda/GlobalAvgPoolCuda.hpp"
 
 #include <utility>
 
 #include "layers/cuda/CudaLayerChecks.hpp"
+#include "layers/cuda/ElementwiseKernels.hpp"
 #include "layers/cuda/KernelGrid.hpp"
+#include "layers/cuda/PoolWindow.hpp"
 #include "runtime/Error.hpp"
 #include "runtime/cuda/CudaCheck.hpp"
 #include "runtime/cuda/DeviceContext.hpp"
@@ -15,7 +20,17 @@ namespace {
 
 constexpr int kWarpSize = 32;
 constexpr int kPlanesPerBlock = kBlockThreads / kWarpSize;
+constexpr int kNhwcBlockThreads = kWarpSize * kWarpSize;  // 32 channels x 32 pixel lanes
 
+// Lane `lane` holds the sum of the values lane, lane + 32, ... of one plane: the mean, in lane 0.
+__device__ float warp_mean(float sum, int plane_size) {
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
+    sum += __shfl_down_sync(0xffffffffu, sum, offset);
+  }
+  return sum / static_cast<float>(plane_size);
+}
+
+// NCHW: one warp per plane.
 __global__ void global_avg_pool_forward(int planes, int plane_size, const float* __restrict__ x,
                                         float* __restrict__ y) {
   const int plane =
@@ -25,17 +40,44 @@ __global__ void global_avg_pool_forward(int planes, int plane_size, const float*
   const float* values = x + static_cast<long long>(plane) * plane_size;
   float sum = 0.0f;
   for (int i = lane; i < plane_size; i += kWarpSize) sum += values[i];
-  for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
-    sum += __shfl_down_sync(0xffffffffu, sum, offset);
-  }
-  if (lane == 0) y[plane] = sum / static_cast<float>(plane_size);
+  const float mean = warp_mean(sum, plane_size);
+  if (lane == 0) y[plane] = mean;
 }
 
-__global__ void global_avg_pool_backward(int count, int plane_size, const float* __restrict__ dy,
-                                         float* __restrict__ dx, bool accumulate) {
+// NHWC: one block per (sample, group of 32 channels), blockDim (32 channels, 32 pixel lanes).
+// Thread (c, lane) sums pixels lane, lane + 32, ... of channel c; warp `lane` then reduces
+// channel `lane` of the group.
+__global__ void __launch_bounds__(kNhwcBlockThreads)
+    global_avg_pool_forward_nhwc(int channels, int plane_size, const float* __restrict__ x,
+                                 float* __restrict__ y) {
+  __shared__ float partial[kWarpSize][kWarpSize + 1];  // [pixel lane][channel], padded
+  const int groups = (channels + kWarpSize - 1) / kWarpSize;
+  const int sample = static_cast<int>(blockIdx.x) / groups;
+  const int first = (static_cast<int>(blockIdx.x) - sample * groups) * kWarpSize;
+  const int tx = static_cast<int>(threadIdx.x);
+  const int ty = static_cast<int>(threadIdx.y);
+  const int channel = first + tx;
+  float sum = 0.0f;
+  if (channel < channels) {
+    const float* values = x + static_cast<long long>(sample) * plane_size * channels + channel;
+    for (int p = ty; p < plane_size; p += kWarpSize) sum += values[p * channels];
+  }
+  partial[ty][tx] = sum;
+  __syncthreads();
+  const float mean = warp_mean(partial[tx][ty], plane_size);
+  if (tx == 0 && first + ty < channels) y[sample * channels + first + ty] = mean;
+}
+
+// One thread per input element, dx stored in L; dy holds one value per plane.
+template <Layout L>
+__global__ void global_avg_pool_backward(PlaneLayout<L> planes, int count,
+                                         const float* __restrict__ dy, float* __restrict__ dx,
+                                         bool accumulate) {
   const int index = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (index >= count) return;
-  const float share = dy[index / plane_size] / static_cast<float>(plane_size);
+  const PlanePixel at = planes.locate(index);
+  const float share =
+      dy[at.sample * planes.channels + at.channel] / static_cast<float>(planes.plane_size);
   dx[index] = accumulate ? dx[index] + share : share;
 }
 
@@ -43,9 +85,12 @@ __global__ void global_avg_pool_backward(int count, int plane_size, const float*
 
 GlobalAvgPoolCuda::GlobalAvgPoolCuda(const GlobalAvgPoolSpec& spec, std::vector<Shape> input_shapes,
                                      const LayerOptions& options)
-    : Layer(spec, std::move(input_shapes), options.dtype),
+    : Layer(spec, std::move(input_shapes), options.dtype, shared_layout(options),
+            shared_layout(options)),
       context_(&checked_context(options, "GlobalAvgPoolCuda")),
       planes_(checked_int(output_shape().numel(), "GlobalAvgPoolCuda planes")),
+      // The samples fold into the channels in NCHW (PlaneLayout).
+      channels_(layout() == Layout::Nhwc ? static_cast<int>(output_shape().c()) : planes_),
       plane_size_(checked_int(this->input_shapes()[0].h() * this->input_shapes()[0].w(),
                               "GlobalAvgPoolCuda plane size")),
       count_(checked_int(this->input_shapes()[0].numel(), "GlobalAvgPoolCuda input elements")) {}
@@ -54,9 +99,17 @@ void GlobalAvgPoolCuda::forward(const ForwardArgs& args) {
   VDNN_EXPECTS(args.inputs.size() == 1 && view_matches(args.inputs[0], input_shapes()[0]) &&
                    view_matches(args.output, output_shape()),
                "GlobalAvgPoolCuda::forward: views do not match the layer's shapes");
-  const unsigned int blocks = (planes_ + kPlanesPerBlock - 1) / kPlanesPerBlock;
-  global_avg_pool_forward<<<blocks, kBlockThreads, 0, context_->compute_stream()>>>(
-      planes_, plane_size_, args.inputs[0].as<float>(), args.output.as<float>());
+  const cudaStream_t stream = context_->compute_stream();
+  if (layout() == Layout::Nhwc) {
+    const int groups = (channels_ + kWarpSize - 1) / kWarpSize;
+    const unsigned int blocks = static_cast<unsigned int>(planes_ / channels_ * groups);
+    global_avg_pool_forward_nhwc<<<blocks, dim3(kWarpSize, kWarpSize), 0, stream>>>(
+        channels_, plane_size_, args.inputs[0].as<float>(), args.output.as<float>());
+  } else {
+    const unsigned int blocks = (planes_ + kPlanesPerBlock - 1) / kPlanesPerBlock;
+    global_avg_pool_forward<<<blocks, kBlockThreads, 0, stream>>>(
+        planes_, plane_size_, args.inputs[0].as<float>(), args.output.as<float>());
+  }
   VDNN_CHECK_LAUNCH();
 }
 
@@ -67,9 +120,13 @@ void GlobalAvgPoolCuda::backward(const BackwardArgs& args) {
   if (target.tensor.empty()) return;
   VDNN_EXPECTS(view_matches(target.tensor, input_shapes()[0]),
                "GlobalAvgPoolCuda::backward: input gradient view does not match the input shape");
-  global_avg_pool_backward<<<blocks_for(count_), kBlockThreads, 0, context_->compute_stream()>>>(
-      count_, plane_size_, args.grad_output.as<float>(), target.tensor.as<float>(),
-      target.accumulate);
+  with_layout(layout(), [&](auto tag) {
+    constexpr Layout kLayout = decltype(tag)::value;
+    global_avg_pool_backward<kLayout>
+        <<<blocks_for(count_), kBlockThreads, 0, context_->compute_stream()>>>(
+            PlaneLayout<kLayout>{channels_, plane_size_}, count_, args.grad_output.as<float>(),
+            target.tensor.as<float>(), target.accumulate);
+  });
   VDNN_CHECK_LAUNCH();
 }
 

@@ -4,10 +4,10 @@
 #include "layers/cuda/LinearCuda.hpp"
 
 #include <optional>
-#include <utility>
 
 #include "layers/cuda/CudaLayerChecks.hpp"
 #include "layers/cuda/CudnnDescriptors.hpp"
+#include "layers/cuda/ElementwiseKernels.hpp"
 #include "runtime/Error.hpp"
 #include "runtime/cuda/CudaCheck.hpp"
 #include "runtime/cuda/DeviceContext.hpp"
@@ -39,9 +39,11 @@ struct LinearCuda::Impl {
   std::optional<TensorDescriptor> bias;
 };
 
-LinearCuda::LinearCuda(const LinearSpec& spec, std::vector<Shape> input_shapes,
+LinearCuda::LinearCuda(const LinearSpec& spec, const std::vector<Shape>& input_shapes,
                        const LayerOptions& options)
-    : Layer(spec, std::move(input_shapes), options.dtype),
+    // The output is rank 2, the same in either layout.
+    : Layer(spec, input_shapes, options.dtype, options.layout,
+            nchw_bytes_layout(input_shapes, options.input_layout)),
       spec_(spec),
       param_shapes_(param_shapes(spec, this->input_shapes())),
       batch_(checked_int(this->input_shapes()[0].n(), "LinearCuda batch")),

@@ -10,11 +10,14 @@
 namespace vdnn::layers::cuda {
 
 /// Fully connected layer; x is read as [N, sample_numel], weight [out, in] and bias [out] as in
-/// PyTorch, every view in device memory. All work is enqueued on options.cuda->compute_stream()
-/// through the context's cuBLAS and cuDNN handles; no workspace, nothing allocated after
-/// construction. The GEMMs always run in full FP32 (as PyTorch's default for matmuls: TF32 is
-/// allowed in convolutions only); every call sets the shared cuBLAS handle's math and pointer mode
-/// it relies on. Deterministic.
+/// PyTorch, every view in device memory. x may be NHWC (options.input_layout) only where its bytes
+/// are the NCHW ones (rank 2, or a rank-4 input of one channel or a 1 x 1 plane, as after global
+/// pooling); otherwise the layer keeps an NCHW input layout, which make_layer refuses. The output
+/// is rank 2, the same in either options.layout. All work is enqueued on
+/// options.cuda->compute_stream() through the context's cuBLAS and cuDNN handles; no workspace,
+/// nothing allocated after construction. The GEMMs always run in full FP32 (as PyTorch's default
+/// for matmuls: TF32 is allowed in convolutions only); every call sets the shared cuBLAS handle's
+/// math and pointer mode it relies on. Deterministic.
 ///
 /// Backward reads the input, the output gradient and the weight; it overwrites grad_params
 /// (weight, then bias) and writes or accumulates the input gradient unless its view is empty. Not
@@ -22,7 +25,8 @@ namespace vdnn::layers::cuda {
 /// views that do not match the layer; runtime::CudaError when cuBLAS or cuDNN fails.
 class LinearCuda final : public Layer {
  public:
-  LinearCuda(const LinearSpec& spec, std::vector<Shape> input_shapes, const LayerOptions& options);
+  LinearCuda(const LinearSpec& spec, const std::vector<Shape>& input_shapes,
+             const LayerOptions& options);
   ~LinearCuda() override;
   void forward(const ForwardArgs& args) override;
   void backward(const BackwardArgs& args) override;

@@ -1,12 +1,16 @@
-// CUDA max pooling: cuDNN's deterministic max pooling forward (an own kernel in ceil mode, whose
-// output extents cuDNN cannot produce); backward as a gather kernel that re-finds each covering
-// window's arg-max in the input, since the output is not kept for backward.
+// CUDA max pooling in NCHW or NHWC: cuDNN's deterministic max pooling forward (an own kernel in
+// ceil mode, whose output extents cuDNN cannot produce); backward as a gather that re-finds each
+// covering window's arg-max in the input, since the output is not kept for backward. For the
+// square stride-2 windows of ResNet, VGG and GoogLeNet one thread gathers a 2 x 2 cell of input
+// elements and finds each window's arg-max once for the cell instead of once per element.
 #include "layers/cuda/MaxPool2dCuda.hpp"
 
+#include <cstdint>
 #include <utility>
 
 #include "layers/cuda/CudaLayerChecks.hpp"
 #include "layers/cuda/CudnnPooling.hpp"
+#include "layers/cuda/ElementwiseKernels.hpp"
 #include "layers/cuda/KernelGrid.hpp"
 #include "runtime/Error.hpp"
 #include "runtime/cuda/CudaCheck.hpp"
@@ -15,16 +19,19 @@
 namespace vdnn::layers::cuda {
 namespace {
 
-// Index in `plane` of the first maximum under the window, row-major; a NaN beats every number so
+// Pixel (in `plane`) of the first maximum under the window, row-major; a NaN beats every number so
 // that the gradient follows the NaN that forward propagated (the MaxPool2dCpu rule).
-__device__ int window_argmax(const float* plane, int width, IndexRange rows, IndexRange cols) {
+template <Layout L>
+__device__ int window_argmax(const float* x, PlaneOffsets<L> plane, int width, IndexRange rows,
+                             IndexRange cols) {
   int best = rows.begin * width + cols.begin;
-  float best_value = plane[best];
+  float best_value = x[plane[best]];
   for (int ih = rows.begin; ih < rows.end; ++ih) {
     for (int iw = cols.begin; iw < cols.end; ++iw) {
-      const float value = plane[ih * width + iw];
+      const int pixel = ih * width + iw;
+      const float value = x[plane[pixel]];
       if (value > best_value || (value != value && best_value == best_value)) {
-        best = ih * width + iw;
+        best = pixel;
         best_value = value;
       }
     }
@@ -33,13 +40,13 @@ __device__ int window_argmax(const float* plane, int width, IndexRange rows, Ind
 }
 
 // A window passes its gradient to its arg-max only.
+template <Layout L>
 struct ArgmaxShare {
   int in_w;
   const float* x;
-  int in_plane;
-  __device__ float operator()(int plane, int pixel, IndexRange rows, IndexRange cols,
+  __device__ float operator()(PlaneOffsets<L> x_plane, int pixel, IndexRange rows, IndexRange cols,
                               float dy) const {
-    return window_argmax(x + plane * in_plane, in_w, rows, cols) == pixel ? dy : 0.0f;
+    return window_argmax(x, x_plane, in_w, rows, cols) == pixel ? dy : 0.0f;
   }
 };
 
@@ -49,38 +56,140 @@ bool cudnn_can_pool(MaxPool2dSpec spec, const Shape& input, const Shape& output)
   return infer_output_shape(spec, {input}) == output;
 }
 
+__device__ int thread_index() { return static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); }
+
 // One thread per output element; the windows are clipped to the input, so the extra last window
 // of ceil mode reads only input pixels.
+template <Layout L>
 __global__ void max_pool_forward(PoolWindow w, const float* __restrict__ x, float* __restrict__ y) {
-  const int index = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (index >= w.planes * w.out_plane()) return;
-  const int plane = index / w.out_plane();
-  const int pixel = index - plane * w.out_plane();
-  const float* x_plane = x + plane * w.in_plane();
-  y[index] = x_plane[window_argmax(x_plane, w.in_w, w.rows_under(pixel / w.out_w),
-                                   w.cols_under(pixel % w.out_w))];
+  const int index = thread_index();
+  if (index >= w.planes() * w.out_plane()) return;
+  const PlanePixel at = w.outputs<L>().locate(index);
+  const PlaneOffsets<L> x_plane = w.inputs<L>().plane(at.sample, at.channel);
+  y[index] = x[x_plane[window_argmax(x, x_plane, w.in_w, w.rows_under(at.pixel / w.out_w),
+                                     w.cols_under(at.pixel % w.out_w))]];
 }
 
 // One thread per input element.
+template <Layout L>
 __global__ void max_pool_backward(PoolWindow w, const float* __restrict__ x,
                                   const float* __restrict__ dy, float* __restrict__ dx,
                                   bool accumulate) {
-  const int index = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (index >= w.planes * w.in_plane()) return;
-  gather_window_gradients(w, index, dy, dx, accumulate, ArgmaxShare{w.in_w, x, w.in_plane()});
+  const int index = thread_index();
+  if (index >= w.planes() * w.in_plane()) return;
+  gather_window_gradients<L>(w, index, dy, dx, accumulate, ArgmaxShare<L>{w.in_w, x});
+}
+
+// The stride x stride cells of input elements that max_pool_backward_cells gives a thread each:
+// cell (ch, cw) holds input rows [ch * stride_h - pad_h, ... + stride_h) and the columns likewise,
+// so window (oh, ow) starts in cell (oh, ow). (first_h, first_w) is the cell of input element
+// (0, 0); rows x cols cells hold input elements, each element in exactly one.
+struct Cells {
+  int first_h, first_w, rows, cols;
+
+  static Cells of(const PoolWindow& w) {
+    const int first_h = w.pad_h / w.stride_h;
+    const int first_w = w.pad_w / w.stride_w;
+    return {first_h, first_w, (w.in_h - 1 + w.pad_h) / w.stride_h - first_h + 1,
+            (w.in_w - 1 + w.pad_w) / w.stride_w - first_w + 1};
+  }
+};
+
+__device__ bool inside(const PoolWindow& w, int ih, int iw) {
+  return ih >= 0 && ih < w.in_h && iw >= 0 && iw < w.in_w;
+}
+
+// Backward for K x K windows at stride S, one thread per S x S cell (Cells), all in L: only the
+// ceil(K / S)^2 windows that overlap a cell can have their arg-max in it, so the thread finds each
+// of their arg-maxes once and adds the window's gradient to the element it names. Each element
+// gets the sums of max_pool_backward (and of the CPU) in the same order: its starting value, then
+// its windows in output order. Input elements are adjacent threads' in NHWC (coalesced) and S
+// apart in NCHW.
+template <Layout L, int K, int S>
+__global__ void max_pool_backward_cells(PoolWindow w, Cells cells, const float* __restrict__ x,
+                                        const float* __restrict__ dy, float* __restrict__ dx,
+                                        bool accumulate) {
+  constexpr int kReach = (K + S - 1) / S;  // windows per axis that overlap a cell
+  const PlaneLayout<L> cell_planes{w.channels, cells.rows * cells.cols};
+  const int index = thread_index();
+  if (index >= w.planes() * cell_planes.plane_size) return;
+  const PlanePixel at = cell_planes.locate(index);
+  const int cell_h = cells.first_h + at.pixel / cells.cols;
+  const int cell_w = cells.first_w + at.pixel % cells.cols;
+  const int row0 = cell_h * S - w.pad_h;
+  const int col0 = cell_w * S - w.pad_w;
+  const PlaneOffsets<L> x_plane = w.inputs<L>().plane(at.sample, at.channel);
+  const PlaneOffsets<L> dy_plane = w.outputs<L>().plane(at.sample, at.channel);
+  // Slots of cell elements outside the input may alias other pixels; they are never stored.
+  float sum[S][S];
+#pragma unroll
+  for (int a = 0; a < S; ++a) {
+#pragma unroll
+    for (int b = 0; b < S; ++b) {
+      const bool read = accumulate && inside(w, row0 + a, col0 + b);
+      sum[a][b] = read ? dx[x_plane[(row0 + a) * w.in_w + col0 + b]] : 0.0f;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < kReach; ++i) {
+    const int oh = cell_h - kReach + 1 + i;
+    if (oh < 0 || oh >= w.out_h) continue;
+    const IndexRange rows = w.rows_under(oh);
+#pragma unroll
+    for (int j = 0; j < kReach; ++j) {
+      const int ow = cell_w - kReach + 1 + j;
+      if (ow < 0 || ow >= w.out_w) continue;
+      const int best = window_argmax(x, x_plane, w.in_w, rows, w.cols_under(ow));
+      const float gradient = dy[dy_plane[oh * w.out_w + ow]];
+#pragma unroll
+      for (int a = 0; a < S; ++a) {
+#pragma unroll
+        for (int b = 0; b < S; ++b) {
+          if (best == (row0 + a) * w.in_w + col0 + b) sum[a][b] += gradient;
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int a = 0; a < S; ++a) {
+#pragma unroll
+    for (int b = 0; b < S; ++b) {
+      if (inside(w, row0 + a, col0 + b)) dx[x_plane[(row0 + a) * w.in_w + col0 + b]] = sum[a][b];
+    }
+  }
+}
+
+// Enqueues the backward in L: per cell for 2 x 2 and 3 x 3 windows at stride 2, else per element.
+template <Layout L>
+void launch_backward(cudaStream_t stream, const PoolWindow& w, const float* x, const float* dy,
+                     float* dx, bool accumulate) {
+  const bool square_stride2 = w.stride_h == 2 && w.stride_w == 2 && w.kernel_h == w.kernel_w;
+  if (square_stride2 && (w.kernel_h == 2 || w.kernel_h == 3)) {
+    const Cells cells = Cells::of(w);
+    const auto kernel =
+        w.kernel_h == 2 ? max_pool_backward_cells<L, 2, 2> : max_pool_backward_cells<L, 3, 2>;
+    kernel<<<blocks_for(static_cast<std::int64_t>(w.planes()) * cells.rows * cells.cols),
+             kBlockThreads, 0, stream>>>(w, cells, x, dy, dx, accumulate);
+  } else {
+    max_pool_backward<L><<<blocks_for(static_cast<std::int64_t>(w.planes()) * w.in_plane()),
+                           kBlockThreads, 0, stream>>>(w, x, dy, dx, accumulate);
+  }
+  VDNN_CHECK_LAUNCH();
 }
 
 }  // namespace
 
 MaxPool2dCuda::MaxPool2dCuda(const MaxPool2dSpec& spec, std::vector<Shape> input_shapes,
                              const LayerOptions& options)
-    : Layer(spec, std::move(input_shapes), options.dtype),
+    : Layer(spec, std::move(input_shapes), options.dtype, shared_layout(options),
+            shared_layout(options)),
       context_(&checked_context(options, "MaxPool2dCuda")),
       window_(PoolWindow::make(spec.kernel, spec.stride, spec.padding, this->input_shapes()[0],
-                               output_shape())),
+                               output_shape(), layout())),
       pooling_(cudnn_can_pool(spec, this->input_shapes()[0], output_shape())
                    ? std::make_unique<CudnnPooling>(CUDNN_POOLING_MAX_DETERMINISTIC, window_,
-                                                    this->input_shapes()[0], output_shape())
+                                                    this->input_shapes()[0], output_shape(),
+                                                    layout())
                    : nullptr) {}
 
 MaxPool2dCuda::~MaxPool2dCuda() = default;
@@ -93,9 +202,11 @@ void MaxPool2dCuda::forward(const ForwardArgs& args) {
     pooling_->forward(context_->cudnn(), args.inputs[0].data, args.output.data);
     return;
   }
-  max_pool_forward<<<blocks_for(args.output.numel()), kBlockThreads, 0,
-                     context_->compute_stream()>>>(window_, args.inputs[0].as<float>(),
-                                                   args.output.as<float>());
+  with_layout(layout(), [&](auto tag) {
+    max_pool_forward<decltype(tag)::value>
+        <<<blocks_for(args.output.numel()), kBlockThreads, 0, context_->compute_stream()>>>(
+            window_, args.inputs[0].as<float>(), args.output.as<float>());
+  });
   VDNN_CHECK_LAUNCH();
 }
 
@@ -108,11 +219,11 @@ void MaxPool2dCuda::backward(const BackwardArgs& args) {
   if (target.tensor.empty()) return;
   VDNN_EXPECTS(view_matches(target.tensor, input_shapes()[0]),
                "MaxPool2dCuda::backward: input gradient view does not match the input shape");
-  max_pool_backward<<<blocks_for(target.tensor.numel()), kBlockThreads, 0,
-                      context_->compute_stream()>>>(window_, args.inputs[0].as<float>(),
-                                                    args.grad_output.as<float>(),
-                                                    target.tensor.as<float>(), target.accumulate);
-  VDNN_CHECK_LAUNCH();
+  with_layout(layout(), [&](auto tag) {
+    launch_backward<decltype(tag)::value>(context_->compute_stream(), window_,
+                                          args.inputs[0].as<float>(), args.grad_output.as<float>(),
+                                          target.tensor.as<float>(), target.accumulate);
+  });
 }
 
 }  // namespace vdnn::layers::cuda

@@ -1,5 +1,5 @@
-// MaxPool2dCuda: 2-D max pooling on the CUDA backend (cuDNN forward, or an own kernel in ceil
-// mode, which cuDNN lacks; own backward kernel), F32 only.
+// MaxPool2dCuda: 2-D max pooling on the CUDA backend in NCHW or NHWC (cuDNN forward, or an own
+// kernel in ceil mode, which cuDNN lacks; own backward kernels), F32 only.
 #pragma once
 
 #include <memory>
@@ -12,14 +12,16 @@ namespace vdnn::layers::cuda {
 
 class CudnnPooling;
 
-/// 2-D max pooling; padding never wins and NaN propagates. Every view is in device memory and all
-/// work is enqueued on options.cuda->compute_stream(); no workspace. Backward reads the input only
-/// (as backward_needs() declares): each output gradient goes to the first maximum of its window in
-/// row-major order, found again from the input, as MaxPool2dCpu does; each input element gathers
-/// its share in a fixed order, so results are deterministic. It writes or accumulates the input
-/// gradient unless its view is empty. Not thread-safe. Throws runtime::InvalidArgument for dtypes
-/// other than F32, a missing context or views that do not match the layer; runtime::CudaError when
-/// cuDNN or a launch fails.
+/// 2-D max pooling; padding never wins and NaN propagates. Input and output are in options.layout,
+/// NCHW or NHWC, when options.input_layout is the same (else NCHW, which make_layer refuses). Every
+/// view is in device memory and all work is enqueued on options.cuda->compute_stream(); no
+/// workspace. Backward reads the input only (as backward_needs() declares): each output gradient
+/// goes to the first maximum of its window in row-major order, found again from the input, as
+/// MaxPool2dCpu does; each input element gathers its shares in a fixed order (no atomics), so
+/// results are deterministic and bitwise the CPU's. It writes or accumulates the input gradient
+/// unless its view is empty. Not thread-safe. Throws runtime::InvalidArgument for dtypes other than
+/// F32, a missing context or views that do not match the layer; runtime::CudaError when cuDNN or a
+/// launch fails.
 class MaxPool2dCuda final : public Layer {
  public:
   MaxPool2dCuda(const MaxPool2dSpec& spec, std::vector<Shape> input_shapes,

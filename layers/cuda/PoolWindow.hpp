@@ -1,9 +1,13 @@
-// PoolWindow: the geometry of 2-D pooling over NCHW planes as plain ints, shared by the host code
-// (cuDNN descriptors) and the device code (the backward kernels) of the CUDA pooling layers.
+// PoolWindow: the geometry of 2-D pooling as plain ints, and where its planes lie in NCHW or NHWC
+// memory, shared by the host code (cuDNN descriptors, launches) and the device code (the own
+// kernels) of the CUDA pooling layers.
 #pragma once
+
+#include <type_traits>
 
 #include "layers/LayerSpec.hpp"
 #include "layers/cuda/CudaLayerChecks.hpp"
+#include "runtime/Shape.hpp"
 
 #ifdef __CUDACC__
 #define VDNN_HOST_DEVICE __host__ __device__
@@ -13,26 +17,98 @@
 
 namespace vdnn::layers::cuda {
 
+using runtime::Layout;
+
+/// A layout as a type, so that a runtime layout can pick a kernel template (with_layout).
+template <Layout L>
+using LayoutTag = std::integral_constant<Layout, L>;
+
+/// Calls fn(LayoutTag<layout>{}).
+template <typename Fn>
+void with_layout(Layout layout, Fn&& fn) {
+  if (layout == Layout::Nhwc) {
+    fn(LayoutTag<Layout::Nhwc>{});
+  } else {
+    fn(LayoutTag<Layout::Nchw>{});
+  }
+}
+
 /// A half-open index range [begin, end); empty when end <= begin.
 struct IndexRange {
   int begin = 0;
   int end = 0;
 };
 
-/// One pooling window sliding over `planes` (N * C) planes. A value type; every element index of
-/// the input and output fits an int (make() checks).
+/// A (sample, channel) plane of a tensor and one pixel of it (row-major over H, W).
+struct PlanePixel {
+  int sample = 0;
+  int channel = 0;
+  int pixel = 0;
+};
+
+/// The offsets of the pixels of one plane of a tensor stored in L: adjacent in NCHW, `channels`
+/// apart in NHWC.
+template <Layout L>
+struct PlaneOffsets {
+  int origin = 0;
+  int channels = 0;
+  VDNN_HOST_DEVICE int operator[](int pixel) const {
+    if constexpr (L == Layout::Nhwc) {
+      return origin + pixel * channels;
+    } else {
+      return origin + pixel;
+    }
+  }
+};
+
+/// The addressing of a tensor of samples x `channels` planes of `plane_size` pixels stored in L.
+/// In NCHW the samples fold into the channels (the memory of [N, C, H, W] is that of [1, N * C, H,
+/// W]), so `channels` counts every plane there and locate() divides once, as a plain NCHW kernel.
+/// Every element index fits an int (PoolWindow::make checks).
+template <Layout L>
+struct PlaneLayout {
+  int channels = 0;
+  int plane_size = 0;
+
+  /// The plane and pixel of the element at memory index `index`.
+  VDNN_HOST_DEVICE PlanePixel locate(int index) const {
+    if constexpr (L == Layout::Nhwc) {
+      const int rest = index / channels;  // sample * plane_size + pixel
+      const int sample = rest / plane_size;
+      return {sample, index - rest * channels, rest - sample * plane_size};
+    } else {
+      const int plane = index / plane_size;
+      return {0, plane, index - plane * plane_size};
+    }
+  }
+  /// Where the pixels of plane (sample, channel) lie.
+  VDNN_HOST_DEVICE PlaneOffsets<L> plane(int sample, int channel) const {
+    if constexpr (L == Layout::Nhwc) {
+      return {sample * plane_size * channels + channel, channels};
+    } else {
+      return {(sample * channels + channel) * plane_size, channels};
+    }
+  }
+};
+
+/// One pooling window sliding over the planes of an input tensor. A value type; every element
+/// index of the input and output fits an int (make() checks).
 struct PoolWindow {
-  int planes = 0;
+  int samples = 0;   // N in NHWC; 1 in NCHW, whose samples fold into channels (PlaneLayout)
+  int channels = 0;  // C in NHWC; N * C in NCHW
   int in_h = 0, in_w = 0, out_h = 0, out_w = 0;
   int kernel_h = 0, kernel_w = 0, stride_h = 0, stride_w = 0, pad_h = 0, pad_w = 0;
 
   /// A stride of 0 means "same as kernel", as in MaxPool2dSpec and AvgPool2dSpec. `output` is the
-  /// shape that shape inference gave. Throws runtime::ShapeError when a count exceeds an int.
+  /// shape that shape inference gave; `layout` that of both tensors. Throws runtime::ShapeError
+  /// when a count exceeds an int.
   static PoolWindow make(const Pair& kernel, const Pair& stride, const Pair& padding,
-                         const Shape& input, const Shape& output) {
+                         const Shape& input, const Shape& output, Layout layout) {
     checked_int(input.numel(), "pooling input elements");
     PoolWindow w;
-    w.planes = checked_int(input.n() * input.c(), "pooling planes");
+    const bool nhwc = layout == Layout::Nhwc;
+    w.samples = nhwc ? checked_int(input.n(), "pooling samples") : 1;
+    w.channels = checked_int(nhwc ? input.c() : input.n() * input.c(), "pooling planes");
     w.in_h = static_cast<int>(input.h());
     w.in_w = static_cast<int>(input.w());
     w.out_h = static_cast<int>(output.h());
@@ -46,8 +122,18 @@ struct PoolWindow {
     return w;
   }
 
+  VDNN_HOST_DEVICE int planes() const { return samples * channels; }
   VDNN_HOST_DEVICE int in_plane() const { return in_h * in_w; }
   VDNN_HOST_DEVICE int out_plane() const { return out_h * out_w; }
+  /// The addressing of the input (and input gradient) and of the output (and output gradient).
+  template <Layout L>
+  VDNN_HOST_DEVICE PlaneLayout<L> inputs() const {
+    return {channels, in_plane()};
+  }
+  template <Layout L>
+  VDNN_HOST_DEVICE PlaneLayout<L> outputs() const {
+    return {channels, out_plane()};
+  }
   /// Input rows (columns) under the window of output row `oh` (column `ow`), clipped to the input.
   VDNN_HOST_DEVICE IndexRange rows_under(int oh) const {
     return under(oh, kernel_h, stride_h, pad_h, in_h);
@@ -78,22 +164,24 @@ struct PoolWindow {
 };
 
 #ifdef __CUDACC__
-/// Pooling backward for input element `index` of dx (one thread each): adds, in output order (as
-/// the CPU layers do), contribution(plane, pixel, rows, cols, dy) of every output window that
-/// covers the element, where rows/cols is the window's extent, onto dx when `accumulate`.
-template <typename Contribution>
+/// Pooling backward for the input element at memory index `index` of dx (one thread each), both
+/// tensors stored in L: adds, in output order (as the CPU layers do), contribution(x_plane, pixel,
+/// rows, cols, dy) of every output window that covers the element, where x_plane is the offsets of
+/// the element's input plane and rows/cols the window's extent, onto dx when `accumulate`.
+template <Layout L, typename Contribution>
 __device__ void gather_window_gradients(const PoolWindow& w, int index, const float* dy, float* dx,
                                         bool accumulate, const Contribution& contribution) {
-  const int plane = index / w.in_plane();
-  const int pixel = index - plane * w.in_plane();
-  const float* dy_plane = dy + plane * w.out_plane();
-  const IndexRange out_rows = w.rows_over(pixel / w.in_w);
-  const IndexRange out_cols = w.cols_over(pixel % w.in_w);
+  const PlanePixel at = w.inputs<L>().locate(index);
+  const PlaneOffsets<L> x_plane = w.inputs<L>().plane(at.sample, at.channel);
+  const PlaneOffsets<L> dy_plane = w.outputs<L>().plane(at.sample, at.channel);
+  const IndexRange out_rows = w.rows_over(at.pixel / w.in_w);
+  const IndexRange out_cols = w.cols_over(at.pixel % w.in_w);
   float sum = accumulate ? dx[index] : 0.0f;
   for (int oh = out_rows.begin; oh < out_rows.end; ++oh) {
     const IndexRange rows = w.rows_under(oh);
     for (int ow = out_cols.begin; ow < out_cols.end; ++ow) {
-      sum += contribution(plane, pixel, rows, w.cols_under(ow), dy_plane[oh * w.out_w + ow]);
+      sum +=
+          contribution(x_plane, at.pixel, rows, w.cols_under(ow), dy[dy_plane[oh * w.out_w + ow]]);
     }
   }
   dx[index] = sum;

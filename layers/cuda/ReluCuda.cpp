@@ -12,7 +12,8 @@ namespace vdnn::layers::cuda {
 
 ReluCuda::ReluCuda(const ReluSpec& spec, std::vector<Shape> input_shapes,
                    const LayerOptions& options)
-    : Layer(spec, std::move(input_shapes), options.dtype),
+    : Layer(spec, std::move(input_shapes), options.dtype, shared_layout(options),
+            shared_layout(options)),
       context_(&checked_context(options, "ReluCuda")) {}
 
 void ReluCuda::forward(const ForwardArgs& args) {

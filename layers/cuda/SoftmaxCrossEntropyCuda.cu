@@ -5,11 +5,11 @@
 
 #include <cmath>
 #include <cstddef>
-#include <utility>
 
 #include "layers/LossLabels.hpp"
 #include "layers/cuda/BlockReduce.cuh"
 #include "layers/cuda/CudaLayerChecks.hpp"
+#include "layers/cuda/ElementwiseKernels.hpp"
 #include "layers/cuda/RawBuffer.hpp"
 #include "runtime/cuda/CudaCheck.hpp"
 #include "runtime/cuda/DeviceContext.hpp"
@@ -119,11 +119,13 @@ struct SoftmaxCrossEntropyCuda::State {
 };
 
 SoftmaxCrossEntropyCuda::SoftmaxCrossEntropyCuda(const SoftmaxCrossEntropySpec& spec,
-                                                 std::vector<Shape> input_shapes,
+                                                 const std::vector<Shape>& input_shapes,
                                                  const LayerOptions& options)
-    : Layer(spec, std::move(input_shapes), options.dtype),
+    // The output [1] is the same in either layout.
+    : Layer(spec, input_shapes, options.dtype, options.layout,
+            nchw_bytes_layout(input_shapes, options.input_layout)),
       context_(&checked_context(options, "SoftmaxCrossEntropyCuda")),
-      // this->: the moved-from parameter input_shapes hides the accessor here.
+      // this->: the parameter input_shapes hides the accessor here.
       state_(std::make_unique<State>(this->input_shapes()[0].n())) {}
 
 SoftmaxCrossEntropyCuda::~SoftmaxCrossEntropyCuda() = default;

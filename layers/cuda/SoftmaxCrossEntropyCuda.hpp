@@ -9,7 +9,10 @@
 
 namespace vdnn::layers::cuda {
 
-/// Logits (N, ...) in device memory with K = sample_numel() classes; args.labels are N int32 in
+/// Logits (N, ...) in device memory with K = sample_numel() classes, read as NCHW bytes: NHWC
+/// logits (options.input_layout) are taken only where those bytes are the same (rank 2, one channel
+/// or a 1 x 1 plane), else the layer keeps an NCHW input layout, which make_layer refuses; the
+/// output [1] is the same in either options.layout. args.labels are N int32 in
 /// HOST memory, checked on the host (runtime::InvalidArgument when missing or outside [0, K),
 /// before anything is enqueued) and then copied to the device. The output [1] (device) is the mean
 /// over samples of logsumexp(row) - row[label]. When args.loss_stats is set, forward delivers
@@ -23,8 +26,8 @@ namespace vdnn::layers::cuda {
 /// than F32 or a missing options.cuda. Not thread-safe; see layers/Layer.hpp.
 class SoftmaxCrossEntropyCuda final : public Layer {
  public:
-  SoftmaxCrossEntropyCuda(const SoftmaxCrossEntropySpec& spec, std::vector<Shape> input_shapes,
-                          const LayerOptions& options);
+  SoftmaxCrossEntropyCuda(const SoftmaxCrossEntropySpec& spec,
+                          const std::vector<Shape>& input_shapes, const LayerOptions& options);
   SoftmaxCrossEntropyCuda(const SoftmaxCrossEntropyCuda&) = delete;
   SoftmaxCrossEntropyCuda& operator=(const SoftmaxCrossEntropyCuda&) = delete;
   SoftmaxCrossEntropyCuda(SoftmaxCrossEntropyCuda&&) = delete;

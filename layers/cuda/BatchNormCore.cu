@@ -1,0 +1,312 @@
+// The host side of the CUDA batch norm: launch geometry, the dispatch to the kernel variants of
+// BatchNormKernels.cuh (layout, float4 or float, 32- or 64-bit indices, fused ReLU and residual),
+// and the statistics rules BatchNorm2dCuda and BatchNormReluCuda share.
+#include "layers/cuda/BatchNormCore.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <type_traits>
+
+#include "layers/cuda/BatchNormKernels.cuh"
+#include "runtime/Error.hpp"
+#include "runtime/cuda/CudaCheck.hpp"
+
+namespace vdnn::layers::cuda {
+namespace {
+
+using bn::kCombineBlock;
+using bn::kUnroll;
+using bn::Map;
+
+// First-level reduction blocks. NCHW: several waves of blocks on an H200, at most
+// kMaxPartsPerChannel per channel. NHWC: a block covers a row chunk of a 32-channel tile and writes
+// one partial pair per channel, C * parts pairs in all; aiming at kTargetNhwcBlocks blocks (a few
+// per SM, each with 16 KiB of loads in flight) bounds them near 32 * 1024 pairs (512 KiB).
+constexpr std::int64_t kTargetReduceBlocks = 4096;
+constexpr std::int64_t kMaxPartsPerChannel = 128;
+constexpr std::int64_t kTargetNhwcBlocks = 1024;
+constexpr std::int64_t kMaxNhwcParts = 512;
+
+template <typename T>
+struct Tag {
+  using type = T;
+};
+template <Map kMap>
+using MapConstant = std::integral_constant<Map, kMap>;
+using Vec1 = std::integral_constant<int, 1>;
+using Vec4 = std::integral_constant<int, 4>;
+
+bool aligned16(std::initializer_list<const void*> pointers) {
+  return std::all_of(pointers.begin(), pointers.end(), [](const void* p) {
+    return p == nullptr || reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+  });
+}
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Calls f(Tag<Index>): 32-bit indices when every index and the small offsets added to it fit.
+template <typename F>
+void with_index(const Shape& shape, F&& f) {
+  if (shape.numel() <= std::numeric_limits<std::int32_t>::max()) {
+    f(Tag<std::uint32_t>{});
+  } else {
+    f(Tag<std::uint64_t>{});
+  }
+}
+
+// The elements a float4 of the reductions must not straddle: a plane (NCHW) or a row (NHWC).
+std::int64_t reduction_inner(const Shape& shape, Layout layout) {
+  return layout == Layout::Nchw ? shape.h() * shape.w() : shape.c();
+}
+
+// Blocks per channel (NCHW) or row chunks (NHWC) of the first-level reduction, fixed at
+// construction so that the summation order (and so the result) never changes between steps.
+std::int64_t reduction_parts(const Shape& shape, Layout layout) {
+  const std::int64_t vec = reduction_inner(shape, layout) % 4 == 0 ? 4 : 1;
+  if (layout == Layout::Nchw) {
+    const std::int64_t channels = std::max<std::int64_t>(shape.c(), 1);
+    const std::int64_t channel_vecs = shape.n() * shape.h() * shape.w() / vec;
+    const std::int64_t by_work = ceil_div(channel_vecs, kUnroll * kReduceBlock);
+    const std::int64_t by_grid = ceil_div(kTargetReduceBlocks, channels);
+    return std::max<std::int64_t>(1, std::min({by_work, by_grid, kMaxPartsPerChannel}));
+  }
+  const std::int64_t row_vecs = shape.c() / vec;
+  const std::int64_t tile = vec == 4 ? bn::kRowTileVecs<4> : bn::kRowTileVecs<1>;
+  const std::int64_t lanes = kReduceBlock / std::min(tile, row_vecs);
+  const std::int64_t by_work = ceil_div(shape.n() * shape.h() * shape.w(), kUnroll * lanes);
+  const std::int64_t by_grid = ceil_div(kTargetNhwcBlocks, ceil_div(row_vecs, tile));
+  return std::max<std::int64_t>(1, std::min({by_work, by_grid, kMaxNhwcParts}));
+}
+
+unsigned combine_blocks(std::int64_t channels) {
+  return static_cast<unsigned>(ceil_div(channels, kCombineBlock / kWarpSize));
+}
+
+unsigned elementwise_blocks(std::int64_t vecs) {
+  return static_cast<unsigned>(ceil_div(vecs, kUnroll * kBlockThreads));
+}
+
+// Calls f(MapConstant, vec, Tag<Index>) for an element-wise pass over `tensors` that reads the
+// per-channel arrays `per_channel`: float4 whenever the element count and the tensors allow it;
+// NHWC loads per-channel float4 too when C % 4 == 0 and those arrays are 16-byte aligned.
+template <typename F>
+void dispatch_elementwise(const Shape& shape, Layout layout,
+                          std::initializer_list<const void*> tensors,
+                          std::initializer_list<const void*> per_channel, F&& f) {
+  const bool vec4 = shape.numel() % 4 == 0 && aligned16(tensors);
+  const auto run = [&](auto map, auto vec) {
+    with_index(shape, [&](auto index) { f(map, vec, index); });
+  };
+  if (layout == Layout::Nchw) {
+    if (vec4 && shape.h() * shape.w() % 4 == 0) {
+      run(MapConstant<Map::PlaneVector>{}, Vec4{});
+    } else if (vec4) {
+      run(MapConstant<Map::PlaneElement>{}, Vec4{});
+    } else {
+      run(MapConstant<Map::PlaneElement>{}, Vec1{});
+    }
+  } else if (vec4 && shape.c() % 4 == 0 && aligned16(per_channel)) {
+    run(MapConstant<Map::ChannelVector>{}, Vec4{});
+  } else if (vec4) {
+    run(MapConstant<Map::ChannelElement>{}, Vec4{});
+  } else {
+    run(MapConstant<Map::ChannelElement>{}, Vec1{});
+  }
+}
+
+template <Map kMap, int kVec, typename Index>
+bn::ChannelMap<kMap, kVec, Index> channel_map(const Shape& shape) {
+  const std::int64_t plane = shape.h() * shape.w();
+  return {static_cast<Index>(kMap == Map::PlaneVector ? plane / kVec : plane),
+          static_cast<Index>(kMap == Map::ChannelVector ? shape.c() / 4 : shape.c())};
+}
+
+template <bool kRelu, bool kResidual>
+void launch_normalize(cudaStream_t stream, const Shape& shape, Layout layout, const float* x,
+                      const float* r, const float* mean, const float* scale, const float* bias,
+                      float* y) {
+  dispatch_elementwise(shape, layout, {x, r, y}, {mean, scale, bias},
+                       [&](auto map, auto vec, auto index) {
+                         constexpr Map kMap = decltype(map)::value;
+                         constexpr int kVec = decltype(vec)::value;
+                         using Index = typename decltype(index)::type;
+                         const std::int64_t total = shape.numel() / kVec;
+                         bn::normalize_kernel<kRelu, kResidual, kMap, kVec, Index>
+                             <<<elementwise_blocks(total), kBlockThreads, 0, stream>>>(
+                                 x, r, mean, scale, bias, y, static_cast<Index>(total),
+                                 channel_map<kMap, kVec, Index>(shape));
+                         VDNN_CHECK_LAUNCH();
+                       });
+}
+
+template <bool kMask, bool kResidualGrad>
+void launch_input_grad(cudaStream_t stream, const Shape& shape, Layout layout,
+                       const bn::GradArgs& a) {
+  dispatch_elementwise(
+      shape, layout, {a.x, a.dy, a.y, a.dx, a.dr}, {a.mean, a.coeff_a, a.coeff_b, a.coeff_k},
+      [&](auto map, auto vec, auto index) {
+        constexpr Map kMap = decltype(map)::value;
+        constexpr int kVec = decltype(vec)::value;
+        using Index = typename decltype(index)::type;
+        const std::int64_t total = shape.numel() / kVec;
+        bn::input_grad_kernel<kMask, kResidualGrad, kMap, kVec, Index>
+            <<<elementwise_blocks(total), kBlockThreads, 0, stream>>>(
+                a, static_cast<Index>(total), channel_map<kMap, kVec, Index>(shape));
+        VDNN_CHECK_LAUNCH();
+      });
+}
+
+// The first-level reduction in `layout` (forward when a.dy is null; kMask: the ReLU's gradient).
+template <bool kMask>
+void launch_sums_as(cudaStream_t stream, const Shape& shape, Layout layout, std::int64_t parts,
+                    const bn::SumsArgs& a) {
+  const bool vec4 = reduction_inner(shape, layout) % 4 == 0 && aligned16({a.x, a.dy, a.y});
+  const auto run = [&](auto vec) {
+    with_index(shape, [&](auto index) {
+      constexpr int kVec = decltype(vec)::value;
+      using Index = typename decltype(index)::type;
+      const std::int64_t rows = shape.n() * shape.h() * shape.w();
+      if (layout == Layout::Nchw) {
+        const std::int64_t plane_vecs = shape.h() * shape.w() / kVec;
+        const std::int64_t channel_vecs = shape.n() * plane_vecs;
+        bn::nchw_sums_kernel<kMask, kVec, Index>
+            <<<static_cast<unsigned>(shape.c() * parts), kReduceBlock, 0, stream>>>(
+                a, static_cast<Index>(parts), static_cast<Index>(shape.c()),
+                static_cast<Index>(plane_vecs), static_cast<Index>(channel_vecs),
+                static_cast<Index>(ceil_div(channel_vecs, parts)));
+      } else {
+        const std::int64_t row_vecs = shape.c() / kVec;
+        const dim3 grid(static_cast<unsigned>(parts),
+                        static_cast<unsigned>(ceil_div(row_vecs, bn::kRowTileVecs<kVec>)));
+        bn::nhwc_sums_kernel<kMask, kVec, Index><<<grid, kReduceBlock, 0, stream>>>(
+            a, static_cast<Index>(parts), static_cast<Index>(rows), static_cast<Index>(row_vecs),
+            static_cast<Index>(ceil_div(rows, parts)));
+      }
+      VDNN_CHECK_LAUNCH();
+    });
+  };
+  if (vec4) {
+    run(Vec4{});
+  } else {
+    run(Vec1{});
+  }
+}
+
+float* data_or_null(const TensorView& view) { return view.empty() ? nullptr : view.as<float>(); }
+
+}  // namespace
+
+Layout batch_norm_layout(const LayerOptions& options) noexcept {
+  return options.layout == Layout::Nhwc && options.input_layout == Layout::Nhwc ? Layout::Nhwc
+                                                                                : Layout::Nchw;
+}
+
+BatchNormCore::BatchNormCore(const BatchNorm2dSpec& spec, const Shape& x_shape, Layout layout)
+    : spec_(spec),
+      shape_(x_shape),
+      layout_(layout),
+      channels_(x_shape.c()),
+      parts_(reduction_parts(x_shape, layout)),
+      per_channel_(5 * sizeof(float) * static_cast<std::size_t>(channels_)),
+      partials_(2 * sizeof(double) * static_cast<std::size_t>(channels_ * parts_)) {
+  // The NHWC reduction puts the column tiles on the grid's y dimension.
+  VDNN_EXPECTS(layout == Layout::Nchw || channels_ <= 65535 * bn::kRowTileVecs<1>,
+               "batchnorm2d in NHWC takes at most 65535 * 32 channels");
+}
+
+BatchNormCore::~BatchNormCore() = default;
+
+void BatchNormCore::launch_sums(cudaStream_t stream, const float* x, const float* dy,
+                                const float* y) const {
+  const bn::SumsArgs a{x, dy, y, mean(), partials_.as<double>()};
+  if (y != nullptr) {
+    launch_sums_as<true>(stream, shape_, layout_, parts_, a);
+  } else {
+    launch_sums_as<false>(stream, shape_, layout_, parts_, a);
+  }
+}
+
+void BatchNormCore::forward(cudaStream_t stream, const ForwardArgs& args, bool relu) {
+  const float* x = args.inputs[0].as<float>();
+  const float* r = args.inputs.size() > 1 ? args.inputs[1].as<float>() : nullptr;
+  float* y = args.output.as<float>();
+  const float* weight = args.params[0].as<float>();
+  const float* bias = args.params[1].as<float>();
+  float* running_mean = args.params[2].as<float>();
+  float* running_var = args.params[3].as<float>();
+  VDNN_EXPECTS(relu || r == nullptr, "a batch norm's residual add comes with its ReLU");
+  // A recompute normalizes with the statistics the first forward saved, which nothing has changed
+  // since (this node's backward comes later): the same bits, one running update per step
+  // (Note [Recomputation]).
+  if (args.training && !args.recompute) {
+    const std::int64_t count = shape_.n() * shape_.h() * shape_.w();
+    VDNN_EXPECTS(count > 1, "batchnorm2d training needs more than one value per channel");
+    launch_sums(stream, x, nullptr, nullptr);
+    bn::finish_forward_stats_kernel<<<combine_blocks(channels_), kCombineBlock, 0, stream>>>(
+        partials_.as<double>(), static_cast<int>(parts_), x,
+        layout_ == Layout::Nchw ? shape_.h() * shape_.w() : 1, channels_,
+        static_cast<double>(count), spec_.eps, spec_.momentum, weight, running_mean, running_var,
+        mean(), inv_std(), coeff_a());
+    VDNN_CHECK_LAUNCH();
+  } else if (!args.training) {
+    bn::stats_from_running_kernel<<<blocks_for(channels_), kBlockThreads, 0, stream>>>(
+        running_mean, running_var, weight, spec_.eps, mean(), inv_std(), coeff_a(), channels_);
+    VDNN_CHECK_LAUNCH();
+  }
+  if (!relu) {
+    launch_normalize<false, false>(stream, shape_, layout_, x, r, mean(), coeff_a(), bias, y);
+  } else if (r == nullptr) {
+    launch_normalize<true, false>(stream, shape_, layout_, x, r, mean(), coeff_a(), bias, y);
+  } else {
+    launch_normalize<true, true>(stream, shape_, layout_, x, r, mean(), coeff_a(), bias, y);
+  }
+  batch_stats_ = args.training;
+}
+
+void BatchNormCore::backward(cudaStream_t stream, const BackwardArgs& args, bool relu) {
+  const GradTarget& x_target = args.grad_inputs[0];
+  const GradTarget* r_target = args.grad_inputs.size() > 1 ? &args.grad_inputs[1] : nullptr;
+  float* dx = data_or_null(x_target.tensor);
+  float* dr = r_target != nullptr ? data_or_null(r_target->tensor) : nullptr;
+  float* grad_weight = data_or_null(args.grad_params[0]);
+  float* grad_bias = data_or_null(args.grad_params[1]);
+  const bool reduce = dx != nullptr || grad_weight != nullptr || grad_bias != nullptr;
+  VDNN_EXPECTS(relu || dr == nullptr, "a batch norm's residual gradient comes with its ReLU");
+  if (!reduce && dr == nullptr) return;
+  const float* dy = args.grad_output.as<float>();
+  const float* y = relu ? args.output.as<float>() : nullptr;
+  const float* x = reduce ? args.inputs[0].as<float>() : nullptr;
+  if (reduce) {
+    launch_sums(stream, x, dy, y);
+    bn::finish_backward_kernel<<<combine_blocks(channels_), kCombineBlock, 0, stream>>>(
+        partials_.as<double>(), static_cast<int>(parts_), channels_,
+        static_cast<double>(shape_.n() * shape_.h() * shape_.w()), batch_stats_,
+        args.params[0].as<float>(), inv_std(), grad_weight, grad_bias, coeff_a(), coeff_b(),
+        coeff_k());
+    VDNN_CHECK_LAUNCH();
+  }
+  if (dx == nullptr && dr == nullptr) return;
+  bn::GradArgs a{};
+  a.x = x;
+  a.dy = dy;
+  a.y = y;
+  a.mean = mean();
+  a.coeff_a = coeff_a();
+  a.coeff_b = coeff_b();
+  a.coeff_k = coeff_k();
+  a.dx = dx;
+  a.dr = dr;
+  a.dx_accumulate = x_target.accumulate;
+  a.dr_accumulate = r_target != nullptr && r_target->accumulate;
+  if (dr != nullptr) {
+    launch_input_grad<true, true>(stream, shape_, layout_, a);
+  } else if (relu) {
+    launch_input_grad<true, false>(stream, shape_, layout_, a);
+  } else {
+    launch_input_grad<false, false>(stream, shape_, layout_, a);
+  }
+}
+
+}  // namespace vdnn::layers::cuda

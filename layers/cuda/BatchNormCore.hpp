@@ -1,0 +1,72 @@
+// BatchNormCore: the batch norm BatchNorm2dCuda and BatchNormReluCuda share (saved statistics,
+// reduction scratch, the statistics rules and every kernel launch), F32, NCHW or NHWC. Internal to
+// layers/cuda/.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "layers/Layer.hpp"
+#include "layers/cuda/RawBuffer.hpp"
+
+namespace vdnn::layers::cuda {
+
+/// The layout a batch-norm layer runs in for `options`: NHWC when both options.layout and
+/// options.input_layout are NHWC, otherwise NCHW (and the registry then refuses a layer built for
+/// any other pair than NCHW in and out, Note [Layout]).
+Layout batch_norm_layout(const LayerOptions& options) noexcept;
+
+/// Batch normalization over N, H, W per channel of an input of one shape in one layout, optionally
+/// followed by the fused chain's residual add and ReLU (Note [Fusion]). Params (args.params):
+/// weight, bias, running_mean, running_var, all [C]. Training forward normalizes with the batch
+/// statistics and updates the running buffers in place (PyTorch's momentum, unbiased variance);
+/// inference forward uses the running buffers; a recompute (ForwardArgs::recompute) normalizes with
+/// the statistics the last training forward saved and updates nothing. Every reduction has a fixed
+/// order fixed at construction (no atomics): results are bitwise reproducible, and the fused chain
+/// gets the bits of the unfused one. Work is enqueued on the given stream, nothing waits; views are
+/// device memory in the core's layout. Not thread-safe.
+class BatchNormCore {
+ public:
+  /// Allocates the saved statistics and the reduction scratch for inputs of `x_shape` (rank 4,
+  /// NCHW-logical) stored in `layout`. Throws runtime::CudaError when the allocation fails.
+  BatchNormCore(const BatchNorm2dSpec& spec, const Shape& x_shape, Layout layout);
+  BatchNormCore(const BatchNormCore&) = delete;
+  BatchNormCore& operator=(const BatchNormCore&) = delete;
+  BatchNormCore(BatchNormCore&&) = delete;
+  BatchNormCore& operator=(BatchNormCore&&) = delete;
+  ~BatchNormCore();
+
+  /// y = bn(x) (args.inputs[0] -> args.output); with `relu`, y = relu(bn(x) [+ r]) in one pass,
+  /// r = args.inputs[1] when given: the unfused chain's operations and roundings, a NaN stays NaN.
+  /// Throws runtime::InvalidArgument when training with a single value per channel, or for a
+  /// residual without `relu`.
+  void forward(cudaStream_t stream, const ForwardArgs& args, bool relu);
+
+  /// The gradient of the last forward. g = args.grad_output, or with `relu` the ReLU's gradient
+  /// args.output > 0 ? grad_output : 0 (args.output: that forward's y). Writes grad_params (weight,
+  /// bias) where non-empty, grad_inputs[0] from args.inputs[0] and, when there is a non-empty
+  /// grad_inputs[1] (the residual's), grad_inputs[1] (+)= g, each honouring its own
+  /// GradTarget::accumulate; all input gradients in one element-wise pass. Never reads
+  /// args.inputs[1]. Returns at once when no gradient is asked for.
+  void backward(cudaStream_t stream, const BackwardArgs& args, bool relu);
+
+ private:
+  float* mean() const { return per_channel_.as<float>(); }
+  float* inv_std() const { return per_channel_.as<float>() + channels_; }
+  float* coeff_a() const { return per_channel_.as<float>() + 2 * channels_; }  // also the scale
+  float* coeff_b() const { return per_channel_.as<float>() + 3 * channels_; }
+  float* coeff_k() const { return per_channel_.as<float>() + 4 * channels_; }
+  void launch_sums(cudaStream_t stream, const float* x, const float* dy, const float* y) const;
+
+  BatchNorm2dSpec spec_;
+  Shape shape_;
+  Layout layout_;
+  std::int64_t channels_;
+  std::int64_t parts_;        // first-level reduction blocks per channel (NCHW) or row chunks
+  DeviceBuffer per_channel_;  // [5C]: mean, inv_std of the last forward; coefficients a, b, k
+  DeviceBuffer partials_;     // [2 * C * parts] doubles: the first-level sums
+  bool batch_stats_ = true;   // whether the last forward normalized with batch statistics
+};
+
+}  // namespace vdnn::layers::cuda

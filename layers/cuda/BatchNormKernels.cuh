@@ -1,0 +1,482 @@
+// BatchNormKernels: the device code of the CUDA batch norm and of the fused batch norm -> [add] ->
+// ReLU (BatchNormCore.cu includes it, nothing else does). Deterministic per-channel reductions in
+// both layouts (fixed-order trees, no atomics) and the element-wise passes, with the fused chain's
+// ReLU and residual as template flags so that the plain and the fused layers run the same code.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "layers/cuda/BlockReduce.cuh"
+#include "layers/cuda/KernelGrid.hpp"
+
+namespace vdnn::layers::cuda::bn {
+
+// Loads each thread keeps in flight, and the block of the combine kernels (one warp per channel).
+inline constexpr int kUnroll = 4;
+inline constexpr int kCombineBlock = 256;
+// NHWC reductions: the vectors of a row one block covers, 128 bytes of it (one cache line).
+template <int kVec>
+inline constexpr int kRowTileVecs = 32 / kVec;
+
+template <int kVec>
+__device__ __forceinline__ void load(const float* p, std::int64_t vec_index, float (&v)[kVec]) {
+  if constexpr (kVec == 4) {
+    const float4 q = __ldg(reinterpret_cast<const float4*>(p) + vec_index);
+    v[0] = q.x;
+    v[1] = q.y;
+    v[2] = q.z;
+    v[3] = q.w;
+  } else {
+    v[0] = __ldg(p + vec_index);
+  }
+}
+
+// A plain (coherent) load, for a gradient that the same kernel then overwrites.
+template <int kVec>
+__device__ __forceinline__ void load_mutable(const float* p, std::int64_t vec_index,
+                                             float (&v)[kVec]) {
+  if constexpr (kVec == 4) {
+    const float4 q = reinterpret_cast<const float4*>(p)[vec_index];
+    v[0] = q.x;
+    v[1] = q.y;
+    v[2] = q.z;
+    v[3] = q.w;
+  } else {
+    v[0] = p[vec_index];
+  }
+}
+
+template <int kVec>
+__device__ __forceinline__ void store(float* p, std::int64_t vec_index, const float (&v)[kVec]) {
+  if constexpr (kVec == 4) {
+    reinterpret_cast<float4*>(p)[vec_index] = make_float4(v[0], v[1], v[2], v[3]);
+  } else {
+    p[vec_index] = v[0];
+  }
+}
+
+// ---- First-level reductions --------------------------------------------------------------------
+
+// What the first-level reductions read. Forward (dy null): sums of x - shift and (x - shift)^2,
+// shift the channel's first value so that the variance does not cancel. Backward: sums of g and
+// g * (x - mean), where g = dy, or with kMask the ReLU's gradient y > 0 ? dy : 0. Every block
+// writes its two sums for channel c and part p to partials[2 (c parts + p)] and the next double.
+struct SumsArgs {
+  const float* x;
+  const float* dy;
+  const float* y;  // kMask only: the fused forward's output
+  const float* mean;
+  double* partials;
+};
+
+// Loads the terms of one vector; gs gets the masked gradient's inputs (the mask is applied in
+// add_term's caller, after every load of the step is in flight).
+template <bool kMask, int kVec>
+__device__ __forceinline__ void load_terms(const SumsArgs& a, bool backward, std::int64_t at,
+                                           float (&xs)[kVec], float (&gs)[kVec],
+                                           float (&ys)[kVec]) {
+  load<kVec>(a.x, at, xs);
+  if (!backward) return;
+  load<kVec>(a.dy, at, gs);
+  if constexpr (kMask) load<kVec>(a.y, at, ys);
+}
+
+// References, so that an unused operand (y without kMask) is never read.
+template <bool kMask>
+__device__ __forceinline__ float masked(const float& g, const float& y) {
+  if constexpr (kMask) {
+    return y > 0.0f ? g : 0.0f;
+  } else {
+    return g;
+  }
+}
+
+// One element's terms. Explicit roundings: the plain and the fused layers add the same values in
+// the same order and must get the same bits, whatever the compiler would contract.
+// g is read only in backward.
+__device__ __forceinline__ void add_term(bool backward, float x, const float& g, float centre,
+                                         double& s0, double& s1) {
+  const float d = x - centre;
+  if (backward) {
+    s0 = __dadd_rn(s0, g);
+    s1 = __fma_rn(g, d, s1);
+  } else {
+    s0 = __dadd_rn(s0, d);
+    s1 = __fma_rn(d, d, s1);
+  }
+}
+
+// NCHW. Block b reduces chunk b % parts of channel b / parts, where a channel is the `channel_vecs`
+// vectors of its N planes taken in order; per-thread sums in double, then block_reduce.
+template <bool kMask, int kVec, typename Index>
+__global__ void __launch_bounds__(kReduceBlock)
+    nchw_sums_kernel(SumsArgs a, Index parts, Index channels, Index plane_vecs, Index channel_vecs,
+                     Index chunk) {
+  const Index c = blockIdx.x / parts;
+  const Index begin = (blockIdx.x - c * parts) * chunk;
+  const Index end = begin + chunk < channel_vecs ? begin + chunk : channel_vecs;
+  const bool backward = a.dy != nullptr;
+  const float centre =
+      backward ? a.mean[c] : __ldg(a.x + static_cast<std::int64_t>(c) * plane_vecs * kVec);
+  double s0 = 0.0;
+  double s1 = 0.0;
+  for (Index i = begin + threadIdx.x; i < end; i += kUnroll * kReduceBlock) {
+    float xs[kUnroll][kVec];
+    float gs[kUnroll][kVec];
+    float ys[kUnroll][kVec];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const Index j = i + u * kReduceBlock;
+      if (j < end) {
+        const Index n = j / plane_vecs;
+        const std::int64_t at =
+            (static_cast<std::int64_t>(n) * channels + c) * plane_vecs + (j - n * plane_vecs);
+        load_terms<kMask, kVec>(a, backward, at, xs[u], gs[u], ys[u]);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (i + u * kReduceBlock < end) {
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) {
+          if (backward) gs[u][k] = masked<kMask>(gs[u][k], ys[u][k]);
+          add_term(backward, xs[u][k], gs[u][k], centre, s0, s1);
+        }
+      }
+    }
+  }
+  s0 = block_reduce(s0, Sum{});
+  s1 = block_reduce(s1, Sum{});
+  if (threadIdx.x == 0) {
+    a.partials[2 * static_cast<std::int64_t>(blockIdx.x)] = s0;
+    a.partials[2 * static_cast<std::int64_t>(blockIdx.x) + 1] = s1;
+  }
+}
+
+// Sums each column's values over its `lanes` threads (thread = lane * width + column) with a fixed
+// tree in shared memory; lane 0 of each column gets the totals. Every thread of the block calls it.
+template <int kCount>
+__device__ __forceinline__ void column_sums(double (&values)[kCount], int width, int lanes) {
+  __shared__ double shared[kCount][kReduceBlock];
+#pragma unroll
+  for (int j = 0; j < kCount; ++j) shared[j][threadIdx.x] = values[j];
+  __syncthreads();
+  int top = 1;
+  while (top < lanes) top *= 2;
+  const int lane = static_cast<int>(threadIdx.x) / width;
+  for (int step = top / 2; step > 0; step /= 2) {
+    if (lane < step && lane + step < lanes) {
+#pragma unroll
+      for (int j = 0; j < kCount; ++j) {
+        shared[j][threadIdx.x] = shared[j][threadIdx.x] + shared[j][threadIdx.x + step * width];
+      }
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int j = 0; j < kCount; ++j) values[j] = shared[j][threadIdx.x];
+}
+
+// NHWC: rows are the N * H * W pixels, each `row_vecs` vectors of channels. Block (p, t) reduces
+// row chunk p of column tile t (kRowTileVecs vectors, fewer in the last tile): each thread keeps
+// one vector column and walks the chunk's rows `lanes` apart, so a warp reads whole 128-byte
+// segments; then column_sums combines the lanes in a fixed order.
+template <bool kMask, int kVec, typename Index>
+__global__ void __launch_bounds__(kReduceBlock)
+    nhwc_sums_kernel(SumsArgs a, Index parts, Index rows, Index row_vecs, Index chunk) {
+  const Index tile_begin = static_cast<Index>(blockIdx.y) * kRowTileVecs<kVec>;
+  const int width = row_vecs - tile_begin < static_cast<Index>(kRowTileVecs<kVec>)
+                        ? static_cast<int>(row_vecs - tile_begin)
+                        : kRowTileVecs<kVec>;
+  const int lanes = kReduceBlock / width;
+  const int lane = static_cast<int>(threadIdx.x) / width;
+  const Index column = tile_begin + static_cast<Index>(static_cast<int>(threadIdx.x) % width);
+  const auto chunk64 = static_cast<std::int64_t>(chunk);
+  const auto rows64 = static_cast<std::int64_t>(rows);
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * chunk64;
+  const std::int64_t last = first + chunk64 < rows64 ? first + chunk64 : rows64;
+  const Index begin = first < last ? static_cast<Index>(first) : Index{0};
+  const Index end = first < last ? static_cast<Index>(last) : Index{0};
+  const bool backward = a.dy != nullptr;
+  const std::int64_t channel0 = static_cast<std::int64_t>(column) * kVec;
+  float centre[kVec];
+  double sums[2 * kVec];  // kVec sums of the first kind, then kVec of the second
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) {
+    centre[k] = lane < lanes ? (backward ? a.mean[channel0 + k] : __ldg(a.x + channel0 + k)) : 0.0f;
+    sums[k] = 0.0;
+    sums[kVec + k] = 0.0;
+  }
+  const Index stride = static_cast<Index>(lanes);
+  for (Index r = begin + static_cast<Index>(lane); lane < lanes && r < end; r += kUnroll * stride) {
+    float xs[kUnroll][kVec];
+    float gs[kUnroll][kVec];
+    float ys[kUnroll][kVec];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const Index row = r + u * stride;
+      if (row < end) {
+        load_terms<kMask, kVec>(a, backward, static_cast<std::int64_t>(row * row_vecs + column),
+                                xs[u], gs[u], ys[u]);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (r + u * stride < end) {
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) {
+          if (backward) gs[u][k] = masked<kMask>(gs[u][k], ys[u][k]);
+          add_term(backward, xs[u][k], gs[u][k], centre[k], sums[k], sums[kVec + k]);
+        }
+      }
+    }
+  }
+  column_sums(sums, width, lanes);
+  if (lane == 0) {
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      const std::int64_t at = 2 * ((channel0 + k) * static_cast<std::int64_t>(parts) + blockIdx.x);
+      a.partials[at] = sums[k];
+      a.partials[at + 1] = sums[kVec + k];
+    }
+  }
+}
+
+// ---- Per-channel finish kernels (both layouts) -------------------------------------------------
+
+// Second level: one warp sums a channel's `parts` partial pairs, lanes strided, then a fixed
+// shuffle tree. Returns the two totals to lane 0 (other lanes get partial values).
+__device__ __forceinline__ void combine_parts(const double* partials, std::int64_t c, int parts,
+                                              unsigned lane, double& t0, double& t1) {
+  t0 = 0.0;
+  t1 = 0.0;
+  for (int p = static_cast<int>(lane); p < parts; p += kWarpSize) {
+    t0 += partials[2 * (c * parts + p)];
+    t1 += partials[2 * (c * parts + p) + 1];
+  }
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
+    t0 += __shfl_down_sync(0xFFFFFFFFu, t0, offset);
+    t1 += __shfl_down_sync(0xFFFFFFFFu, t1, offset);
+  }
+}
+
+__device__ __forceinline__ std::int64_t combine_channel() {
+  return static_cast<std::int64_t>(blockIdx.x) * (kCombineBlock / kWarpSize) +
+         threadIdx.x / kWarpSize;
+}
+
+// Batch statistics of the training forward: saved mean and inv_std, scale = weight * inv_std for
+// the normalize pass, and the running buffers (PyTorch's momentum, unbiased variance). The shift
+// of channel c is x[c * shift_stride], the value the forward sums were centred on.
+__global__ void finish_forward_stats_kernel(const double* partials, int parts, const float* x,
+                                            std::int64_t shift_stride, std::int64_t channels,
+                                            double count, double eps, double momentum,
+                                            const float* weight, float* running_mean,
+                                            float* running_var, float* mean, float* inv_std,
+                                            float* scale) {
+  const std::int64_t c = combine_channel();
+  if (c >= channels) return;  // whole warps leave together
+  const unsigned lane = threadIdx.x % kWarpSize;
+  double sum = 0.0;
+  double squares = 0.0;
+  combine_parts(partials, c, parts, lane, sum, squares);
+  if (lane != 0) return;
+  const double shifted_mean = sum / count;
+  const double var = std::max(squares / count - shifted_mean * shifted_mean, 0.0);
+  const double m = static_cast<double>(x[c * shift_stride]) + shifted_mean;
+  const double s = 1.0 / sqrt(var + eps);
+  mean[c] = static_cast<float>(m);
+  inv_std[c] = static_cast<float>(s);
+  scale[c] = static_cast<float>(weight[c] * s);
+  running_mean[c] = static_cast<float>((1.0 - momentum) * running_mean[c] + momentum * m);
+  running_var[c] = static_cast<float>((1.0 - momentum) * running_var[c] +
+                                      momentum * var * count / (count - 1.0));
+}
+
+// What the inference forward and a later backward read of the running buffers.
+__global__ void stats_from_running_kernel(const float* running_mean, const float* running_var,
+                                          const float* weight, double eps, float* mean,
+                                          float* inv_std, float* scale, std::int64_t channels) {
+  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= channels) return;
+  const double s = 1.0 / sqrt(static_cast<double>(running_var[c]) + eps);
+  mean[c] = running_mean[c];
+  inv_std[c] = static_cast<float>(s);
+  scale[c] = static_cast<float>(weight[c] * s);
+}
+
+// Parameter gradients where asked for, and dx = a * g + b * (x - mean) + k per channel: with batch
+// statistics mean and inv_std depend on x (b, k); with running statistics only a remains.
+__global__ void finish_backward_kernel(const double* partials, int parts, std::int64_t channels,
+                                       double count, bool batch_stats, const float* weight,
+                                       const float* inv_std, float* grad_weight, float* grad_bias,
+                                       float* a_out, float* b_out, float* k_out) {
+  const std::int64_t c = combine_channel();
+  if (c >= channels) return;
+  const unsigned lane = threadIdx.x % kWarpSize;
+  double sum_g = 0.0;
+  double sum_g_centred = 0.0;
+  combine_parts(partials, c, parts, lane, sum_g, sum_g_centred);
+  if (lane != 0) return;
+  const double s = inv_std[c];
+  if (grad_weight != nullptr) grad_weight[c] = static_cast<float>(sum_g_centred * s);
+  if (grad_bias != nullptr) grad_bias[c] = static_cast<float>(sum_g);
+  const double a = weight[c] * s;
+  a_out[c] = static_cast<float>(a);
+  b_out[c] = static_cast<float>(batch_stats ? -a * s * s * sum_g_centred / count : 0.0);
+  k_out[c] = static_cast<float>(batch_stats ? -a * sum_g / count : 0.0);
+}
+
+// ---- Element-wise passes -----------------------------------------------------------------------
+
+// How an element-wise pass finds the channel of vector i's components.
+enum class Map : std::uint8_t {
+  PlaneVector,     // NCHW, a vector never crosses a plane: one channel, (i / plane) % channels
+  PlaneElement,    // NCHW: each component's own, (e / plane) % channels with e its element index
+  ChannelVector,   // NHWC, C % 4 == 0: channels 4 (i % channels)..+3, `channels` counting vectors
+  ChannelElement,  // NHWC: each component's own, e % channels
+};
+
+template <Map kMap, int kVec, typename Index>
+struct ChannelMap {
+  Index plane;     // PlaneVector: vectors per plane; PlaneElement: elements per plane; else unused
+  Index channels;  // ChannelVector: C / 4; else C
+
+  // v[k] = p[channel of component k of vector i]. ChannelVector needs p 16-byte aligned.
+  __device__ __forceinline__ void gather(const float* p, Index i, float (&v)[kVec]) const {
+    if constexpr (kMap == Map::PlaneVector) {
+      const float value = __ldg(p + (i / plane) % channels);
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) v[k] = value;
+    } else if constexpr (kMap == Map::ChannelVector) {
+      static_assert(kVec == 4, "ChannelVector maps float4 vectors");
+      load<4>(p, static_cast<std::int64_t>(i % channels), v);
+    } else {
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        const Index e = i * kVec + k;
+        v[k] = __ldg(p + (kMap == Map::PlaneElement ? (e / plane) % channels : e % channels));
+      }
+    }
+  }
+};
+
+// Block b covers kUnroll * kBlockThreads vectors from b times that, all loads issued before any
+// use so that enough bytes are in flight.
+__device__ __forceinline__ std::uint64_t elementwise_base() {
+  return static_cast<std::uint64_t>(blockIdx.x) * (kUnroll * kBlockThreads) + threadIdx.x;
+}
+
+// y = (x - mean) * scale + bias, then with kResidual + r, then with kRelu z < 0 ? 0 : z (a NaN
+// stays NaN): the unfused chain's operations, each rounded as that chain rounds it.
+template <bool kRelu, bool kResidual, Map kMap, int kVec, typename Index>
+__global__ void __launch_bounds__(kBlockThreads)
+    normalize_kernel(const float* x, const float* r, const float* mean, const float* scale,
+                     const float* bias, float* y, Index total_vecs,
+                     ChannelMap<kMap, kVec, Index> map) {
+  const std::uint64_t base = elementwise_base();
+  float v[kUnroll][kVec];
+  float rs[kUnroll][kVec];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const std::uint64_t g = base + u * kBlockThreads;
+    if (g < total_vecs) {
+      load<kVec>(x, static_cast<std::int64_t>(g), v[u]);
+      if constexpr (kResidual) load<kVec>(r, static_cast<std::int64_t>(g), rs[u]);
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const std::uint64_t g = base + u * kBlockThreads;
+    if (g >= total_vecs) continue;
+    const auto i = static_cast<Index>(g);
+    float m[kVec];
+    float s[kVec];
+    float b[kVec];
+    map.gather(mean, i, m);
+    map.gather(scale, i, s);
+    map.gather(bias, i, b);
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      float z = __fmaf_rn(v[u][k] - m[k], s[k], b[k]);
+      if constexpr (kResidual) z = __fadd_rn(z, rs[u][k]);
+      if constexpr (kRelu) z = z < 0.0f ? 0.0f : z;
+      v[u][k] = z;
+    }
+    store<kVec>(y, static_cast<std::int64_t>(g), v[u]);
+  }
+}
+
+// What the input-gradient pass reads and writes. g = dy, or with kMask y > 0 ? dy : 0; dr only with
+// kResidualGrad.
+struct GradArgs {
+  const float* x;  // read when dx is set
+  const float* dy;
+  const float* y;  // kMask only
+  const float* mean;
+  const float* coeff_a;
+  const float* coeff_b;
+  const float* coeff_k;
+  float* dx;  // (+)= a * g + b * (x - mean) + k; null: not asked for
+  float* dr;  // kResidualGrad: (+)= g, the residual's gradient
+  bool dx_accumulate;
+  bool dr_accumulate;
+};
+
+template <bool kMask, bool kResidualGrad, Map kMap, int kVec, typename Index>
+__global__ void __launch_bounds__(kBlockThreads)
+    input_grad_kernel(GradArgs a, Index total_vecs, ChannelMap<kMap, kVec, Index> map) {
+  const std::uint64_t base = elementwise_base();
+  float xs[kUnroll][kVec];
+  float gs[kUnroll][kVec];
+  float ys[kUnroll][kVec];
+  float dxs[kUnroll][kVec];
+  float drs[kUnroll][kVec];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const std::uint64_t g = base + u * kBlockThreads;
+    if (g >= total_vecs) continue;
+    const auto at = static_cast<std::int64_t>(g);
+    load<kVec>(a.dy, at, gs[u]);
+    if constexpr (kMask) load<kVec>(a.y, at, ys[u]);
+    if (a.dx != nullptr) {
+      load<kVec>(a.x, at, xs[u]);
+      if (a.dx_accumulate) load_mutable<kVec>(a.dx, at, dxs[u]);
+    }
+    if (kResidualGrad && a.dr_accumulate) load_mutable<kVec>(a.dr, at, drs[u]);
+  }
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const std::uint64_t g = base + u * kBlockThreads;
+    if (g >= total_vecs) continue;
+    const auto at = static_cast<std::int64_t>(g);
+    float dz[kVec];
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) dz[k] = masked<kMask>(gs[u][k], ys[u][k]);
+    if constexpr (kResidualGrad) {
+#pragma unroll
+      for (int k = 0; k < kVec; ++k)
+        drs[u][k] = a.dr_accumulate ? __fadd_rn(drs[u][k], dz[k]) : dz[k];
+      store<kVec>(a.dr, at, drs[u]);
+    }
+    if (a.dx == nullptr) continue;
+    const auto i = static_cast<Index>(g);
+    float m[kVec];
+    float ca[kVec];
+    float cb[kVec];
+    float ck[kVec];
+    map.gather(a.mean, i, m);
+    map.gather(a.coeff_a, i, ca);
+    map.gather(a.coeff_b, i, cb);
+    map.gather(a.coeff_k, i, ck);
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      const float v = __fadd_rn(__fmaf_rn(dz[k], ca[k], __fmul_rn(xs[u][k] - m[k], cb[k])), ck[k]);
+      dxs[u][k] = a.dx_accumulate ? __fadd_rn(dxs[u][k], v) : v;
+    }
+    store<kVec>(a.dx, at, dxs[u]);
+  }
+}
+
+}  // namespace vdnn::layers::cuda::bn
