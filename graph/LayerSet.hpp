@@ -21,6 +21,7 @@ class LayerSet {
   LayerSet(const Graph& graph, layers::Backend backend, const layers::LayerOptions& options);
 
   layers::Layer& at(NodeId node) { return *layers_.at(static_cast<std::size_t>(node)); }
+  const layers::Layer& at(NodeId node) const { return *layers_.at(static_cast<std::size_t>(node)); }
   layers::Backend backend() const noexcept { return backend_; }
   const layers::LayerOptions& options() const noexcept { return options_; }
   /// Per node, the workspace of its forward and of its backward under the current limits, in

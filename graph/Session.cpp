@@ -2,6 +2,7 @@
 #include "graph/Session.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <exception>
 #include <functional>
 #include <optional>
@@ -124,6 +125,36 @@ Plan profiling_plan(const Graph& graph, const SessionOptions& options, LayerSet&
   }
   return plan_with_downgrades(graph, options, layers, options.budget_bytes, estimated,
                               Policy::Auto);
+}
+
+// Note [Layout]: auto on CUDA measures the network in both layouts, the layers of a profiled step
+// under the plan the costs are measured with, and takes the faster. Deterministic runs, whose
+// choice must not depend on timing noise, take decide_layout's rule instead.
+LayoutDecision choose_layout(const Graph& graph, const SessionOptions& options,
+                             runtime::ExecutionContext& context,
+                             const layers::LayerOptions& layer_options) {
+  if (options.layout != LayoutChoice::Auto || options.backend != layers::Backend::Cuda ||
+      options.deterministic) {
+    return decide_layout(options.layout, options.backend, layer_options);
+  }
+  const auto step_seconds = [&](runtime::Layout layout) {
+    Graph g = graph;
+    g.use_layout(layout);
+    LayerSet layers(g, options.backend, layer_options);
+    const Plan plan = profiling_plan(g, options, layers, estimate_costs(g));
+    const CostModel costs =
+        measure_costs(g, layers, plan, context, options.executor, options.cost_steps);
+    double seconds = 0.0;
+    for (const LayerCost& c : costs.layers) seconds += c.forward + c.backward;
+    return seconds;
+  };
+  const double nchw = step_seconds(runtime::Layout::Nchw);
+  const double nhwc = step_seconds(runtime::Layout::Nhwc);
+  char reason[96];
+  std::snprintf(reason, sizeof(reason),
+                "auto: a profiled step's layers take %.1f ms in nhwc, %.1f ms in nchw", nhwc * 1e3,
+                nchw * 1e3);
+  return {nhwc < nchw ? runtime::Layout::Nhwc : runtime::Layout::Nchw, reason};
 }
 
 bool chooses_by_cost(Policy policy) { return policy == Policy::Auto || policy == Policy::VdnnDyn; }
@@ -296,7 +327,7 @@ Session::Session(Graph graph, const SessionOptions& options)
     : graph_(options.fuse ? fuse(graph, &fusion_) : std::move(graph)),
       context_(make_context(options)),
       layer_options_(layer_options(options, *context_)),
-      layout_(decide_layout(graph_, options.layout, options.backend, layer_options_)),
+      layout_(choose_layout(graph_, options, *context_, layer_options_)),
       layers_(laid_out(graph_, layout_.layout), options.backend, layer_options_),
       planned_(plan_run(graph_, options, layers_, *context_)),
       executor_(std::make_unique<Executor>(graph_, layers_, planned_.plan, *context_,

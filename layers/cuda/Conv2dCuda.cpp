@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "layers/cuda/ChannelSums.hpp"
 #include "layers/cuda/CudaLayerChecks.hpp"
 #include "layers/cuda/CudnnDescriptors.hpp"
 #include "runtime/ByteSize.hpp"
@@ -255,25 +256,32 @@ float* chunk(void* data, const Shape& shape, std::int64_t c, std::int64_t chunks
 
 std::size_t aligned(std::size_t bytes) { return runtime::MemoryResource::align_up(bytes); }
 
-// In NHWC the weight runs KRSC while the parameter stays KCRS, and an NCHW input (the network's)
-// is converted for the convolution: the scratch of those copies comes first in each pass's
-// workspace, then the algorithm's (Note [Layout]).
+// In NHWC the weight runs KRSC while the parameter stays KCRS, an NCHW input (the network's) is
+// converted for the convolution, and the bias gradient is our own channel sum: the scratch of
+// those comes first in each pass's workspace, then the algorithm's (Note [Layout]).
 struct Staging {
-  Staging(const Shape& x_shape, const Shape& w_shape, runtime::Layout layout,
-          runtime::Layout input_layout)
+  Staging(const Shape& x_shape, const Shape& w_shape, const Shape& y_shape, bool bias,
+          runtime::Layout layout, runtime::Layout input_layout)
       : weight(layout == runtime::Layout::Nhwc ? aligned(w_shape.bytes(runtime::DType::F32)) : 0),
         input(input_layout != layout ? aligned(x_shape.bytes(runtime::DType::F32)) : 0),
         w_kcrs(w_shape),
         w_run(w_shape, layout),
         x_given(x_shape, input_layout),
-        x_run(x_shape, layout) {}
+        x_run(x_shape, layout) {
+    if (bias && layout == runtime::Layout::Nhwc) {
+      bias_sums.emplace(y_shape.n() * y_shape.h() * y_shape.w(), y_shape.c());
+      bias_scratch = aligned(bias_sums->scratch_bytes());
+    }
+  }
   // Scratch before the algorithm's workspace: forward (weight, input), backward (weight, its
-  // gradient, input).
+  // gradient, input, the bias sums').
   std::size_t forward() const { return weight + input; }
-  std::size_t backward() const { return 2 * weight + input; }
+  std::size_t backward() const { return 2 * weight + input + bias_scratch; }
 
   std::size_t weight;  // bytes of the KRSC weight copy, 0 in NCHW
   std::size_t input;   // bytes of the converted input, 0 when the input is in the layer's layout
+  std::size_t bias_scratch = 0;
+  std::optional<ChannelSums> bias_sums;  // NHWC with a bias
   TensorDescriptor w_kcrs;
   TensorDescriptor w_run;
   TensorDescriptor x_given;
@@ -293,7 +301,7 @@ struct Conv2dCuda::Impl {
       : context(&device),
         problems(
             problems_of(spec, x_shape, w_shape, y_shape, search_math(options), options.layout)),
-        staging(x_shape, w_shape, options.layout, options.input_layout) {
+        staging(x_shape, w_shape, y_shape, spec.bias, options.layout, options.input_layout) {
     // Measuring runs every candidate, so its choice varies with timing noise; deterministic runs
     // need the same choice on every construction, which the heuristic ranking gives.
     const SearchPolicy policy{search_math(options), !options.deterministic, options.deterministic,
@@ -497,12 +505,15 @@ void Conv2dCuda::backward(const BackwardArgs& args) {
                "Conv2dCuda::backward: a convolution that converts its input's layout reads the "
                "network input, which takes no gradient");
   const cudnnHandle_t handle = m.context->cudnn();
-  if (spec_.bias) {
+  char* scratch = static_cast<char*>(args.workspace.data);
+  if (st.bias_sums) {
+    st.bias_sums->sums(m.context->compute_stream(), args.grad_output.as<float>(),
+                       scratch + 2 * st.weight + st.input, args.grad_params[1].as<float>());
+  } else if (spec_.bias) {
     VDNN_CHECK_CUDNN(cudnnConvolutionBackwardBias(handle, &kOne, m.whole().y.get(),
                                                   args.grad_output.data, &kZero,
                                                   m.whole().bias->get(), args.grad_params[1].data));
   }
-  char* scratch = static_cast<char*>(args.workspace.data);
   char* algo_workspace = scratch + st.backward();
   void* x = st.input > 0 ? scratch + 2 * st.weight : args.inputs[0].data;
   if (st.input > 0) convert(handle, st.x_given, args.inputs[0].data, st.x_run, x);

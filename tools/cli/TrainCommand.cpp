@@ -27,9 +27,11 @@ namespace {
 
 using Json = nlohmann::json;
 
-// Per layer and per layer type, the last step's forward and backward device milliseconds.
-void write_layer_times(const std::filesystem::path& path, const graph::Graph& g,
-                       const graph::Executor& executor) {
+// Per layer and per layer type, the last step's forward and backward device milliseconds; per
+// layer also its layout and, for layers that choose among algorithms, the ones that ran.
+void write_layer_times(const std::filesystem::path& path, graph::Session& session) {
+  const graph::Graph& g = session.graph();
+  const graph::Executor& executor = session.executor();
   Json layers = Json::array();
   std::map<std::string, std::pair<double, double>> by_type;
   for (graph::NodeId id = 0; id < static_cast<graph::NodeId>(g.nodes().size()); ++id) {
@@ -38,7 +40,10 @@ void write_layer_times(const std::filesystem::path& path, const graph::Graph& g,
     layers.push_back({{"name", g.node(id).name},
                       {"type", type},
                       {"forward_ms", 1e3 * t.forward},
-                      {"backward_ms", 1e3 * t.backward}});
+                      {"backward_ms", 1e3 * t.backward},
+                      {"layout", runtime::layout_name(g.node(id).layout)}});
+    const std::string algorithms = session.layers().at(id).algorithms();
+    if (!algorithms.empty()) layers.back()["algorithms"] = algorithms;
     by_type[type].first += 1e3 * t.forward;
     by_type[type].second += 1e3 * t.backward;
   }
@@ -249,7 +254,7 @@ int run_train(const TrainOptions& o) {
   }
 
   graph::Session& session = trainer.session();
-  if (o.profile_layers) write_layer_times(out / "layers.json", session.graph(), session.executor());
+  if (o.profile_layers) write_layer_times(out / "layers.json", session);
   write_json(out / "summary.json", summary_json(o, trainer, transfers, last_eval));
   write_plan(out / "plan.txt", session);
   if (!o.trace.empty()) {
