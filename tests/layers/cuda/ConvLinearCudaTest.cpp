@@ -224,10 +224,17 @@ TEST_F(ConvCuda, Tf32MatchesWithinLooserTolerance) {
 TEST_F(ConvCuda, WithoutTf32ErrorsStayBelowTf32Rounding) {
   const Conv2dSpec spec = conv(64, {1, 1});
   const Shape input{8, 64, 28, 28};
-  layers::cuda::Conv2dCuda fp32(spec, {input}, options());
-  EXPECT_TRUE(cuda_matches_cpu(context(), fp32, kTf32Detector));
-  layers::cuda::Conv2dCuda tf32(spec, {input}, options(/*allow_tf32=*/true));
-  EXPECT_FALSE(cuda_matches_cpu(context(), tf32, kTf32Detector));
+  for (const runtime::Layout layout : {runtime::Layout::Nchw, runtime::Layout::Nhwc}) {
+    SCOPED_TRACE(runtime::layout_name(layout));
+    LayerOptions fp32_options = options();
+    fp32_options.layout = fp32_options.input_layout = layout;
+    layers::cuda::Conv2dCuda fp32(spec, {input}, fp32_options);
+    EXPECT_TRUE(cuda_matches_cpu(context(), fp32, kTf32Detector));
+    LayerOptions tf32_options = options(/*allow_tf32=*/true);
+    tf32_options.layout = tf32_options.input_layout = layout;
+    layers::cuda::Conv2dCuda tf32(spec, {input}, tf32_options);
+    EXPECT_FALSE(cuda_matches_cpu(context(), tf32, kTf32Detector));
+  }
 }
 
 // Need no device: the options are refused before any CUDA call.
