@@ -100,6 +100,13 @@ std::uint64_t resident_bytes(const Graph& g) {
 }
 
 Plan make_plan(const Graph& graph, const PlanRequest& request) {
+  const std::size_t nodes = graph.nodes().size();
+  VDNN_EXPECTS(request.workspace.empty() || request.workspace.size() == nodes,
+               "make_plan: " + std::to_string(request.workspace.size()) + " workspaces for " +
+                   std::to_string(nodes) + " layers (of another graph, e.g. unfused?)");
+  VDNN_EXPECTS(request.costs == nullptr || request.costs->layers.size() == nodes,
+               "make_plan: " + std::to_string(request.costs->layers.size()) +
+                   " layer costs for " + std::to_string(nodes) + " layers");
   const Liveness live(graph);
   const CostModel estimated = request.costs == nullptr ? estimate_costs(graph) : CostModel{};
   const CostModel& costs = request.costs == nullptr ? estimated : *request.costs;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "graph/Fusion.hpp"
 #include "graph/SessionHarness.hpp"
 #include "graph/TestNetworks.hpp"
 
@@ -102,11 +103,13 @@ SessionOptions options(Policy policy, std::uint64_t budget = 0) {
   return o;
 }
 
-// The smallest budget (to 1/256) under which `policy` plans a step of `graph` with the CPU
-// layers' workspace: the pools are as full and as fragmented as planning allows.
-std::uint64_t tightest_budget(const Graph& graph, Policy policy) {
+// The smallest budget (to 1/256) under which `policy` plans a step of `unfused` as the session
+// runs it (fused, with the CPU layers' workspace): the pools are as full and as fragmented as
+// planning allows.
+std::uint64_t tightest_budget(const Graph& unfused, Policy policy) {
+  const Graph graph = fuse(unfused);
   const std::vector<layers::WorkspaceBytes> workspace =
-      Session(Graph(graph), options(Policy::Baseline)).layers().workspaces();
+      LayerSet(graph, layers::Backend::Cpu, {}).workspaces();
   std::uint64_t fits = make_plan(graph, {Policy::Baseline, 0, workspace}).predicted_peak;
   std::uint64_t short_of = 0;
   while (fits - short_of > fits / 256) {
