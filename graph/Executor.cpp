@@ -324,8 +324,7 @@ void Executor::backward(NodeId id) {
     target = {};
     if (in == kNetworkInput) continue;  // nothing needs the input's gradient
     const Buffer& grad = grads_[static_cast<std::size_t>(in)];
-    target.tensor = {grad.data(), graph_.node(in).output_shape, DType::F32,
-                     graph_.node(in).layout};
+    target.tensor = {grad.data(), graph_.node(in).output_shape, DType::F32, graph_.node(in).layout};
     target.accumulate = grad_written_[static_cast<std::size_t>(in)];
     grad_written_[static_cast<std::size_t>(in)] = true;
   }

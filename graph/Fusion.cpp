@@ -60,9 +60,8 @@ Graph fuse(const Graph& graph, std::vector<FusedChain>* chains) {
   for (NodeId id = 0; id < n; ++id) {
     const std::optional<Chain> chain = chain_from(graph, id);
     // An add joins two batch norms in a projection block: the first claims it.
-    if (!chain || std::any_of(chain->nodes.begin(), chain->nodes.end(), [&](NodeId m) {
-          return merged[static_cast<std::size_t>(m)];
-        })) {
+    if (!chain || std::any_of(chain->nodes.begin(), chain->nodes.end(),
+                              [&](NodeId m) { return merged[static_cast<std::size_t>(m)]; })) {
       continue;
     }
     const Node& bn = graph.node(id);
@@ -108,7 +107,8 @@ Graph fuse(const Graph& graph, std::vector<FusedChain>* chains) {
 
 std::string format_fusion(const std::vector<FusedChain>& chains) {
   if (chains.empty()) return "fusion: none\n";
-  std::string out = "fusion: " + std::to_string(chains.size()) + " chains fused (--no-fuse: none)\n";
+  std::string out =
+      "fusion: " + std::to_string(chains.size()) + " chains fused (--no-fuse: none)\n";
   for (const FusedChain& c : chains) {
     std::string parts;
     for (const std::string& m : c.merged) parts += (parts.empty() ? "" : " + ") + m;

@@ -20,7 +20,8 @@ LayoutChoice parse_layout_choice(std::string_view name);
 /// The layout a session runs in, and why.
 struct LayoutDecision {
   runtime::Layout layout = runtime::Layout::Nchw;
-  std::string reason;  // e.g. "auto: a profiled step's layers take 40.1 ms in nhwc, 48.0 ms in nchw"
+  std::string
+      reason;  // e.g. "auto: a profiled step's layers take 40.1 ms in nhwc, 48.0 ms in nchw"
 };
 
 /// Resolves `choice` on `backend` without measuring. The CPU backend runs NCHW only

@@ -105,8 +105,8 @@ Plan make_plan(const Graph& graph, const PlanRequest& request) {
                "make_plan: " + std::to_string(request.workspace.size()) + " workspaces for " +
                    std::to_string(nodes) + " layers (of another graph, e.g. unfused?)");
   VDNN_EXPECTS(request.costs == nullptr || request.costs->layers.size() == nodes,
-               "make_plan: " + std::to_string(request.costs->layers.size()) +
-                   " layer costs for " + std::to_string(nodes) + " layers");
+               "make_plan: " + std::to_string(request.costs->layers.size()) + " layer costs for " +
+                   std::to_string(nodes) + " layers");
   const Liveness live(graph);
   const CostModel estimated = request.costs == nullptr ? estimate_costs(graph) : CostModel{};
   const CostModel& costs = request.costs == nullptr ? estimated : *request.costs;

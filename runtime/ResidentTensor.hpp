@@ -32,7 +32,8 @@ const char* residency_name(Residency residency) noexcept;
 /// (naming the tensor) when a pool cannot give memory. The memory resources must outlive it.
 class ResidentTensor {
  public:
-  /// `layout`: how the feature map lies in memory (Note [Layout]); copies move its bytes as they are.
+  /// `layout`: how the feature map lies in memory (Note [Layout]); copies move its bytes as they
+  /// are.
   ResidentTensor(std::string name, Shape shape, ExecutionContext& context,
                  Layout layout = Layout::Nchw);
   ResidentTensor(const ResidentTensor&) = delete;

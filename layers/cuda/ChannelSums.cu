@@ -16,8 +16,8 @@ constexpr int kRowLanes = 8;
 constexpr std::int64_t kTargetBlocks = 1024;
 
 __global__ void __launch_bounds__(kChannelTile* kRowLanes)
-    chunk_sums_kernel(const float* x, std::int64_t rows, std::int64_t channels,
-                      std::int64_t chunk, double* partials) {
+    chunk_sums_kernel(const float* x, std::int64_t rows, std::int64_t channels, std::int64_t chunk,
+                      double* partials) {
   __shared__ double lanes[kRowLanes][kChannelTile];
   const int column = static_cast<int>(threadIdx.x) % kChannelTile;
   const int lane = static_cast<int>(threadIdx.x) / kChannelTile;
@@ -66,7 +66,7 @@ void ChannelSums::sums(cudaStream_t stream, const float* x, void* scratch, float
                   static_cast<unsigned>(parts_));
   auto* partials = static_cast<double*>(scratch);
   chunk_sums_kernel<<<grid, kChannelTile * kRowLanes, 0, stream>>>(x, rows_, channels_, chunk,
-                                                                     partials);
+                                                                   partials);
   VDNN_CHECK_LAUNCH();
   constexpr int kThreads = 256;
   combine_kernel<<<static_cast<unsigned>((channels_ + kThreads - 1) / kThreads), kThreads, 0,

@@ -41,24 +41,23 @@ TEST(Fusion, MergesBatchNormReluAndBatchNormAddReluChains) {
   LinearSpec fc;
   fc.out_features = 4;
   // bn1 -> relu1; bn2 -> add(+ relu1) -> relu2; bn3 feeds two layers; bn4 -> add without relu.
-  const Graph g = Graph::build(
-      testing::network({
-          layer("c1", testing::conv(8, 3), {"input"}),
-          layer("bn1", BatchNorm2dSpec{}, {"c1"}),
-          layer("relu1", ReluSpec{}, {"bn1"}),
-          layer("c2", testing::conv(8, 3), {"relu1"}),
-          layer("bn2", BatchNorm2dSpec{}, {"c2"}),
-          layer("add", AddSpec{}, {"relu1", "bn2"}),
-          layer("relu2", ReluSpec{}, {"add"}),
-          layer("bn3", BatchNorm2dSpec{}, {"relu2"}),
-          layer("relu3", ReluSpec{}, {"bn3"}),
-          layer("bn4", BatchNorm2dSpec{}, {"bn3"}),
-          layer("add2", AddSpec{}, {"bn4", "relu3"}),
-          layer("pool", GlobalAvgPoolSpec{}, {"add2"}),
-          layer("fc", fc, {"pool"}),
-          layer("loss", SoftmaxCrossEntropySpec{}, {"fc"}),
-      }),
-      2);
+  const Graph g = Graph::build(testing::network({
+                                   layer("c1", testing::conv(8, 3), {"input"}),
+                                   layer("bn1", BatchNorm2dSpec{}, {"c1"}),
+                                   layer("relu1", ReluSpec{}, {"bn1"}),
+                                   layer("c2", testing::conv(8, 3), {"relu1"}),
+                                   layer("bn2", BatchNorm2dSpec{}, {"c2"}),
+                                   layer("add", AddSpec{}, {"relu1", "bn2"}),
+                                   layer("relu2", ReluSpec{}, {"add"}),
+                                   layer("bn3", BatchNorm2dSpec{}, {"relu2"}),
+                                   layer("relu3", ReluSpec{}, {"bn3"}),
+                                   layer("bn4", BatchNorm2dSpec{}, {"bn3"}),
+                                   layer("add2", AddSpec{}, {"bn4", "relu3"}),
+                                   layer("pool", GlobalAvgPoolSpec{}, {"add2"}),
+                                   layer("fc", fc, {"pool"}),
+                                   layer("loss", SoftmaxCrossEntropySpec{}, {"fc"}),
+                               }),
+                               2);
   std::vector<FusedChain> chains;
   const Graph f = fuse(g, &chains);
   ASSERT_EQ(chains.size(), 2u);

@@ -67,8 +67,7 @@ struct InvarianceCase {
   LayoutChoice layout;
 };
 
-class CudaInvariance : public CudaTraining,
-                       public ::testing::WithParamInterface<InvarianceCase> {
+class CudaInvariance : public CudaTraining, public ::testing::WithParamInterface<InvarianceCase> {
  protected:
   SessionOptions options(Policy policy) const {
     SessionOptions o = cuda_options(policy);
@@ -111,16 +110,16 @@ TEST_P(CudaInvariance, UvmPoliciesMatchBaselineBitwiseFor20Steps) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Networks, CudaInvariance,
-    ::testing::Values(InvarianceCase{"resnet50.json", 32, LayoutChoice::Nhwc},
-                      InvarianceCase{"resnet50.json", 32, LayoutChoice::Nchw},
-                      InvarianceCase{"densenet40-cifar.json", 32, LayoutChoice::Nhwc}),
-    [](const auto& test) {
-      const std::string name = test.param.config;
-      return name.substr(0, name.find_first_of("-.")) +
-             (test.param.layout == LayoutChoice::Nhwc ? "_nhwc" : "_nchw");
-    });
+INSTANTIATE_TEST_SUITE_P(Networks, CudaInvariance,
+                         ::testing::Values(InvarianceCase{"resnet50.json", 32, LayoutChoice::Nhwc},
+                                           InvarianceCase{"resnet50.json", 32, LayoutChoice::Nchw},
+                                           InvarianceCase{"densenet40-cifar.json", 32,
+                                                          LayoutChoice::Nhwc}),
+                         [](const auto& test) {
+                           const std::string name = test.param.config;
+                           return name.substr(0, name.find_first_of("-.")) +
+                                  (test.param.layout == LayoutChoice::Nhwc ? "_nhwc" : "_nchw");
+                         });
 
 TEST_F(CudaTraining, IdenticalConvolutionsChooseAlgorithmsOnce) {
   SessionOptions o = cuda_options(Policy::Baseline);
