@@ -16,7 +16,7 @@ constexpr double kLaunchGap = 4e-6;
 double flops(const Graph& g, NodeId id) {
   const Node& node = g.node(id);
   const runtime::Shape& out = node.output_shape;
-  if (const auto* conv = std::get_if<layers::Conv2dSpec>(&node.spec)) {
+  if (const layers::Conv2dSpec* conv = layers::conv_of(node.spec)) {  // conv2d_relu too
     const runtime::Shape in = g.input_shapes(id).front();
     return 2.0 * static_cast<double>(out.numel()) * static_cast<double>(in.c() / conv->groups) *
            static_cast<double>(conv->kernel[0] * conv->kernel[1]);

@@ -1,5 +1,5 @@
-// The fusion pass: finds batchnorm2d -> [add ->] relu chains on the validated graph, rewrites its
-// definition and validates the result again through Graph::build.
+// The fusion pass: finds batchnorm2d -> [add ->] relu and conv2d -> relu chains on the validated
+// graph, rewrites its definition and validates the result again through Graph::build.
 #include "graph/Fusion.hpp"
 
 #include <algorithm>
@@ -23,14 +23,20 @@ std::optional<NodeId> only_consumer(const Graph& g, NodeId id) {
   return consumers.front();
 }
 
-// The chain starting at batch norm `bn`, when there is one: the nodes merged (bn first, the relu
-// last) and the residual input of a bn -> add -> relu chain.
+// The chain starting at node `head` (a batch norm or a convolution), when there is one: the nodes
+// merged (the head first, the relu last) and the residual input of a bn -> add -> relu chain.
 struct Chain {
   std::vector<NodeId> nodes;
   std::optional<NodeId> residual;
 };
 
-std::optional<Chain> chain_from(const Graph& g, NodeId bn) {
+std::optional<Chain> chain_from(const Graph& g, NodeId head) {
+  if (is<layers::Conv2dSpec>(g.node(head))) {
+    const std::optional<NodeId> relu = only_consumer(g, head);
+    if (!relu || !is<layers::ReluSpec>(g.node(*relu))) return std::nullopt;
+    return Chain{{head, *relu}, std::nullopt};
+  }
+  const NodeId bn = head;
   if (!is<layers::BatchNorm2dSpec>(g.node(bn))) return std::nullopt;
   const std::optional<NodeId> next = only_consumer(g, bn);
   if (!next) return std::nullopt;
@@ -46,6 +52,15 @@ std::optional<Chain> chain_from(const Graph& g, NodeId bn) {
 
 std::string input_name(const Graph& g, NodeId id) {
   return id == kNetworkInput ? kInputName : g.node(id).name;
+}
+
+// The fused layer of a chain headed by `head`.
+layers::LayerSpec fused_spec(const Node& head, const Chain& chain) {
+  if (const auto* conv = std::get_if<layers::Conv2dSpec>(&head.spec)) {
+    return layers::Conv2dReluSpec{*conv};
+  }
+  return layers::BatchNormReluSpec{std::get<layers::BatchNorm2dSpec>(head.spec),
+                                   chain.residual.has_value()};
 }
 
 }  // namespace
@@ -64,17 +79,16 @@ Graph fuse(const Graph& graph, std::vector<FusedChain>* chains) {
                               [&](NodeId m) { return merged[static_cast<std::size_t>(m)]; })) {
       continue;
     }
-    const Node& bn = graph.node(id);
-    layers::BatchNormReluSpec spec{std::get<layers::BatchNorm2dSpec>(bn.spec),
-                                   chain->residual.has_value()};
-    LayerDef def{bn.name, spec, {input_name(graph, bn.inputs.front())}, bn.origin};
+    const Node& head = graph.node(id);
+    const layers::LayerSpec spec = fused_spec(head, *chain);
+    LayerDef def{head.name, spec, {input_name(graph, head.inputs.front())}, head.origin};
     if (chain->residual) def.inputs.push_back(input_name(graph, *chain->residual));
-    FusedChain record{bn.name, std::string(layers::type_name(spec)), {}};
+    FusedChain record{head.name, std::string(layers::type_name(spec)), {}};
     for (NodeId m : chain->nodes) {
       merged[static_cast<std::size_t>(m)] = true;
       record.merged.push_back(graph.node(m).name);
     }
-    renamed[graph.node(chain->nodes.back()).name] = bn.name;
+    renamed[graph.node(chain->nodes.back()).name] = head.name;
     replaced[static_cast<std::size_t>(chain->nodes.back())] = std::move(def);
     if (chains != nullptr) chains->push_back(std::move(record));
   }

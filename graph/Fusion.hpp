@@ -1,5 +1,5 @@
-// Fusion: the graph rewrite that merges chains of memory-bound layers into one fused layer
-// (Note [Fusion]): batchnorm2d -> relu, and batchnorm2d -> add -> relu.
+// Fusion: the graph rewrite that merges chains of layers into one fused layer (Note [Fusion]):
+// batchnorm2d -> relu, batchnorm2d -> add -> relu, and conv2d -> relu.
 #pragma once
 
 #include <string>
@@ -9,8 +9,8 @@
 
 namespace vdnn::graph {
 
-/// One chain fuse() merged: the fused node (named as its batch norm, whose parameters it keeps),
-/// its type name, and the names of the layers merged into it, in chain order.
+/// One chain fuse() merged: the fused node (named as its batch norm or convolution, whose
+/// parameters it keeps), its type name, and the names of the layers merged into it, in chain order.
 struct FusedChain {
   std::string node;
   std::string type;
@@ -18,11 +18,13 @@ struct FusedChain {
 };
 
 /// `graph` with each batchnorm2d whose only consumer is a relu merged with it
-/// (batchnorm2d_relu), and each batchnorm2d whose only consumer is a two-input add whose only
+/// (batchnorm2d_relu), each batchnorm2d whose only consumer is a two-input add whose only
 /// consumer is a relu merged with both (batchnorm2d_add_relu, the add's other input becoming the
-/// fused node's second input). The fused node stands where the relu stood and takes its consumers;
-/// it keeps the batch norm's name, so parameter and checkpoint names do not change. Every other
-/// node is kept as it is. Appends what it merged to `chains` when given.
+/// fused node's second input), and each conv2d whose only consumer is a relu merged with it
+/// (conv2d_relu). The fused node stands where the relu stood and takes its consumers; it keeps
+/// the batch norm's or convolution's name, so parameter and checkpoint names do not change. Every
+/// other node (a conv2d or batchnorm2d whose output has other consumers too) is kept as it is.
+/// Appends what it merged to `chains` when given, in graph order.
 Graph fuse(const Graph& graph, std::vector<FusedChain>* chains = nullptr);
 
 /// One line per chain, "  layer1.0.bn1 <- layer1.0.bn1 + layer1.0.relu1 (batchnorm2d_relu)", after

@@ -185,7 +185,7 @@ void Graph::use_layout(runtime::Layout layout) {
   for (Node& node : nodes_) {
     node.layout = runtime::Layout::Nchw;
     if (node.output_shape.rank() != 4 || layout == runtime::Layout::Nchw) continue;
-    if (std::holds_alternative<layers::Conv2dSpec>(node.spec)) {
+    if (layers::conv_of(node.spec) != nullptr) {
       node.layout = layout;  // a convolution converts an NCHW input itself
       continue;
     }

@@ -60,6 +60,9 @@ struct GradTarget {
 struct BackwardArgs {
   std::vector<TensorView> inputs;
   TensorView output;
+  /// Nothing reads a node's output gradient after its backward: a layer may overwrite it with a
+  /// gradient that its backward derives from it idempotently (the fused conv2d_relu masks it in
+  /// place, so running backward again gives the same results).
   TensorView grad_output;
   std::vector<GradTarget> grad_inputs;  // one per input
   std::vector<TensorView> params;       // as in forward

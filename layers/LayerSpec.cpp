@@ -79,27 +79,47 @@ Shape pooled_shape(std::string_view layer, const Shape& x, const Pair& kernel, c
                      pooled_extent(layer, x.w(), kernel[1], s[1], padding[1], ceil_mode, inputs));
 }
 
+Shape conv_output(std::string_view layer, const Conv2dSpec& c, const std::vector<Shape>& inputs) {
+  expect_rank4(layer, inputs);
+  const Shape& x = inputs.front();
+  if (c.out_channels <= 0 || c.groups <= 0 || x.c() % c.groups != 0 ||
+      c.out_channels % c.groups != 0) {
+    shape_error(layer, "out_channels > 0 and groups dividing both in_channels and out_channels",
+                inputs);
+  }
+  return Shape::nchw(
+      x.n(), c.out_channels,
+      window_out(layer, x.h(), c.kernel[0], c.stride[0], c.padding[0], c.dilation[0], inputs),
+      window_out(layer, x.w(), c.kernel[1], c.stride[1], c.padding[1], c.dilation[1], inputs));
+}
+
 }  // namespace
 
 std::string_view type_name(const LayerSpec& spec) {
   if (const auto* fused = std::get_if<BatchNormReluSpec>(&spec)) {
     return fused->residual ? "batchnorm2d_add_relu" : "batchnorm2d_relu";
   }
+  if (std::holds_alternative<Conv2dReluSpec>(spec)) return "conv2d_relu";
   return known_type_names().at(spec.index());
 }
 
 const std::vector<std::string_view>& known_type_names() {
-  // Order follows the LayerSpec variant's alternatives; the fused one, last, is not a config type.
+  // Order follows the LayerSpec variant's alternatives; the fused ones, last, are not config types.
   static const std::vector<std::string_view> kNames = {
       "conv2d", "batchnorm2d", "relu",   "maxpool2d", "avgpool2d", "global_avgpool",
       "linear", "add",         "concat", "dropout",   "flatten",   "softmax_cross_entropy"};
-  static_assert(std::variant_size_v<LayerSpec> == 13, "keep kNames in step with LayerSpec");
+  static_assert(std::variant_size_v<LayerSpec> == 14, "keep kNames in step with LayerSpec");
   return kNames;
 }
 
 const BatchNorm2dSpec* batch_norm_of(const LayerSpec& spec) {
   if (const auto* fused = std::get_if<BatchNormReluSpec>(&spec)) return &fused->bn;
   return std::get_if<BatchNorm2dSpec>(&spec);
+}
+
+const Conv2dSpec* conv_of(const LayerSpec& spec) {
+  if (const auto* fused = std::get_if<Conv2dReluSpec>(&spec)) return &fused->conv;
+  return std::get_if<Conv2dSpec>(&spec);
 }
 
 Arity arity(const LayerSpec& spec) {
@@ -129,9 +149,14 @@ BackwardNeeds backward_needs(const LayerSpec& spec) {
                         [](const LinearSpec&) {
                           return BackwardNeeds{true, false};
                         },
-                        // x for the batch norm, y for the ReLU's mask; never the residual.
-                        [](const BatchNormReluSpec&) {
-                          return BackwardNeeds{false, true, true};
+                        // x for the batch norm; the residual chain's ReLU mask from y, the
+                        // plain chain's from x renormalized; never the residual.
+                        [](const BatchNormReluSpec& f) {
+                          return BackwardNeeds{false, f.residual, true};
+                        },
+                        // x for the weight gradient, y for the ReLU's mask.
+                        [](const Conv2dReluSpec&) {
+                          return BackwardNeeds{true, true};
                         },
                         [](const SoftmaxCrossEntropySpec&) {
                           return BackwardNeeds{true, false};
@@ -158,20 +183,8 @@ Shape infer_output_shape(const LayerSpec& spec, const std::vector<Shape>& inputs
   const Shape& x = inputs.front();
   return std::visit(
       Overloaded{
-          [&](const Conv2dSpec& c) {
-            expect_rank4(name, inputs);
-            if (c.out_channels <= 0 || c.groups <= 0 || x.c() % c.groups != 0 ||
-                c.out_channels % c.groups != 0) {
-              shape_error(name,
-                          "out_channels > 0 and groups dividing both in_channels and out_channels",
-                          inputs);
-            }
-            return Shape::nchw(x.n(), c.out_channels,
-                               window_out(name, x.h(), c.kernel[0], c.stride[0], c.padding[0],
-                                          c.dilation[0], inputs),
-                               window_out(name, x.w(), c.kernel[1], c.stride[1], c.padding[1],
-                                          c.dilation[1], inputs));
-          },
+          [&](const Conv2dSpec& c) { return conv_output(name, c, inputs); },
+          [&](const Conv2dReluSpec& f) { return conv_output(name, f.conv, inputs); },
           [&](const MaxPool2dSpec& p) {
             expect_rank4(name, inputs);
             return pooled_shape(name, x, p.kernel, p.stride, p.padding, p.ceil_mode, inputs);
@@ -191,7 +204,8 @@ Shape infer_output_shape(const LayerSpec& spec, const std::vector<Shape>& inputs
           },
           [&](const BatchNormReluSpec& f) {
             if (x.rank() != 4 || (f.residual && inputs[1] != x)) {
-              shape_error(name, f.residual ? "two NCHW inputs of identical shape" : "one NCHW input",
+              shape_error(name,
+                          f.residual ? "two NCHW inputs of identical shape" : "one NCHW input",
                           inputs);
             }
             expect_batch_norm(name, f.bn, inputs);
@@ -233,7 +247,7 @@ Shape infer_output_shape(const LayerSpec& spec, const std::vector<Shape>& inputs
 std::vector<ParamSpec> param_specs(const LayerSpec& spec, const std::vector<Shape>& inputs) {
   if (inputs.empty()) return {};
   const Shape& x = inputs.front();
-  if (const auto* c = std::get_if<Conv2dSpec>(&spec)) {
+  if (const Conv2dSpec* c = conv_of(spec)) {
     const std::int64_t in_per_group = x.c() / c->groups;
     const std::int64_t taps = c->kernel[0] * c->kernel[1];
     std::vector<ParamSpec> params = {

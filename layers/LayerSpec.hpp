@@ -65,19 +65,28 @@ struct BatchNormReluSpec {
   BatchNorm2dSpec bn;
   bool residual = false;
 };
+/// A fused chain (Note [Fusion]): conv2d -> relu, y = relu(conv(x) [+ bias]). Only graph::fuse
+/// makes it, never a config; the node keeps the convolution's name and parameters.
+struct Conv2dReluSpec {
+  Conv2dSpec conv;
+};
 
-using LayerSpec = std::variant<Conv2dSpec, BatchNorm2dSpec, ReluSpec, MaxPool2dSpec, AvgPool2dSpec,
-                               GlobalAvgPoolSpec, LinearSpec, AddSpec, ConcatSpec, DropoutSpec,
-                               FlattenSpec, SoftmaxCrossEntropySpec, BatchNormReluSpec>;
+using LayerSpec =
+    std::variant<Conv2dSpec, BatchNorm2dSpec, ReluSpec, MaxPool2dSpec, AvgPool2dSpec,
+                 GlobalAvgPoolSpec, LinearSpec, AddSpec, ConcatSpec, DropoutSpec, FlattenSpec,
+                 SoftmaxCrossEntropySpec, BatchNormReluSpec, Conv2dReluSpec>;
 
 /// Name of the layer type: "conv2d", "batchnorm2d", "relu", "maxpool2d", "avgpool2d",
 /// "global_avgpool", "linear", "add", "concat", "dropout", "flatten", "softmax_cross_entropy" (the
-/// types a config may write), then the fused "batchnorm2d_relu" and "batchnorm2d_add_relu".
+/// types a config may write), then the fused "batchnorm2d_relu", "batchnorm2d_add_relu" and
+/// "conv2d_relu".
 std::string_view type_name(const LayerSpec& spec);
 /// The types a config may write, in LayerSpec's order (the first alternatives of the variant).
 const std::vector<std::string_view>& known_type_names();
 /// The batch norm a spec normalizes with (batchnorm2d or a fused chain), else null.
 const BatchNorm2dSpec* batch_norm_of(const LayerSpec& spec);
+/// The convolution a spec computes (conv2d or the fused conv2d_relu), else null.
+const Conv2dSpec* conv_of(const LayerSpec& spec);
 
 /// Number of inputs a layer takes.
 struct Arity {
@@ -87,9 +96,10 @@ struct Arity {
 };
 Arity arity(const LayerSpec& spec);
 
-/// What a layer's backward reads besides the output gradient: its inputs, its output, both or
-/// neither, or only its first input (a fused batch norm's, not the residual). The scheduler keeps
-/// (or brings back) exactly these for backward.
+/// What a layer's backward reads besides the output gradient: its inputs, its output, both (e.g.
+/// conv2d_relu: x for the weight gradient, y for the ReLU's mask) or neither, or only its first
+/// input (a fused batch norm's, not the residual). The scheduler keeps (or brings back) exactly
+/// these for backward.
 struct BackwardNeeds {
   bool inputs = false;
   bool output = false;

@@ -12,6 +12,7 @@
 #include "layers/cpu/BatchNormReluCpu.hpp"
 #include "layers/cpu/ConcatCpu.hpp"
 #include "layers/cpu/Conv2dCpu.hpp"
+#include "layers/cpu/Conv2dReluCpu.hpp"
 #include "layers/cpu/DropoutCpu.hpp"
 #include "layers/cpu/FlattenCpu.hpp"
 #include "layers/cpu/GlobalAvgPoolCpu.hpp"
@@ -73,6 +74,16 @@ VDNN_LAYER(Flatten);
 VDNN_LAYER(SoftmaxCrossEntropy);
 VDNN_LAYER(BatchNormRelu);
 #undef VDNN_LAYER
+
+// conv2d_relu: on CUDA the convolution itself, built from the fused spec, runs the ReLU as its
+// epilogue (Conv2dCuda's contract); the layouts are the convolution's.
+template <>
+struct Implementation<Conv2dReluSpec> {
+  using Cpu = cpu::Conv2dReluCpu;
+#ifdef VDNN_HAVE_CUDA
+  using Cuda = cuda::Conv2dCuda;
+#endif
+};
 
 }  // namespace
 

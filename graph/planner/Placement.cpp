@@ -14,7 +14,8 @@ constexpr std::string_view kCheapLayers[] = {
     "batchnorm2d", "relu",    "add",     "maxpool2d",        "avgpool2d",           "global_avgpool",
     "concat",      "flatten", "dropout", "batchnorm2d_relu", "batchnorm2d_add_relu"};
 
-bool is_conv(const Node& node) { return std::holds_alternative<layers::Conv2dSpec>(node.spec); }
+// conv2d, or conv2d_relu: fused or not, the layer reads its input as a convolution does.
+bool is_conv(const Node& node) { return layers::conv_of(node.spec) != nullptr; }
 
 bool is_cheap(const Node& node) {
   return std::find(std::begin(kCheapLayers), std::end(kCheapLayers),

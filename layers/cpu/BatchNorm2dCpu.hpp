@@ -24,6 +24,9 @@ class BatchNorm2dCpu final : public Layer {
                  const LayerOptions& options);
   void forward(const ForwardArgs& args) override;
   void backward(const BackwardArgs& args) override;
+  /// Whether the last forward normalized with batch statistics (training) rather than the running
+  /// buffers: what a later forward must pass as ForwardArgs::training to normalize the same way.
+  bool batch_stats() const noexcept { return batch_stats_; }
 
  private:
   template <typename T>

@@ -10,8 +10,7 @@ namespace vdnn::layers::cpu {
 
 BatchNormReluCpu::BatchNormReluCpu(const BatchNormReluSpec& spec, std::vector<Shape> input_shapes,
                                    const LayerOptions& options)
-    : Layer(spec, input_shapes, options.dtype),
-      bn_(spec.bn, {input_shapes.front()}, options) {}
+    : Layer(spec, input_shapes, options.dtype), bn_(spec.bn, {input_shapes.front()}, options) {}
 
 WorkspaceBytes BatchNormReluCpu::workspace() const {
   return {0, output_shape().bytes(dtype())};  // backward: the ReLU's gradient dz
@@ -35,10 +34,23 @@ template <typename T>
 void BatchNormReluCpu::backward_typed(const BackwardArgs& args) {
   VDNN_EXPECTS(args.workspace.bytes() >= workspace().backward,
                "BatchNormReluCpu: the workspace view is smaller than workspace().backward");
-  const T* y = args.output.as<T>();
   const T* dy = args.grad_output.as<T>();
   T* dz = static_cast<T*>(args.workspace.data);
   const std::int64_t n = args.grad_output.numel();
+  const bool residual = args.grad_inputs.size() > 1;
+  // The mask: the residual chain reads y; the plain one renormalizes x into dz as the last forward
+  // did (a recompute after training, the running buffers again after inference: the forward's
+  // bits, so bn(x) > 0 exactly where y > 0) and masks in place.
+  const T* y = residual ? args.output.as<T>() : dz;
+  if (!residual) {
+    ForwardArgs bn;
+    bn.inputs = {args.inputs.front()};
+    bn.params = args.params;
+    bn.output = {dz, output_shape(), dtype()};
+    bn.training = bn_.batch_stats();
+    bn.recompute = bn.training;
+    bn_.forward(bn);
+  }
   for (std::int64_t i = 0; i < n; ++i) dz[i] = y[i] > T(0) ? dy[i] : T(0);
   if (args.grad_inputs.size() > 1 && !args.grad_inputs[1].tensor.empty()) {
     const GradTarget& target = args.grad_inputs[1];

@@ -19,6 +19,7 @@ namespace {
 using bn::kCombineBlock;
 using bn::kUnroll;
 using bn::Map;
+using bn::Mask;
 
 // First-level reduction blocks. NCHW: several waves of blocks on an H200, at most
 // kMaxPartsPerChannel per channel. NHWC: a block covers a row chunk of a 32-channel tile and writes
@@ -35,13 +36,25 @@ struct Tag {
 };
 template <Map kMap>
 using MapConstant = std::integral_constant<Map, kMap>;
+template <Mask kMask>
+using MaskConstant = std::integral_constant<Mask, kMask>;
 using Vec1 = std::integral_constant<int, 1>;
 using Vec4 = std::integral_constant<int, 4>;
 
-bool aligned16(std::initializer_list<const void*> pointers) {
-  return std::all_of(pointers.begin(), pointers.end(), [](const void* p) {
-    return p == nullptr || reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
-  });
+// Calls f(MaskConstant<mask>).
+template <typename F>
+void with_mask(Mask mask, F&& f) {
+  switch (mask) {
+    case Mask::Output:
+      f(MaskConstant<Mask::Output>{});
+      break;
+    case Mask::Input:
+      f(MaskConstant<Mask::Input>{});
+      break;
+    case Mask::None:
+      f(MaskConstant<Mask::None>{});
+      break;
+  }
 }
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
@@ -141,28 +154,29 @@ void launch_normalize(cudaStream_t stream, const Shape& shape, Layout layout, co
                        });
 }
 
-template <bool kMask, bool kResidualGrad>
+template <Mask kMask, bool kResidualGrad>
 void launch_input_grad(cudaStream_t stream, const Shape& shape, Layout layout,
                        const bn::GradArgs& a) {
-  dispatch_elementwise(
-      shape, layout, {a.x, a.dy, a.y, a.dx, a.dr}, {a.mean, a.coeff_a, a.coeff_b, a.coeff_k},
-      [&](auto map, auto vec, auto index) {
-        constexpr Map kMap = decltype(map)::value;
-        constexpr int kVec = decltype(vec)::value;
-        using Index = typename decltype(index)::type;
-        const std::int64_t total = shape.numel() / kVec;
-        bn::input_grad_kernel<kMask, kResidualGrad, kMap, kVec, Index>
-            <<<elementwise_blocks(total), kBlockThreads, 0, stream>>>(
-                a, static_cast<Index>(total), channel_map<kMap, kVec, Index>(shape));
-        VDNN_CHECK_LAUNCH();
-      });
+  dispatch_elementwise(shape, layout, {a.x, a.dy, a.y, a.dx, a.dr},
+                       {a.mean, a.scale, a.shift, a.coeff_a, a.coeff_b, a.coeff_k},
+                       [&](auto map, auto vec, auto index) {
+                         constexpr Map kMap = decltype(map)::value;
+                         constexpr int kVec = decltype(vec)::value;
+                         using Index = typename decltype(index)::type;
+                         const std::int64_t total = shape.numel() / kVec;
+                         bn::input_grad_kernel<kMask, kResidualGrad, kMap, kVec, Index>
+                             <<<elementwise_blocks(total), kBlockThreads, 0, stream>>>(
+                                 a, static_cast<Index>(total),
+                                 channel_map<kMap, kVec, Index>(shape));
+                         VDNN_CHECK_LAUNCH();
+                       });
 }
 
 // The first-level reduction in `layout` (forward when a.dy is null; kMask: the ReLU's gradient).
-template <bool kMask>
+template <Mask kMask>
 void launch_sums_as(cudaStream_t stream, const Shape& shape, Layout layout, std::int64_t parts,
                     const bn::SumsArgs& a) {
-  const bool vec4 = reduction_inner(shape, layout) % 4 == 0 && aligned16({a.x, a.dy, a.y});
+  const bool vec4 = reduction_inner(shape, layout) % 4 == 0 && aligned16({a.x, a.dy, a.y, a.g_out});
   const auto run = [&](auto vec) {
     with_index(shape, [&](auto index) {
       constexpr int kVec = decltype(vec)::value;
@@ -194,6 +208,12 @@ void launch_sums_as(cudaStream_t stream, const Shape& shape, Layout layout, std:
   }
 }
 
+void launch_sums(cudaStream_t stream, const Shape& shape, Layout layout, std::int64_t parts,
+                 const bn::SumsArgs& a, Mask mask) {
+  with_mask(mask,
+            [&](auto m) { launch_sums_as<decltype(m)::value>(stream, shape, layout, parts, a); });
+}
+
 float* data_or_null(const TensorView& view) { return view.empty() ? nullptr : view.as<float>(); }
 
 }  // namespace
@@ -209,7 +229,7 @@ BatchNormCore::BatchNormCore(const BatchNorm2dSpec& spec, const Shape& x_shape, 
       layout_(layout),
       channels_(x_shape.c()),
       parts_(reduction_parts(x_shape, layout)),
-      per_channel_(5 * sizeof(float) * static_cast<std::size_t>(channels_)),
+      per_channel_(6 * sizeof(float) * static_cast<std::size_t>(channels_)),
       partials_(2 * sizeof(double) * static_cast<std::size_t>(channels_ * parts_)) {
   // The NHWC reduction puts the column tiles on the grid's y dimension.
   VDNN_EXPECTS(layout == Layout::Nchw || channels_ <= 65535 * bn::kRowTileVecs<1>,
@@ -217,16 +237,6 @@ BatchNormCore::BatchNormCore(const BatchNorm2dSpec& spec, const Shape& x_shape, 
 }
 
 BatchNormCore::~BatchNormCore() = default;
-
-void BatchNormCore::launch_sums(cudaStream_t stream, const float* x, const float* dy,
-                                const float* y) const {
-  const bn::SumsArgs a{x, dy, y, mean(), partials_.as<double>()};
-  if (y != nullptr) {
-    launch_sums_as<true>(stream, shape_, layout_, parts_, a);
-  } else {
-    launch_sums_as<false>(stream, shape_, layout_, parts_, a);
-  }
-}
 
 void BatchNormCore::forward(cudaStream_t stream, const ForwardArgs& args, bool relu) {
   const float* x = args.inputs[0].as<float>();
@@ -243,24 +253,27 @@ void BatchNormCore::forward(cudaStream_t stream, const ForwardArgs& args, bool r
   if (args.training && !args.recompute) {
     const std::int64_t count = shape_.n() * shape_.h() * shape_.w();
     VDNN_EXPECTS(count > 1, "batchnorm2d training needs more than one value per channel");
-    launch_sums(stream, x, nullptr, nullptr);
+    bn::SumsArgs sums{};
+    sums.x = x;
+    sums.partials = partials_.as<double>();
+    launch_sums(stream, shape_, layout_, parts_, sums, Mask::None);
     bn::finish_forward_stats_kernel<<<combine_blocks(channels_), kCombineBlock, 0, stream>>>(
         partials_.as<double>(), static_cast<int>(parts_), x,
         layout_ == Layout::Nchw ? shape_.h() * shape_.w() : 1, channels_,
         static_cast<double>(count), spec_.eps, spec_.momentum, weight, running_mean, running_var,
-        mean(), inv_std(), coeff_a());
+        mean(), inv_std(), scale());
     VDNN_CHECK_LAUNCH();
   } else if (!args.training) {
     bn::stats_from_running_kernel<<<blocks_for(channels_), kBlockThreads, 0, stream>>>(
-        running_mean, running_var, weight, spec_.eps, mean(), inv_std(), coeff_a(), channels_);
+        running_mean, running_var, weight, spec_.eps, mean(), inv_std(), scale(), channels_);
     VDNN_CHECK_LAUNCH();
   }
   if (!relu) {
-    launch_normalize<false, false>(stream, shape_, layout_, x, r, mean(), coeff_a(), bias, y);
+    launch_normalize<false, false>(stream, shape_, layout_, x, r, mean(), scale(), bias, y);
   } else if (r == nullptr) {
-    launch_normalize<true, false>(stream, shape_, layout_, x, r, mean(), coeff_a(), bias, y);
+    launch_normalize<true, false>(stream, shape_, layout_, x, r, mean(), scale(), bias, y);
   } else {
-    launch_normalize<true, true>(stream, shape_, layout_, x, r, mean(), coeff_a(), bias, y);
+    launch_normalize<true, true>(stream, shape_, layout_, x, r, mean(), scale(), bias, y);
   }
   batch_stats_ = args.training;
 }
@@ -275,11 +288,23 @@ void BatchNormCore::backward(cudaStream_t stream, const BackwardArgs& args, bool
   const bool reduce = dx != nullptr || grad_weight != nullptr || grad_bias != nullptr;
   VDNN_EXPECTS(relu || dr == nullptr, "a batch norm's residual gradient comes with its ReLU");
   if (!reduce && dr == nullptr) return;
-  const float* dy = args.grad_output.as<float>();
-  const float* y = relu ? args.output.as<float>() : nullptr;
-  const float* x = reduce ? args.inputs[0].as<float>() : nullptr;
+  const bool residual = r_target != nullptr;
+  // The mask: none, y's (the residual chain, whose y backward reads anyway) or renormalized x's.
+  const Mask mask = !relu ? Mask::None : residual ? Mask::Output : Mask::Input;
+  // The residual's gradient is the masked gradient itself: the reduction writes it there when
+  // nothing else has, and the input-gradient pass then reads it alone instead of dy and y.
+  const bool g_in_dr = reduce && dr != nullptr && !r_target->accumulate;
+  bn::SumsArgs sums{};
+  sums.x = args.inputs[0].as<float>();  // first_input: always there
+  sums.dy = args.grad_output.as<float>();
+  sums.y = mask == Mask::Output ? args.output.as<float>() : nullptr;
+  sums.mean = mean();
+  sums.scale = scale();
+  sums.shift = args.params[1].as<float>();
+  sums.g_out = g_in_dr ? dr : nullptr;
+  sums.partials = partials_.as<double>();
   if (reduce) {
-    launch_sums(stream, x, dy, y);
+    launch_sums(stream, shape_, layout_, parts_, sums, mask);
     bn::finish_backward_kernel<<<combine_blocks(channels_), kCombineBlock, 0, stream>>>(
         partials_.as<double>(), static_cast<int>(parts_), channels_,
         static_cast<double>(shape_.n() * shape_.h() * shape_.w()), batch_stats_,
@@ -287,25 +312,29 @@ void BatchNormCore::backward(cudaStream_t stream, const BackwardArgs& args, bool
         coeff_k());
     VDNN_CHECK_LAUNCH();
   }
-  if (dx == nullptr && dr == nullptr) return;
+  if (dx == nullptr && (dr == nullptr || g_in_dr)) return;
   bn::GradArgs a{};
-  a.x = x;
-  a.dy = dy;
-  a.y = y;
+  a.x = sums.x;
+  a.dy = g_in_dr ? dr : sums.dy;
+  a.y = sums.y;
   a.mean = mean();
+  a.scale = sums.scale;
+  a.shift = sums.shift;
   a.coeff_a = coeff_a();
   a.coeff_b = coeff_b();
   a.coeff_k = coeff_k();
   a.dx = dx;
-  a.dr = dr;
+  a.dr = g_in_dr ? nullptr : dr;
   a.dx_accumulate = x_target.accumulate;
   a.dr_accumulate = r_target != nullptr && r_target->accumulate;
-  if (dr != nullptr) {
-    launch_input_grad<true, true>(stream, shape_, layout_, a);
-  } else if (relu) {
-    launch_input_grad<true, false>(stream, shape_, layout_, a);
+  if (g_in_dr) {
+    launch_input_grad<Mask::None, false>(stream, shape_, layout_, a);
+  } else if (a.dr != nullptr) {
+    launch_input_grad<Mask::Output, true>(stream, shape_, layout_, a);
   } else {
-    launch_input_grad<false, false>(stream, shape_, layout_, a);
+    with_mask(mask, [&](auto m) {
+      launch_input_grad<decltype(m)::value, false>(stream, shape_, layout_, a);
+    });
   }
 }
 

@@ -43,30 +43,34 @@ class BatchNormCore {
   /// residual without `relu`.
   void forward(cudaStream_t stream, const ForwardArgs& args, bool relu);
 
-  /// The gradient of the last forward. g = args.grad_output, or with `relu` the ReLU's gradient
-  /// args.output > 0 ? grad_output : 0 (args.output: that forward's y). Writes grad_params (weight,
-  /// bias) where non-empty, grad_inputs[0] from args.inputs[0] and, when there is a non-empty
-  /// grad_inputs[1] (the residual's), grad_inputs[1] (+)= g, each honouring its own
-  /// GradTarget::accumulate; all input gradients in one element-wise pass. Never reads
-  /// args.inputs[1]. Returns at once when no gradient is asked for.
+  /// The gradient of the last forward. g = args.grad_output, or with `relu` the ReLU's gradient:
+  /// y > 0 ? grad_output : 0 with the residual (args.output: that forward's y), without it the
+  /// same mask renormalized from args.inputs[0] with the forward's statistics (args.output is not
+  /// read). Writes grad_params (weight, bias) where non-empty, grad_inputs[0] from args.inputs[0]
+  /// and, when there is a non-empty grad_inputs[1] (the residual's), grad_inputs[1] (+)= g, each
+  /// honouring its own GradTarget::accumulate. When the residual's gradient is overwritten, the
+  /// reduction writes g there and the input-gradient pass reads it back instead of dy and y; else
+  /// all input gradients come from one element-wise pass. Never reads args.inputs[1]. Returns at
+  /// once when no gradient is asked for.
   void backward(cudaStream_t stream, const BackwardArgs& args, bool relu);
 
  private:
   float* mean() const { return per_channel_.as<float>(); }
   float* inv_std() const { return per_channel_.as<float>() + channels_; }
-  float* coeff_a() const { return per_channel_.as<float>() + 2 * channels_; }  // also the scale
-  float* coeff_b() const { return per_channel_.as<float>() + 3 * channels_; }
-  float* coeff_k() const { return per_channel_.as<float>() + 4 * channels_; }
-  void launch_sums(cudaStream_t stream, const float* x, const float* dy, const float* y) const;
+  float* scale() const { return per_channel_.as<float>() + 2 * channels_; }  // weight * inv_std
+  float* coeff_a() const { return per_channel_.as<float>() + 3 * channels_; }
+  float* coeff_b() const { return per_channel_.as<float>() + 4 * channels_; }
+  float* coeff_k() const { return per_channel_.as<float>() + 5 * channels_; }
 
   BatchNorm2dSpec spec_;
   Shape shape_;
   Layout layout_;
   std::int64_t channels_;
-  std::int64_t parts_;        // first-level reduction blocks per channel (NCHW) or row chunks
-  DeviceBuffer per_channel_;  // [5C]: mean, inv_std of the last forward; coefficients a, b, k
-  DeviceBuffer partials_;     // [2 * C * parts] doubles: the first-level sums
-  bool batch_stats_ = true;   // whether the last forward normalized with batch statistics
+  std::int64_t parts_;  // first-level reduction blocks per channel (NCHW) or row chunks
+  DeviceBuffer
+      per_channel_;          // [6C]: mean, inv_std, scale of the last forward; coefficients a, b, k
+  DeviceBuffer partials_;    // [2 * C * parts] doubles: the first-level sums
+  bool batch_stats_ = true;  // whether the last forward normalized with batch statistics
 };
 
 }  // namespace vdnn::layers::cuda

@@ -9,6 +9,7 @@
 
 #include "layers/cuda/BlockReduce.cuh"
 #include "layers/cuda/KernelGrid.hpp"
+#include "layers/cuda/Vectors.cuh"
 
 namespace vdnn::layers::cuda::bn {
 
@@ -19,76 +20,69 @@ inline constexpr int kCombineBlock = 256;
 template <int kVec>
 inline constexpr int kRowTileVecs = 32 / kVec;
 
-template <int kVec>
-__device__ __forceinline__ void load(const float* p, std::int64_t vec_index, float (&v)[kVec]) {
-  if constexpr (kVec == 4) {
-    const float4 q = __ldg(reinterpret_cast<const float4*>(p) + vec_index);
-    v[0] = q.x;
-    v[1] = q.y;
-    v[2] = q.z;
-    v[3] = q.w;
-  } else {
-    v[0] = __ldg(p + vec_index);
-  }
-}
-
-// A plain (coherent) load, for a gradient that the same kernel then overwrites.
-template <int kVec>
-__device__ __forceinline__ void load_mutable(const float* p, std::int64_t vec_index,
-                                             float (&v)[kVec]) {
-  if constexpr (kVec == 4) {
-    const float4 q = reinterpret_cast<const float4*>(p)[vec_index];
-    v[0] = q.x;
-    v[1] = q.y;
-    v[2] = q.z;
-    v[3] = q.w;
-  } else {
-    v[0] = p[vec_index];
-  }
-}
-
-template <int kVec>
-__device__ __forceinline__ void store(float* p, std::int64_t vec_index, const float (&v)[kVec]) {
-  if constexpr (kVec == 4) {
-    reinterpret_cast<float4*>(p)[vec_index] = make_float4(v[0], v[1], v[2], v[3]);
-  } else {
-    p[vec_index] = v[0];
-  }
-}
-
 // ---- First-level reductions --------------------------------------------------------------------
+
+// Where the fused ReLU's mask comes from in backward: none (a plain batch norm), the forward's
+// output y (y > 0), or the input, renormalized with the forward's statistics (z = (x - mean) *
+// scale + shift > 0, the forward's own rounding, so the same mask without reading y).
+enum class Mask : std::uint8_t { None, Output, Input };
+
+// The per-channel values Mask::Input renormalizes with: the forward's mean, scale and shift (the
+// batch norm's bias).
+struct Renorm {
+  float mean;
+  float scale;
+  float shift;
+};
 
 // What the first-level reductions read. Forward (dy null): sums of x - shift and (x - shift)^2,
 // shift the channel's first value so that the variance does not cancel. Backward: sums of g and
-// g * (x - mean), where g = dy, or with kMask the ReLU's gradient y > 0 ? dy : 0. Every block
-// writes its two sums for channel c and part p to partials[2 (c parts + p)] and the next double.
+// g * (x - mean), where g = dy, or with a mask the ReLU's gradient (y or z > 0) ? dy : 0, which
+// the backward also stores to g_out when that is set. Every block writes its two sums for channel c
+// and part p to partials[2 (c parts + p)] and the next double.
 struct SumsArgs {
   const float* x;
   const float* dy;
-  const float* y;  // kMask only: the fused forward's output
+  const float* y;  // Mask::Output only: the fused forward's output
   const float* mean;
+  const float* scale;  // Mask::Input only: the forward's scale and the batch norm's bias
+  const float* shift;
+  float* g_out;  // backward with a mask: null, or where the masked gradient goes
   double* partials;
 };
 
 // Loads the terms of one vector; gs gets the masked gradient's inputs (the mask is applied in
 // add_term's caller, after every load of the step is in flight).
-template <bool kMask, int kVec>
+template <Mask kMask, int kVec>
 __device__ __forceinline__ void load_terms(const SumsArgs& a, bool backward, std::int64_t at,
                                            float (&xs)[kVec], float (&gs)[kVec],
                                            float (&ys)[kVec]) {
-  load<kVec>(a.x, at, xs);
+  load_vec<kVec>(a.x, at, xs);
   if (!backward) return;
-  load<kVec>(a.dy, at, gs);
-  if constexpr (kMask) load<kVec>(a.y, at, ys);
+  load_vec<kVec>(a.dy, at, gs);
+  if constexpr (kMask == Mask::Output) load_vec<kVec>(a.y, at, ys);
 }
 
-// References, so that an unused operand (y without kMask) is never read.
-template <bool kMask>
-__device__ __forceinline__ float masked(const float& g, const float& y) {
-  if constexpr (kMask) {
+// The ReLU's gradient of g. References, so that an operand the mask does not use is never read.
+template <Mask kMask>
+__device__ __forceinline__ float masked(const float& g, const float& y, const float& x,
+                                        const Renorm& n) {
+  if constexpr (kMask == Mask::Output) {
     return y > 0.0f ? g : 0.0f;
+  } else if constexpr (kMask == Mask::Input) {
+    return __fmaf_rn(x - n.mean, n.scale, n.shift) > 0.0f ? g : 0.0f;
   } else {
     return g;
+  }
+}
+
+// Channel c's Renorm (Mask::Input only; the mean is read by every backward anyway).
+template <Mask kMask>
+__device__ __forceinline__ Renorm renorm_of(const SumsArgs& a, std::int64_t c, float mean) {
+  if constexpr (kMask == Mask::Input) {
+    return {mean, a.scale[c], a.shift[c]};
+  } else {
+    return {mean, 0.0f, 0.0f};
   }
 }
 
@@ -109,7 +103,7 @@ __device__ __forceinline__ void add_term(bool backward, float x, const float& g,
 
 // NCHW. Block b reduces chunk b % parts of channel b / parts, where a channel is the `channel_vecs`
 // vectors of its N planes taken in order; per-thread sums in double, then block_reduce.
-template <bool kMask, int kVec, typename Index>
+template <Mask kMask, int kVec, typename Index>
 __global__ void __launch_bounds__(kReduceBlock)
     nchw_sums_kernel(SumsArgs a, Index parts, Index channels, Index plane_vecs, Index channel_vecs,
                      Index chunk) {
@@ -119,20 +113,21 @@ __global__ void __launch_bounds__(kReduceBlock)
   const bool backward = a.dy != nullptr;
   const float centre =
       backward ? a.mean[c] : __ldg(a.x + static_cast<std::int64_t>(c) * plane_vecs * kVec);
+  const Renorm renorm = backward ? renorm_of<kMask>(a, c, centre) : Renorm{};
   double s0 = 0.0;
   double s1 = 0.0;
   for (Index i = begin + threadIdx.x; i < end; i += kUnroll * kReduceBlock) {
     float xs[kUnroll][kVec];
     float gs[kUnroll][kVec];
     float ys[kUnroll][kVec];
+    std::int64_t ats[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const Index j = i + u * kReduceBlock;
       if (j < end) {
         const Index n = j / plane_vecs;
-        const std::int64_t at =
-            (static_cast<std::int64_t>(n) * channels + c) * plane_vecs + (j - n * plane_vecs);
-        load_terms<kMask, kVec>(a, backward, at, xs[u], gs[u], ys[u]);
+        ats[u] = (static_cast<std::int64_t>(n) * channels + c) * plane_vecs + (j - n * plane_vecs);
+        load_terms<kMask, kVec>(a, backward, ats[u], xs[u], gs[u], ys[u]);
       }
     }
 #pragma unroll
@@ -140,9 +135,10 @@ __global__ void __launch_bounds__(kReduceBlock)
       if (i + u * kReduceBlock < end) {
 #pragma unroll
         for (int k = 0; k < kVec; ++k) {
-          if (backward) gs[u][k] = masked<kMask>(gs[u][k], ys[u][k]);
+          if (backward) gs[u][k] = masked<kMask>(gs[u][k], ys[u][k], xs[u][k], renorm);
           add_term(backward, xs[u][k], gs[u][k], centre, s0, s1);
         }
+        if (kMask != Mask::None && a.g_out != nullptr) store_vec<kVec>(a.g_out, ats[u], gs[u]);
       }
     }
   }
@@ -182,7 +178,7 @@ __device__ __forceinline__ void column_sums(double (&values)[kCount], int width,
 // row chunk p of column tile t (kRowTileVecs vectors, fewer in the last tile): each thread keeps
 // one vector column and walks the chunk's rows `lanes` apart, so a warp reads whole 128-byte
 // segments; then column_sums combines the lanes in a fixed order.
-template <bool kMask, int kVec, typename Index>
+template <Mask kMask, int kVec, typename Index>
 __global__ void __launch_bounds__(kReduceBlock)
     nhwc_sums_kernel(SumsArgs a, Index parts, Index rows, Index row_vecs, Index chunk) {
   const Index tile_begin = static_cast<Index>(blockIdx.y) * kRowTileVecs<kVec>;
@@ -201,10 +197,12 @@ __global__ void __launch_bounds__(kReduceBlock)
   const bool backward = a.dy != nullptr;
   const std::int64_t channel0 = static_cast<std::int64_t>(column) * kVec;
   float centre[kVec];
+  Renorm renorm[kVec];
   double sums[2 * kVec];  // kVec sums of the first kind, then kVec of the second
 #pragma unroll
   for (int k = 0; k < kVec; ++k) {
     centre[k] = lane < lanes ? (backward ? a.mean[channel0 + k] : __ldg(a.x + channel0 + k)) : 0.0f;
+    renorm[k] = lane < lanes && backward ? renorm_of<kMask>(a, channel0 + k, centre[k]) : Renorm{};
     sums[k] = 0.0;
     sums[kVec + k] = 0.0;
   }
@@ -223,11 +221,15 @@ __global__ void __launch_bounds__(kReduceBlock)
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      if (r + u * stride < end) {
+      const Index row = r + u * stride;
+      if (row < end) {
 #pragma unroll
         for (int k = 0; k < kVec; ++k) {
-          if (backward) gs[u][k] = masked<kMask>(gs[u][k], ys[u][k]);
+          if (backward) gs[u][k] = masked<kMask>(gs[u][k], ys[u][k], xs[u][k], renorm[k]);
           add_term(backward, xs[u][k], gs[u][k], centre[k], sums[k], sums[kVec + k]);
+        }
+        if (kMask != Mask::None && a.g_out != nullptr) {
+          store_vec<kVec>(a.g_out, static_cast<std::int64_t>(row * row_vecs + column), gs[u]);
         }
       }
     }
@@ -351,7 +353,7 @@ struct ChannelMap {
       for (int k = 0; k < kVec; ++k) v[k] = value;
     } else if constexpr (kMap == Map::ChannelVector) {
       static_assert(kVec == 4, "ChannelVector maps float4 vectors");
-      load<4>(p, static_cast<std::int64_t>(i % channels), v);
+      load_vec<4>(p, static_cast<std::int64_t>(i % channels), v);
     } else {
 #pragma unroll
       for (int k = 0; k < kVec; ++k) {
@@ -382,8 +384,8 @@ __global__ void __launch_bounds__(kBlockThreads)
   for (int u = 0; u < kUnroll; ++u) {
     const std::uint64_t g = base + u * kBlockThreads;
     if (g < total_vecs) {
-      load<kVec>(x, static_cast<std::int64_t>(g), v[u]);
-      if constexpr (kResidual) load<kVec>(r, static_cast<std::int64_t>(g), rs[u]);
+      load_vec<kVec>(x, static_cast<std::int64_t>(g), v[u]);
+      if constexpr (kResidual) load_vec<kVec>(r, static_cast<std::int64_t>(g), rs[u]);
     }
   }
 #pragma unroll
@@ -404,17 +406,19 @@ __global__ void __launch_bounds__(kBlockThreads)
       if constexpr (kRelu) z = z < 0.0f ? 0.0f : z;
       v[u][k] = z;
     }
-    store<kVec>(y, static_cast<std::int64_t>(g), v[u]);
+    store_vec<kVec>(y, static_cast<std::int64_t>(g), v[u]);
   }
 }
 
-// What the input-gradient pass reads and writes. g = dy, or with kMask y > 0 ? dy : 0; dr only with
-// kResidualGrad.
+// What the input-gradient pass reads and writes. g = dy, or with a mask the ReLU's gradient (as in
+// SumsArgs); dr only with kResidualGrad.
 struct GradArgs {
-  const float* x;  // read when dx is set
+  const float* x;  // read when dx is set (and by Mask::Input)
   const float* dy;
-  const float* y;  // kMask only
+  const float* y;  // Mask::Output only
   const float* mean;
+  const float* scale;  // Mask::Input only, as in SumsArgs
+  const float* shift;
   const float* coeff_a;
   const float* coeff_b;
   const float* coeff_k;
@@ -424,7 +428,7 @@ struct GradArgs {
   bool dr_accumulate;
 };
 
-template <bool kMask, bool kResidualGrad, Map kMap, int kVec, typename Index>
+template <Mask kMask, bool kResidualGrad, Map kMap, int kVec, typename Index>
 __global__ void __launch_bounds__(kBlockThreads)
     input_grad_kernel(GradArgs a, Index total_vecs, ChannelMap<kMap, kVec, Index> map) {
   const std::uint64_t base = elementwise_base();
@@ -438,35 +442,43 @@ __global__ void __launch_bounds__(kBlockThreads)
     const std::uint64_t g = base + u * kBlockThreads;
     if (g >= total_vecs) continue;
     const auto at = static_cast<std::int64_t>(g);
-    load<kVec>(a.dy, at, gs[u]);
-    if constexpr (kMask) load<kVec>(a.y, at, ys[u]);
-    if (a.dx != nullptr) {
-      load<kVec>(a.x, at, xs[u]);
-      if (a.dx_accumulate) load_mutable<kVec>(a.dx, at, dxs[u]);
-    }
-    if (kResidualGrad && a.dr_accumulate) load_mutable<kVec>(a.dr, at, drs[u]);
+    load_vec<kVec>(a.dy, at, gs[u]);
+    if constexpr (kMask == Mask::Output) load_vec<kVec>(a.y, at, ys[u]);
+    if (a.dx != nullptr || kMask == Mask::Input) load_vec<kVec>(a.x, at, xs[u]);
+    if (a.dx != nullptr && a.dx_accumulate) load_vec_mutable<kVec>(a.dx, at, dxs[u]);
+    if (kResidualGrad && a.dr_accumulate) load_vec_mutable<kVec>(a.dr, at, drs[u]);
   }
 #pragma unroll
   for (int u = 0; u < kUnroll; ++u) {
     const std::uint64_t g = base + u * kBlockThreads;
     if (g >= total_vecs) continue;
     const auto at = static_cast<std::int64_t>(g);
+    const auto i = static_cast<Index>(g);
+    float m[kVec];
+    map.gather(a.mean, i, m);
     float dz[kVec];
+    if constexpr (kMask == Mask::Input) {
+      float s[kVec];
+      float b[kVec];
+      map.gather(a.scale, i, s);
+      map.gather(a.shift, i, b);
 #pragma unroll
-    for (int k = 0; k < kVec; ++k) dz[k] = masked<kMask>(gs[u][k], ys[u][k]);
+      for (int k = 0; k < kVec; ++k)
+        dz[k] = masked<kMask>(gs[u][k], ys[u][k], xs[u][k], {m[k], s[k], b[k]});
+    } else {
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) dz[k] = masked<kMask>(gs[u][k], ys[u][k], xs[u][k], Renorm{});
+    }
     if constexpr (kResidualGrad) {
 #pragma unroll
       for (int k = 0; k < kVec; ++k)
         drs[u][k] = a.dr_accumulate ? __fadd_rn(drs[u][k], dz[k]) : dz[k];
-      store<kVec>(a.dr, at, drs[u]);
+      store_vec<kVec>(a.dr, at, drs[u]);
     }
     if (a.dx == nullptr) continue;
-    const auto i = static_cast<Index>(g);
-    float m[kVec];
     float ca[kVec];
     float cb[kVec];
     float ck[kVec];
-    map.gather(a.mean, i, m);
     map.gather(a.coeff_a, i, ca);
     map.gather(a.coeff_b, i, cb);
     map.gather(a.coeff_k, i, ck);
@@ -475,7 +487,7 @@ __global__ void __launch_bounds__(kBlockThreads)
       const float v = __fadd_rn(__fmaf_rn(dz[k], ca[k], __fmul_rn(xs[u][k] - m[k], cb[k])), ck[k]);
       dxs[u][k] = a.dx_accumulate ? __fadd_rn(dxs[u][k], v) : v;
     }
-    store<kVec>(a.dx, at, dxs[u]);
+    store_vec<kVec>(a.dx, at, dxs[u]);
   }
 }
 

@@ -1,6 +1,7 @@
 // cuDNN convolution: descriptors and algorithm choices are made once at construction; each pass
 // is then a few cuDNN calls on the compute stream with the workspace the caller provides, one per
-// batch chunk when the pass runs chunked (Note [Batch chunks] in docs/ARCHITECTURE.md).
+// batch chunk when the pass runs chunked (Note [Batch chunks] in docs/ARCHITECTURE.md), and for
+// conv2d_relu the epilogue's own kernels (Note [Fusion]).
 #include "layers/cuda/Conv2dCuda.hpp"
 
 #include <algorithm>
@@ -11,8 +12,10 @@
 #include <vector>
 
 #include "layers/cuda/ChannelSums.hpp"
+#include "layers/cuda/ConvEpilogue.hpp"
 #include "layers/cuda/CudaLayerChecks.hpp"
 #include "layers/cuda/CudnnDescriptors.hpp"
+#include "layers/cuda/ElementwiseKernels.hpp"
 #include "runtime/ByteSize.hpp"
 #include "runtime/Error.hpp"
 #include "runtime/MemoryResource.hpp"
@@ -377,10 +380,19 @@ bool supported(const LayerOptions& o) {
 
 Conv2dCuda::Conv2dCuda(const Conv2dSpec& spec, std::vector<Shape> input_shapes,
                        const LayerOptions& options)
-    : Layer(spec, std::move(input_shapes), options.dtype,
+    : Conv2dCuda(spec, spec, /*relu=*/false, std::move(input_shapes), options) {}
+
+Conv2dCuda::Conv2dCuda(const Conv2dReluSpec& spec, std::vector<Shape> input_shapes,
+                       const LayerOptions& options)
+    : Conv2dCuda(spec, spec.conv, /*relu=*/true, std::move(input_shapes), options) {}
+
+Conv2dCuda::Conv2dCuda(const LayerSpec& layer, const Conv2dSpec& spec, bool relu,
+                       std::vector<Shape> input_shapes, const LayerOptions& options)
+    : Layer(layer, std::move(input_shapes), options.dtype,
             supported(options) ? options.layout : runtime::Layout::Nchw,
             supported(options) ? options.input_layout : runtime::Layout::Nchw),
       spec_(spec),
+      relu_(relu),
       param_shapes_(param_shapes(spec, this->input_shapes())) {
   LayerOptions run = options;
   run.layout = layout();
@@ -481,7 +493,11 @@ void Conv2dCuda::forward(const ForwardArgs& args) {
         d.conv.get(), algo.algo, scratch + st.forward(), algo.workspace, &kZero, d.y.get(),
         chunk(args.output.data, output_shape(), c, algo.chunks)));
   }
-  if (spec_.bias) {
+  if (relu_) {
+    // One pass for the bias and the ReLU, rounded as cudnnAddTensor and ReluCuda round them.
+    bias_relu_forward(m.context->compute_stream(), args.output.as<float>(),
+                      spec_.bias ? args.params[1].as<float>() : nullptr, output_shape(), layout());
+  } else if (spec_.bias) {
     VDNN_CHECK_CUDNN(cudnnAddTensor(handle, &kOne, m.whole().bias->get(), args.params[1].data,
                                     &kOne, m.whole().y.get(), args.output.data));
   }
@@ -496,6 +512,7 @@ void Conv2dCuda::backward(const BackwardArgs& args) {
   const GradTarget& dx = args.grad_inputs[0];
   VDNN_EXPECTS(view_matches(args.inputs[0], input_shapes()[0]) &&
                    view_matches(args.grad_output, output_shape()) &&
+                   (!relu_ || view_matches(args.output, output_shape())) &&
                    (dx.tensor.empty() || view_matches(dx.tensor, input_shapes()[0])) &&
                    workspace_fits(args.workspace, workspace().backward),
                "Conv2dCuda::backward: a view does not match the layer");
@@ -505,13 +522,19 @@ void Conv2dCuda::backward(const BackwardArgs& args) {
                "Conv2dCuda::backward: a convolution that converts its input's layout reads the "
                "network input, which takes no gradient");
   const cudnnHandle_t handle = m.context->cudnn();
+  // The convolution's gradient: dy, with the fused ReLU masked in place
+  // (BackwardArgs::grad_output).
+  void* dy = args.grad_output.data;
+  if (relu_) {
+    relu_mask_in_place(m.context->compute_stream(), args.output.as<float>(),
+                       args.grad_output.as<float>(), output_shape().numel());
+  }
   char* scratch = static_cast<char*>(args.workspace.data);
   if (st.bias_sums) {
-    st.bias_sums->sums(m.context->compute_stream(), args.grad_output.as<float>(),
+    st.bias_sums->sums(m.context->compute_stream(), static_cast<const float*>(dy),
                        scratch + 2 * st.weight + st.input, args.grad_params[1].as<float>());
   } else if (spec_.bias) {
-    VDNN_CHECK_CUDNN(cudnnConvolutionBackwardBias(handle, &kOne, m.whole().y.get(),
-                                                  args.grad_output.data, &kZero,
+    VDNN_CHECK_CUDNN(cudnnConvolutionBackwardBias(handle, &kOne, m.whole().y.get(), dy, &kZero,
                                                   m.whole().bias->get(), args.grad_params[1].data));
   }
   char* algo_workspace = scratch + st.backward();
@@ -524,9 +547,8 @@ void Conv2dCuda::backward(const BackwardArgs& args) {
   for (std::int64_t c = 0; c < filter_algo.chunks; ++c) {  // the chunks' gradients add up
     VDNN_CHECK_CUDNN(cudnnConvolutionBackwardFilter(
         handle, &kOne, fd.x.get(), chunk(x, input_shapes()[0], c, filter_algo.chunks), fd.y.get(),
-        chunk(args.grad_output.data, output_shape(), c, filter_algo.chunks), fd.conv.get(),
-        filter_algo.algo, algo_workspace, filter_algo.workspace, c == 0 ? &kZero : &kOne,
-        fd.w.get(), dw));
+        chunk(dy, output_shape(), c, filter_algo.chunks), fd.conv.get(), filter_algo.algo,
+        algo_workspace, filter_algo.workspace, c == 0 ? &kZero : &kOne, fd.w.get(), dw));
   }
   if (st.weight > 0) convert(handle, st.w_run, dw, st.w_kcrs, args.grad_params[0].data);
   if (dx.tensor.empty()) return;
@@ -537,10 +559,10 @@ void Conv2dCuda::backward(const BackwardArgs& args) {
   dd.conv.set_math(data_algo.math);
   for (std::int64_t c = 0; c < data_algo.chunks; ++c) {
     VDNN_CHECK_CUDNN(cudnnConvolutionBackwardData(
-        handle, &kOne, dd.w.get(), w, dd.y.get(),
-        chunk(args.grad_output.data, output_shape(), c, data_algo.chunks), dd.conv.get(),
-        data_algo.algo, algo_workspace, data_algo.workspace, dx.accumulate ? &kOne : &kZero,
-        dd.x.get(), chunk(dx.tensor.data, input_shapes()[0], c, data_algo.chunks)));
+        handle, &kOne, dd.w.get(), w, dd.y.get(), chunk(dy, output_shape(), c, data_algo.chunks),
+        dd.conv.get(), data_algo.algo, algo_workspace, data_algo.workspace,
+        dx.accumulate ? &kOne : &kZero, dd.x.get(),
+        chunk(dx.tensor.data, input_shapes()[0], c, data_algo.chunks)));
   }
 }
 

@@ -1,5 +1,5 @@
 // Conv2dCuda: 2-D convolution with stride, padding, dilation, groups and optional bias on the CUDA
-// backend (cuDNN), F32 only.
+// backend (cuDNN), F32 only; also the fused conv2d_relu (Note [Fusion]) with a ReLU epilogue.
 #pragma once
 
 #include <cstddef>
@@ -39,9 +39,17 @@ namespace vdnn::layers::cuda {
 class Conv2dCuda final : public Layer {
  public:
   Conv2dCuda(const Conv2dSpec& spec, std::vector<Shape> input_shapes, const LayerOptions& options);
+  /// conv2d_relu (Note [Fusion]): the same convolution (algorithms, layouts, chunks, parameters),
+  /// then y = relu(y + bias) as one own pass over the output in place of cudnnAddTensor, bitwise
+  /// the unfused conv2d -> relu. Backward also reads the output (backward_needs): it writes
+  /// dz = y > 0 ? dy : 0 into a scratch region at the front of the backward workspace (counted in
+  /// workspace() and workspace_options()), then runs the convolution's backward from dz.
+  Conv2dCuda(const Conv2dReluSpec& spec, std::vector<Shape> input_shapes,
+             const LayerOptions& options);
   ~Conv2dCuda() override;
 
-  /// Forward: the forward algorithm's; backward: the larger of the data and filter gradients'.
+  /// Forward: the forward algorithm's; backward: the larger of the data and filter gradients'
+  /// (each after the layout staging, and for conv2d_relu after dz).
   WorkspaceBytes workspace() const override;
   void limit_workspace(const WorkspaceBytes& limit) override;
   /// From cudnnFind's times (negative with options.deterministic, ranked by heuristics); backward:
@@ -62,7 +70,11 @@ class Conv2dCuda final : public Layer {
  private:
   struct Impl;
 
+  Conv2dCuda(const LayerSpec& layer, const Conv2dSpec& spec, bool relu,
+             std::vector<Shape> input_shapes, const LayerOptions& options);
+
   Conv2dSpec spec_;
+  bool relu_;  // conv2d_relu: the ReLU epilogue forward, its mask before backward
   std::vector<Shape> param_shapes_;  // weight, then bias when present
   std::unique_ptr<Impl> impl_;
 };

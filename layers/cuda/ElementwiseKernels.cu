@@ -1,8 +1,13 @@
-// The element-wise kernels behind ElementwiseKernels.hpp: one thread per element (KernelGrid.hpp).
+// The element-wise kernels behind ElementwiseKernels.hpp: one thread per element (KernelGrid.hpp),
+// or per float4 of elements for the memory-bound passes (ReLU, add, SGD) where the count and the
+// pointers allow (Vectors.cuh).
 #include "layers/cuda/ElementwiseKernels.hpp"
+
+#include <initializer_list>
 
 #include "layers/DropoutMask.hpp"
 #include "layers/cuda/KernelGrid.hpp"
+#include "layers/cuda/Vectors.cuh"
 #include "runtime/cuda/CudaCheck.hpp"
 
 namespace vdnn::layers::cuda {
@@ -25,22 +30,93 @@ __global__ void add_rows_kernel(float* dst, std::int64_t dst_stride, const float
   dst[r * dst_stride + c] += src[r * src_stride + c];
 }
 
-__global__ void add_pair_kernel(const float* a, const float* b, float* y, std::int64_t n) {
+// A pass over `vecs` vectors of kVec elements, one thread each: op.template apply<kVec>(i).
+template <int kVec, typename Op>
+__global__ void vector_kernel(Op op, std::int64_t vecs) {
   const std::int64_t i = element_index();
-  if (i < n) y[i] = a[i] + b[i];
+  if (i < vecs) op.template apply<kVec>(i);
 }
 
-__global__ void relu_forward_kernel(const float* x, float* y, std::int64_t n) {
-  const std::int64_t i = element_index();
-  // A select rather than fmaxf, which would turn a NaN input into 0 and hide it from the loss.
-  if (i < n) y[i] = x[i] < 0.0f ? 0.0f : x[i];
+// Enqueues op over n elements: by float4 when n % 4 == 0 and every pointer is 16-byte aligned.
+template <typename Op>
+void launch_vectors(cudaStream_t stream, std::int64_t n,
+                    std::initializer_list<const void*> pointers, const Op& op) {
+  if (n % 4 == 0 && aligned16(pointers)) {
+    vector_kernel<4><<<blocks_for(n / 4), kBlockThreads, 0, stream>>>(op, n / 4);
+  } else {
+    vector_kernel<1><<<blocks_for(n), kBlockThreads, 0, stream>>>(op, n);
+  }
+  VDNN_CHECK_LAUNCH();
 }
 
-__global__ void relu_backward_kernel(const float* y, const float* dy, float* dx, std::int64_t n,
-                                     bool accumulate) {
-  const std::int64_t i = element_index();
-  if (i < n) store(dx + i, y[i] > 0.0f ? dy[i] : 0.0f, accumulate);
-}
+struct AddPair {
+  const float* a;
+  const float* b;
+  float* y;
+  template <int kVec>
+  __device__ void apply(std::int64_t i) const {
+    float u[kVec];
+    float v[kVec];
+    load_vec<kVec>(a, i, u);
+    load_vec<kVec>(b, i, v);
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) u[k] += v[k];
+    store_vec<kVec>(y, i, u);
+  }
+};
+
+struct ReluForward {
+  const float* x;
+  float* y;
+  template <int kVec>
+  __device__ void apply(std::int64_t i) const {
+    float v[kVec];
+    load_vec<kVec>(x, i, v);
+    // A select rather than fmaxf, which would turn a NaN input into 0 and hide it from the loss.
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) v[k] = v[k] < 0.0f ? 0.0f : v[k];
+    store_vec<kVec>(y, i, v);
+  }
+};
+
+struct ReluMaskInPlace {
+  const float* y;
+  float* g;
+  template <int kVec>
+  __device__ void apply(std::int64_t i) const {
+    float mask[kVec];
+    float v[kVec];
+    load_vec<kVec>(y, i, mask);
+    load_vec_mutable<kVec>(g, i, v);
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) v[k] = mask[k] > 0.0f ? v[k] : 0.0f;
+    store_vec<kVec>(g, i, v);
+  }
+};
+
+struct ReluBackward {
+  const float* y;
+  const float* dy;
+  float* dx;
+  bool accumulate;
+  template <int kVec>
+  __device__ void apply(std::int64_t i) const {
+    float out[kVec];
+    float g[kVec];
+    float mask[kVec];
+    load_vec<kVec>(y, i, mask);
+    load_vec<kVec>(dy, i, g);
+    if (accumulate) {
+      load_vec_mutable<kVec>(dx, i, out);
+    }
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      const float v = mask[k] > 0.0f ? g[k] : 0.0f;
+      out[k] = accumulate ? out[k] + v : v;
+    }
+    store_vec<kVec>(dx, i, out);
+  }
+};
 
 // The mask index of element i: the element's own index (NCHW, or any layout of rank 2).
 struct SameIndex {
@@ -78,15 +154,30 @@ void launch_dropout(cudaStream_t stream, double p, std::uint64_t seed, std::uint
   VDNN_CHECK_LAUNCH();
 }
 
-__global__ void sgd_kernel(float* param, const float* grad, float* velocity, std::int64_t n,
-                           float lr, float momentum, float weight_decay, bool first_step) {
-  const std::int64_t i = element_index();
-  if (i >= n) return;
-  const float d = grad[i] + weight_decay * param[i];
-  const float v = first_step ? d : momentum * velocity[i] + d;
-  velocity[i] = v;
-  param[i] -= lr * v;
-}
+struct SgdStep {
+  float* param;
+  const float* grad;
+  float* velocity;
+  float lr, momentum, weight_decay;
+  bool first_step;
+  template <int kVec>
+  __device__ void apply(std::int64_t i) const {
+    float p[kVec];
+    float g[kVec];
+    float v[kVec];
+    load_vec_mutable<kVec>(param, i, p);
+    load_vec<kVec>(grad, i, g);
+    if (!first_step) load_vec_mutable<kVec>(velocity, i, v);
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      const float d = g[k] + weight_decay * p[k];
+      v[k] = first_step ? d : momentum * v[k] + d;
+      p[k] -= lr * v[k];
+    }
+    store_vec<kVec>(velocity, i, v);
+    store_vec<kVec>(param, i, p);
+  }
+};
 
 }  // namespace
 
@@ -112,19 +203,20 @@ void copy_rows(cudaStream_t stream, float* dst, std::int64_t dst_stride, const f
 }
 
 void add_pair(cudaStream_t stream, const float* a, const float* b, float* y, std::int64_t n) {
-  add_pair_kernel<<<blocks_for(n), kBlockThreads, 0, stream>>>(a, b, y, n);
-  VDNN_CHECK_LAUNCH();
+  launch_vectors(stream, n, {a, b, y}, AddPair{a, b, y});
 }
 
 void relu_forward(cudaStream_t stream, const float* x, float* y, std::int64_t n) {
-  relu_forward_kernel<<<blocks_for(n), kBlockThreads, 0, stream>>>(x, y, n);
-  VDNN_CHECK_LAUNCH();
+  launch_vectors(stream, n, {x, y}, ReluForward{x, y});
 }
 
 void relu_backward(cudaStream_t stream, const float* y, const float* dy, float* dx, std::int64_t n,
                    bool accumulate) {
-  relu_backward_kernel<<<blocks_for(n), kBlockThreads, 0, stream>>>(y, dy, dx, n, accumulate);
-  VDNN_CHECK_LAUNCH();
+  launch_vectors(stream, n, {y, dy, dx}, ReluBackward{y, dy, dx, accumulate});
+}
+
+void relu_mask_in_place(cudaStream_t stream, const float* y, float* g, std::int64_t n) {
+  launch_vectors(stream, n, {y, g}, ReluMaskInPlace{y, g});
 }
 
 void dropout_apply(cudaStream_t stream, double p, std::uint64_t seed, std::uint64_t step,
@@ -140,10 +232,10 @@ void dropout_apply_channels_last(cudaStream_t stream, double p, std::uint64_t se
 
 void sgd_update(cudaStream_t stream, float* param, const float* grad, float* velocity,
                 std::int64_t n, const SgdHyper& hyper) {
-  sgd_kernel<<<blocks_for(n), kBlockThreads, 0, stream>>>(
-      param, grad, velocity, n, static_cast<float>(hyper.lr), static_cast<float>(hyper.momentum),
-      static_cast<float>(hyper.weight_decay), hyper.first_step);
-  VDNN_CHECK_LAUNCH();
+  launch_vectors(stream, n, {param, grad, velocity},
+                 SgdStep{param, grad, velocity, static_cast<float>(hyper.lr),
+                         static_cast<float>(hyper.momentum), static_cast<float>(hyper.weight_decay),
+                         hyper.first_step});
 }
 
 }  // namespace vdnn::layers::cuda

@@ -38,6 +38,10 @@ void relu_forward(cudaStream_t stream, const float* x, float* y, std::int64_t n)
 void relu_backward(cudaStream_t stream, const float* y, const float* dy, float* dx, std::int64_t n,
                    bool accumulate);
 
+/// g = y > 0 ? g : 0 in place: the ReLU's gradient over a gradient nothing reads again (the fused
+/// conv2d_relu's output gradient, BackwardArgs::grad_output). Throws runtime::CudaError.
+void relu_mask_in_place(cudaStream_t stream, const float* y, float* g, std::int64_t n);
+
 /// out (+)= in * mask(i), with DropoutCpu's mask of (p, seed, step): bitwise the same multipliers,
 /// so forward (in = x) and backward (in = dy) match the CPU backend exactly. Throws
 /// runtime::CudaError.

@@ -1,8 +1,10 @@
-// CUDA max pooling in NCHW or NHWC: cuDNN's deterministic max pooling forward (an own kernel in
-// ceil mode, whose output extents cuDNN cannot produce); backward as a gather that re-finds each
-// covering window's arg-max in the input, since the output is not kept for backward. For the
-// square stride-2 windows of ResNet, VGG and GoogLeNet one thread gathers a 2 x 2 cell of input
-// elements and finds each window's arg-max once for the cell instead of once per element.
+// CUDA max pooling in NCHW or NHWC: forward by cuDNN's deterministic max pooling in NCHW, by an own
+// kernel in NHWC with C % 4 == 0 (four channels per thread, float4 loads) and in ceil mode, whose
+// output extents cuDNN cannot produce; backward as a gather that re-finds each covering window's
+// arg-max in the input, since the output is not kept for backward. For the square stride-2 windows
+// of ResNet, VGG and GoogLeNet one thread gathers a 2 x 2 cell of input elements (of four channels
+// in NHWC with C % 4 == 0) and finds each window's arg-max once for the cell instead of once per
+// element.
 #include "layers/cuda/MaxPool2dCuda.hpp"
 
 #include <cstdint>
@@ -12,6 +14,7 @@
 #include "layers/cuda/CudnnPooling.hpp"
 #include "layers/cuda/ElementwiseKernels.hpp"
 #include "layers/cuda/KernelGrid.hpp"
+#include "layers/cuda/Vectors.cuh"
 #include "runtime/Error.hpp"
 #include "runtime/cuda/CudaCheck.hpp"
 #include "runtime/cuda/DeviceContext.hpp"
@@ -19,24 +22,40 @@
 namespace vdnn::layers::cuda {
 namespace {
 
-// Pixel (in `plane`) of the first maximum under the window, row-major; a NaN beats every number so
-// that the gradient follows the NaN that forward propagated (the MaxPool2dCpu rule).
-template <Layout L>
-__device__ int window_argmax(const float* x, PlaneOffsets<L> plane, int width, IndexRange rows,
-                             IndexRange cols) {
-  int best = rows.begin * width + cols.begin;
-  float best_value = x[plane[best]];
+// Per lane (of kVec adjacent channels; `plane` in vectors), the pixel of the first maximum under
+// the window, row-major, and its value; a NaN beats every number so that the gradient follows the
+// NaN that forward propagated (the MaxPool2dCpu rule).
+template <Layout L, int kVec>
+__device__ void window_argmax(const float* x, PlaneOffsets<L> plane, int width, IndexRange rows,
+                              IndexRange cols, int (&best)[kVec], float (&best_value)[kVec]) {
+  const int first = rows.begin * width + cols.begin;
+  load_vec<kVec>(x, plane[first], best_value);
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) best[k] = first;
   for (int ih = rows.begin; ih < rows.end; ++ih) {
     for (int iw = cols.begin; iw < cols.end; ++iw) {
       const int pixel = ih * width + iw;
-      const float value = x[plane[pixel]];
-      if (value > best_value || (value != value && best_value == best_value)) {
-        best = pixel;
-        best_value = value;
+      float value[kVec];
+      load_vec<kVec>(x, plane[pixel], value);
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        if (value[k] > best_value[k] || (value[k] != value[k] && best_value[k] == best_value[k])) {
+          best[k] = pixel;
+          best_value[k] = value[k];
+        }
       }
     }
   }
-  return best;
+}
+
+// window_argmax of one channel.
+template <Layout L>
+__device__ int window_argmax(const float* x, PlaneOffsets<L> plane, int width, IndexRange rows,
+                             IndexRange cols) {
+  int best[1];
+  float best_value[1];
+  window_argmax<L, 1>(x, plane, width, rows, cols, best, best_value);
+  return best[0];
 }
 
 // A window passes its gradient to its arg-max only.
@@ -58,16 +77,19 @@ bool cudnn_can_pool(MaxPool2dSpec spec, const Shape& input, const Shape& output)
 
 __device__ int thread_index() { return static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); }
 
-// One thread per output element; the windows are clipped to the input, so the extra last window
-// of ceil mode reads only input pixels.
-template <Layout L>
+// One thread per output vector (w's channels count vectors of kVec channels); the windows are
+// clipped to the input, so the extra last window of ceil mode reads only input pixels.
+template <Layout L, int kVec>
 __global__ void max_pool_forward(PoolWindow w, const float* __restrict__ x, float* __restrict__ y) {
   const int index = thread_index();
   if (index >= w.planes() * w.out_plane()) return;
   const PlanePixel at = w.outputs<L>().locate(index);
   const PlaneOffsets<L> x_plane = w.inputs<L>().plane(at.sample, at.channel);
-  y[index] = x[x_plane[window_argmax(x, x_plane, w.in_w, w.rows_under(at.pixel / w.out_w),
-                                     w.cols_under(at.pixel % w.out_w))]];
+  int best[kVec];
+  float best_value[kVec];
+  window_argmax<L, kVec>(x, x_plane, w.in_w, w.rows_under(at.pixel / w.out_w),
+                         w.cols_under(at.pixel % w.out_w), best, best_value);
+  store_vec<kVec>(y, index, best_value);
 }
 
 // One thread per input element.
@@ -99,13 +121,13 @@ __device__ bool inside(const PoolWindow& w, int ih, int iw) {
   return ih >= 0 && ih < w.in_h && iw >= 0 && iw < w.in_w;
 }
 
-// Backward for K x K windows at stride S, one thread per S x S cell (Cells), all in L: only the
-// ceil(K / S)^2 windows that overlap a cell can have their arg-max in it, so the thread finds each
-// of their arg-maxes once and adds the window's gradient to the element it names. Each element
-// gets the sums of max_pool_backward (and of the CPU) in the same order: its starting value, then
-// its windows in output order. Input elements are adjacent threads' in NHWC (coalesced) and S
-// apart in NCHW.
-template <Layout L, int K, int S>
+// Backward for K x K windows at stride S, one thread per S x S cell (Cells) of kVec adjacent
+// channels (w's channels count vectors), all in L: only the ceil(K / S)^2 windows that overlap a
+// cell can have their arg-max in it, so the thread finds each of their arg-maxes once and adds the
+// window's gradient to the element it names. Each element gets the sums of max_pool_backward (and
+// of the CPU) in the same order: its starting value, then its windows in output order. Input
+// elements are adjacent threads' in NHWC (coalesced) and S apart in NCHW.
+template <Layout L, int K, int S, int kVec>
 __global__ void max_pool_backward_cells(PoolWindow w, Cells cells, const float* __restrict__ x,
                                         const float* __restrict__ dy, float* __restrict__ dx,
                                         bool accumulate) {
@@ -121,13 +143,21 @@ __global__ void max_pool_backward_cells(PoolWindow w, Cells cells, const float* 
   const PlaneOffsets<L> x_plane = w.inputs<L>().plane(at.sample, at.channel);
   const PlaneOffsets<L> dy_plane = w.outputs<L>().plane(at.sample, at.channel);
   // Slots of cell elements outside the input may alias other pixels; they are never stored.
-  float sum[S][S];
+  float sum[S][S][kVec];
 #pragma unroll
   for (int a = 0; a < S; ++a) {
 #pragma unroll
     for (int b = 0; b < S; ++b) {
       const bool read = accumulate && inside(w, row0 + a, col0 + b);
-      sum[a][b] = read ? dx[x_plane[(row0 + a) * w.in_w + col0 + b]] : 0.0f;
+      if (read) {
+        float start[kVec];
+        load_vec<kVec>(dx, x_plane[(row0 + a) * w.in_w + col0 + b], start);
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) sum[a][b][k] = start[k];
+      } else {
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) sum[a][b][k] = 0.0f;
+      }
     }
   }
 #pragma unroll
@@ -139,13 +169,19 @@ __global__ void max_pool_backward_cells(PoolWindow w, Cells cells, const float* 
     for (int j = 0; j < kReach; ++j) {
       const int ow = cell_w - kReach + 1 + j;
       if (ow < 0 || ow >= w.out_w) continue;
-      const int best = window_argmax(x, x_plane, w.in_w, rows, w.cols_under(ow));
-      const float gradient = dy[dy_plane[oh * w.out_w + ow]];
+      int best[kVec];
+      float best_value[kVec];
+      window_argmax<L, kVec>(x, x_plane, w.in_w, rows, w.cols_under(ow), best, best_value);
+      float gradient[kVec];
+      load_vec<kVec>(dy, dy_plane[oh * w.out_w + ow], gradient);
 #pragma unroll
       for (int a = 0; a < S; ++a) {
 #pragma unroll
         for (int b = 0; b < S; ++b) {
-          if (best == (row0 + a) * w.in_w + col0 + b) sum[a][b] += gradient;
+#pragma unroll
+          for (int k = 0; k < kVec; ++k) {
+            if (best[k] == (row0 + a) * w.in_w + col0 + b) sum[a][b][k] += gradient[k];
+          }
         }
       }
     }
@@ -154,22 +190,40 @@ __global__ void max_pool_backward_cells(PoolWindow w, Cells cells, const float* 
   for (int a = 0; a < S; ++a) {
 #pragma unroll
     for (int b = 0; b < S; ++b) {
-      if (inside(w, row0 + a, col0 + b)) dx[x_plane[(row0 + a) * w.in_w + col0 + b]] = sum[a][b];
+      if (inside(w, row0 + a, col0 + b)) {
+        store_vec<kVec>(dx, x_plane[(row0 + a) * w.in_w + col0 + b], sum[a][b]);
+      }
     }
   }
 }
 
-// Enqueues the backward in L: per cell for 2 x 2 and 3 x 3 windows at stride 2, else per element.
+// Whether an NHWC pass can take four channels per thread: C % 4 == 0 and 16-byte aligned tensors.
+bool four_channels(const PoolWindow& w, Layout layout, std::initializer_list<const void*> tensors) {
+  return layout == Layout::Nhwc && w.channels % 4 == 0 && aligned16(tensors);
+}
+
+// w with its channels counted in vectors of four.
+PoolWindow in_vectors(PoolWindow w) {
+  w.channels /= 4;
+  return w;
+}
+
+// Enqueues the backward in L: per cell for 2 x 2 and 3 x 3 windows at stride 2 (four channels per
+// thread when four_channels), else per element.
 template <Layout L>
 void launch_backward(cudaStream_t stream, const PoolWindow& w, const float* x, const float* dy,
                      float* dx, bool accumulate) {
   const bool square_stride2 = w.stride_h == 2 && w.stride_w == 2 && w.kernel_h == w.kernel_w;
   if (square_stride2 && (w.kernel_h == 2 || w.kernel_h == 3)) {
     const Cells cells = Cells::of(w);
-    const auto kernel =
-        w.kernel_h == 2 ? max_pool_backward_cells<L, 2, 2> : max_pool_backward_cells<L, 3, 2>;
-    kernel<<<blocks_for(static_cast<std::int64_t>(w.planes()) * cells.rows * cells.cols),
-             kBlockThreads, 0, stream>>>(w, cells, x, dy, dx, accumulate);
+    const bool vec4 = four_channels(w, L, {x, dy, dx});
+    const PoolWindow run = vec4 ? in_vectors(w) : w;
+    const auto kernel = vec4 ? (w.kernel_h == 2 ? max_pool_backward_cells<L, 2, 2, 4>
+                                                : max_pool_backward_cells<L, 3, 2, 4>)
+                             : (w.kernel_h == 2 ? max_pool_backward_cells<L, 2, 2, 1>
+                                                : max_pool_backward_cells<L, 3, 2, 1>);
+    kernel<<<blocks_for(static_cast<std::int64_t>(run.planes()) * cells.rows * cells.cols),
+             kBlockThreads, 0, stream>>>(run, cells, x, dy, dx, accumulate);
   } else {
     max_pool_backward<L><<<blocks_for(static_cast<std::int64_t>(w.planes()) * w.in_plane()),
                            kBlockThreads, 0, stream>>>(w, x, dy, dx, accumulate);
@@ -198,15 +252,22 @@ void MaxPool2dCuda::forward(const ForwardArgs& args) {
   VDNN_EXPECTS(args.inputs.size() == 1 && view_matches(args.inputs[0], input_shapes()[0]) &&
                    view_matches(args.output, output_shape()),
                "MaxPool2dCuda::forward: views do not match the layer's shapes");
-  if (pooling_) {
-    pooling_->forward(context_->cudnn(), args.inputs[0].data, args.output.data);
+  const float* x = args.inputs[0].as<float>();
+  float* y = args.output.as<float>();
+  const cudaStream_t stream = context_->compute_stream();
+  if (four_channels(window_, layout(), {x, y})) {
+    max_pool_forward<Layout::Nhwc, 4>
+        <<<blocks_for(args.output.numel() / 4), kBlockThreads, 0, stream>>>(in_vectors(window_), x,
+                                                                            y);
+  } else if (pooling_) {
+    pooling_->forward(context_->cudnn(), x, y);
     return;
+  } else {
+    with_layout(layout(), [&](auto tag) {
+      max_pool_forward<decltype(tag)::value, 1>
+          <<<blocks_for(args.output.numel()), kBlockThreads, 0, stream>>>(window_, x, y);
+    });
   }
-  with_layout(layout(), [&](auto tag) {
-    max_pool_forward<decltype(tag)::value>
-        <<<blocks_for(args.output.numel()), kBlockThreads, 0, context_->compute_stream()>>>(
-            window_, args.inputs[0].as<float>(), args.output.as<float>());
-  });
   VDNN_CHECK_LAUNCH();
 }
 

@@ -1,5 +1,6 @@
-// MaxPool2dCuda: 2-D max pooling on the CUDA backend in NCHW or NHWC (cuDNN forward, or an own
-// kernel in ceil mode, which cuDNN lacks; own backward kernels), F32 only.
+// MaxPool2dCuda: 2-D max pooling on the CUDA backend in NCHW or NHWC (cuDNN forward in NCHW, own
+// kernels in NHWC with C % 4 == 0 and in ceil mode, which cuDNN lacks; own backward kernels), F32
+// only.
 #pragma once
 
 #include <memory>

@@ -156,7 +156,9 @@ class Harness {
     layers::BackwardArgs args;
     args.inputs = needs.inputs ? views(inputs_) : std::vector<TensorView>(inputs_.size());
     if (needs.output) args.output = output_.view();
-    args.grad_output = weights_.view();
+    // A copy: backward may overwrite its output gradient (BackwardArgs::grad_output).
+    HostTensor grad_output = weights_;
+    args.grad_output = grad_output.view();
     for (std::size_t k = 0; k < inputs_.size(); ++k) {
       args.grad_inputs.push_back({grads[k].view(), accumulate});
     }

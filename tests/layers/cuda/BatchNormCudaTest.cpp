@@ -304,7 +304,8 @@ StepResults run_fused(runtime::cuda::DeviceContext& context, const LayerOptions&
   layer.forward(f);
   BackwardArgs b;
   b.inputs = c.residual ? std::vector<TensorView>{v.x, TensorView{}} : std::vector<TensorView>{v.x};
-  b.output = v.y;
+  // As backward_needs declares: y for the residual chain's mask only.
+  b.output = c.residual ? v.y : TensorView{};
   b.grad_output = v.dy;
   b.grad_inputs = {GradTarget{v.dx, c.accumulate}};
   if (c.residual) b.grad_inputs.push_back(GradTarget{v.dr, c.accumulate});

@@ -177,6 +177,12 @@ std::vector<LayoutCase> pooling_cases() {
       max_case("3x3_stride2_pad1_odd", Shape{2, 6, 9, 7}, max_pool({3, 3}, {2, 2}, {1, 1})),
       max_case("3x3_stride2_pad1_even", Shape{3, 5, 8, 10}, max_pool({3, 3}, {2, 2}, {1, 1})),
       max_case("resnet_stem", Shape{2, 16, 28, 28}, max_pool({3, 3}, {2, 2}, {1, 1})),
+      // C % 4 == 0: in NHWC four channels a thread, forward and backward.
+      max_case("2x2_stride2_c8", Shape{2, 8, 8, 6}, max_pool({2, 2}, {2, 2}, {0, 0})),
+      max_case("2x2_stride2_pad1_c12_odd", Shape{2, 12, 7, 9}, max_pool({2, 2}, {2, 2}, {1, 1})),
+      max_case("3x3_stride2_pad1_c4_odd", Shape{3, 4, 9, 7}, max_pool({3, 3}, {2, 2}, {1, 1})),
+      max_case("ceil_3x3_stride2_c8", Shape{2, 8, 8, 7}, max_pool({3, 3}, {2, 2}, {0, 0}, true)),
+      max_case("3x3_stride1_pad1_c8", Shape{1, 8, 6, 7}, max_pool({3, 3}, {1, 1}, {1, 1})),
       max_case("ceil_3x3_stride2", Shape{2, 3, 8, 7}, max_pool({3, 3}, {2, 2}, {0, 0}, true)),
       max_case("ceil_3x3_stride2_pad1", Shape{1, 3, 7, 10}, max_pool({3, 3}, {2, 2}, {1, 1}, true)),
       max_case("ceil_2x2_stride2_odd", Shape{2, 7, 7, 9}, max_pool({2, 2}, {2, 2}, {0, 0}, true)),
