@@ -19,6 +19,7 @@
 #include "layers/cuda/BatchNorm2dCuda.hpp"
 #include "layers/cuda/BatchNormReluCuda.hpp"
 #include "layers/cuda/CudaLayerTest.hpp"
+#include "layers/cuda/DeviceData.hpp"
 #include "layers/cuda/RawBuffer.hpp"
 #include "layers/cuda/ReluCuda.hpp"
 #include "runtime/Error.hpp"
@@ -179,48 +180,7 @@ Floats random_floats(std::int64_t count, std::uint64_t seed, float low, float hi
   return values;
 }
 
-// Device memory of one hand-run step, freed with this object. Uploads and downloads wait for the
-// compute stream.
-class DeviceData {
- public:
-  DeviceData(cudaStream_t stream, Layout layout) : stream_(stream), layout_(layout) {}
-
-  // A device copy of `host` (already in the layout's order) seen as `shape`.
-  TensorView upload(const Floats& host, const Shape& shape) {
-    TensorView view = allocate(shape);
-    VDNN_CHECK_CUDA(cudaMemcpyAsync(view.data, host.data(), host.size() * sizeof(float),
-                                    cudaMemcpyHostToDevice, stream_));
-    VDNN_CHECK_CUDA(cudaStreamSynchronize(stream_));
-    return view;
-  }
-  // A tensor of `shape` whose every element is a NaN.
-  TensorView nan(const Shape& shape) {
-    TensorView view = allocate(shape);
-    VDNN_CHECK_CUDA(cudaMemsetAsync(view.data, 0xFF, view.bytes(), stream_));
-    return view;
-  }
-  Floats download(const TensorView& view) {
-    Floats host(static_cast<std::size_t>(view.numel()));
-    VDNN_CHECK_CUDA(
-        cudaMemcpyAsync(host.data(), view.data, view.bytes(), cudaMemcpyDeviceToHost, stream_));
-    VDNN_CHECK_CUDA(cudaStreamSynchronize(stream_));
-    return host;
-  }
-
- private:
-  TensorView allocate(const Shape& shape) {
-    buffers_.push_back(
-        std::make_unique<layers::cuda::DeviceBuffer>(shape.bytes(runtime::DType::F32)));
-    return TensorView{buffers_.back()->as<float>(), shape, runtime::DType::F32,
-                      shape.rank() == 4 ? layout_ : Layout::Nchw};
-  }
-
-  cudaStream_t stream_;
-  Layout layout_;
-  std::vector<std::unique_ptr<layers::cuda::DeviceBuffer>> buffers_;
-};
-
-// Host data of one step, in the order the layout stores it (both sides of a comparison are CUDA).
+// Host data of one step, NCHW-ordered (DeviceData stores it in the layout under test).
 struct StepData {
   Floats x, r, weight, bias, running_mean, running_var, dy, dx_before, dr_before;
 };

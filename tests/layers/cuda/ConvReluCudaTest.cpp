@@ -20,6 +20,7 @@
 #include "layers/Registry.hpp"
 #include "layers/cuda/Conv2dCuda.hpp"
 #include "layers/cuda/CudaLayerTest.hpp"
+#include "layers/cuda/DeviceData.hpp"
 #include "layers/cuda/RawBuffer.hpp"
 #include "layers/cuda/ReluCuda.hpp"
 #include "runtime/Error.hpp"
@@ -111,52 +112,6 @@ StepData random_step(const Case& c, const Shape& out, std::uint64_t seed) {
   d.dx_before = random_floats(c.input.numel(), rng);
   return d;
 }
-
-// Device memory of one step, freed with this object; uploads and downloads wait for the stream.
-class DeviceData {
- public:
-  explicit DeviceData(cudaStream_t stream) : stream_(stream) {}
-
-  // A device copy of NCHW-ordered `host`, stored in `layout`.
-  TensorView upload(const Floats& host, const Shape& shape, Layout layout = Layout::Nchw) {
-    const Floats stored = to_layout(host, shape, layout);
-    TensorView view = allocate(shape, layout);
-    VDNN_CHECK_CUDA(cudaMemcpyAsync(view.data, stored.data(), stored.size() * sizeof(float),
-                                    cudaMemcpyHostToDevice, stream_));
-    VDNN_CHECK_CUDA(cudaStreamSynchronize(stream_));
-    return view;
-  }
-  // A tensor whose every element is a NaN, so that an element left unwritten shows.
-  TensorView nan(const Shape& shape, Layout layout = Layout::Nchw) {
-    TensorView view = allocate(shape, layout);
-    VDNN_CHECK_CUDA(cudaMemsetAsync(view.data, 0xFF, view.bytes(), stream_));
-    return view;
-  }
-  // `bytes` of NaNs as a workspace view, empty for 0 bytes.
-  TensorView workspace(std::size_t bytes) {
-    if (bytes == 0) return {};
-    return nan(Shape{static_cast<std::int64_t>((bytes + sizeof(float) - 1) / sizeof(float))});
-  }
-  // The NCHW order of `view`.
-  Floats download(const TensorView& view) {
-    Floats host(static_cast<std::size_t>(view.numel()));
-    VDNN_CHECK_CUDA(
-        cudaMemcpyAsync(host.data(), view.data, view.bytes(), cudaMemcpyDeviceToHost, stream_));
-    VDNN_CHECK_CUDA(cudaStreamSynchronize(stream_));
-    return from_layout(host, view.shape, view.layout);
-  }
-
- private:
-  TensorView allocate(const Shape& shape, Layout layout) {
-    buffers_.push_back(
-        std::make_unique<layers::cuda::DeviceBuffer>(shape.bytes(runtime::DType::F32)));
-    return TensorView{buffers_.back()->as<float>(), shape, DType::F32,
-                      shape.rank() == 4 ? layout : Layout::Nchw};
-  }
-
-  cudaStream_t stream_;
-  std::vector<std::unique_ptr<layers::cuda::DeviceBuffer>> buffers_;
-};
 
 // The views of one step on the device. The stem (an NCHW input converted to an NHWC output) takes
 // no input gradient.
