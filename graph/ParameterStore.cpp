@@ -55,6 +55,7 @@ ParameterStore::ParameterStore(const Graph& graph, runtime::MemoryResource& memo
   for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes().size()); ++id) {
     const Node& node = graph.node(id);
     for (layers::ParamSpec& spec : layers::param_specs(node.spec, graph.input_shapes(id))) {
+      if (layers::conv_of(node.spec) != nullptr && spec.name == "weight") spec.layout = node.layout;
       const std::size_t bytes = spec.shape.bytes(runtime::DType::F32);
       Parameter p{node.name + "." + spec.name,    id, std::move(spec),
                   runtime::Buffer(memory, bytes), {}, {}};
@@ -70,6 +71,8 @@ ParameterStore::ParameterStore(const Graph& graph, runtime::MemoryResource& memo
   std::vector<std::vector<float>> staging(params_.size());
   for (std::size_t i = 0; i < params_.size(); ++i) {
     initialize(params_[i], seed, stream_of(params_[i].name), staging[i]);
+    const layers::ParamSpec& spec = params_[i].spec;
+    staging[i] = runtime::relayout(staging[i], spec.shape, runtime::Layout::Nchw, spec.layout);
     upload.copy_async(params_[i].value.data(), staging[i].data(), params_[i].value.bytes());
   }
   upload.synchronize();

@@ -24,19 +24,22 @@ struct Parameter {
 
   bool trainable() const noexcept { return spec.kind == layers::ParamKind::Trainable; }
   runtime::TensorView value_view(runtime::DType dtype) const {
-    return {value.data(), spec.shape, dtype};
+    return {value.data(), spec.shape, dtype, spec.layout};
   }
   runtime::TensorView grad_view(runtime::DType dtype) const {
-    return {grad.data(), spec.shape, dtype};
+    return {grad.data(), spec.shape, dtype, spec.layout};
   }
   runtime::TensorView velocity_view(runtime::DType dtype) const {
-    return {velocity.data(), spec.shape, dtype};
+    return {velocity.data(), spec.shape, dtype, spec.layout};
   }
 };
 
 /// Owns the parameters of a graph. The memory resource must outlive the store. Initial values are
 /// computed on the host and copied in on `upload` (which is synchronized before the constructor
-/// returns). Throws OutOfMemory.
+/// returns). The weight of a convolution whose output is NHWC is kept KRSC (ParamSpec::layout, its
+/// gradient and velocity too), the order the convolution runs, so no step converts it; every other
+/// parameter keeps PyTorch's order. Values are the same numbers in either order. Throws
+/// OutOfMemory.
 class ParameterStore {
  public:
   ParameterStore(const Graph& graph, runtime::MemoryResource& memory, std::uint64_t seed,

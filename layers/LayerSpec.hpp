@@ -129,6 +129,9 @@ struct ParamSpec {
   ParamKind kind = ParamKind::Trainable;
   Init init = Init::Zeros;
   std::int64_t fan = 1;  // fan_out for KaimingNormalFanOut, fan_in for UniformFanIn
+  /// How a rank-4 parameter lies in memory: Nchw (a KCRS convolution weight, PyTorch's order) or
+  /// Nhwc (KRSC, which an NHWC convolution runs; graph::ParameterStore decides, Note [Layout]).
+  runtime::Layout layout = runtime::Layout::Nchw;
 };
 /// Parameters and buffers in a fixed order; trainable ones first.
 std::vector<ParamSpec> param_specs(const LayerSpec& spec, const std::vector<Shape>& inputs);

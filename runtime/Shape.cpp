@@ -1,6 +1,8 @@
 // Shape arithmetic and printing.
 #include "runtime/Shape.hpp"
 
+#include <string>
+
 #include "runtime/Error.hpp"
 
 namespace vdnn::runtime {
@@ -53,6 +55,32 @@ bool operator==(const Shape& a, const Shape& b) noexcept {
     if (a.dims_[static_cast<std::size_t>(i)] != b.dims_[static_cast<std::size_t>(i)]) return false;
   }
   return true;
+}
+
+std::vector<float> relayout(const std::vector<float>& values, const Shape& shape, Layout from,
+                            Layout to) {
+  if (from == to || shape.rank() != 4) return values;
+  VDNN_EXPECTS(static_cast<std::int64_t>(values.size()) == shape.numel(),
+               "relayout: expected " + std::to_string(shape.numel()) + " values of " +
+                   shape.to_string() + ", got " + std::to_string(values.size()));
+  std::vector<float> out(values.size());
+  std::size_t nchw = 0;
+  for (std::int64_t n = 0; n < shape.n(); ++n) {
+    for (std::int64_t c = 0; c < shape.c(); ++c) {
+      for (std::int64_t h = 0; h < shape.h(); ++h) {
+        for (std::int64_t w = 0; w < shape.w(); ++w, ++nchw) {
+          const auto nhwc =
+              static_cast<std::size_t>(((n * shape.h() + h) * shape.w() + w) * shape.c() + c);
+          if (to == Layout::Nhwc) {
+            out[nhwc] = values[nchw];
+          } else {
+            out[nchw] = values[nhwc];
+          }
+        }
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace vdnn::runtime

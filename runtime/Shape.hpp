@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 namespace vdnn::runtime {
 
@@ -65,5 +66,12 @@ class Shape {
   std::array<std::int64_t, kMaxRank> dims_{};
   int rank_ = 0;
 };
+
+/// The elements of a tensor of `shape` stored in `from`, reordered into `to`: a rank-4 tensor
+/// between NCHW and NHWC (a KCRS convolution weight and its KRSC form alike); any other rank, or
+/// equal layouts, as they are. A permuted tensor's `values` hold shape.numel() elements (else
+/// InvalidArgument).
+std::vector<float> relayout(const std::vector<float>& values, const Shape& shape, Layout from,
+                            Layout to);
 
 }  // namespace vdnn::runtime

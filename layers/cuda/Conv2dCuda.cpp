@@ -279,6 +279,11 @@ struct Staging {
   // Scratch before the algorithm's workspace: forward (weight, input), backward (weight, its
   // gradient, input, the bias sums').
   std::size_t forward() const { return weight + input; }
+  // Whether a weight (or weight gradient) view in `view`'s layout goes through the KRSC copy: an
+  // NHWC convolution given a KCRS one. The executor's are KRSC already (graph::ParameterStore).
+  bool staged(const TensorView& view) const {
+    return weight > 0 && view.layout != runtime::Layout::Nhwc;
+  }
   std::size_t backward() const { return 2 * weight + input + bias_scratch; }
 
   std::size_t weight;  // bytes of the KRSC weight copy, 0 in NCHW
@@ -480,8 +485,8 @@ void Conv2dCuda::forward(const ForwardArgs& args) {
   const Staging& st = m.staging;
   const cudnnHandle_t handle = m.context->cudnn();
   char* scratch = static_cast<char*>(args.workspace.data);
-  void* w = st.weight > 0 ? scratch : args.params[0].data;
-  if (st.weight > 0) convert(handle, st.w_kcrs, args.params[0].data, st.w_run, w);
+  void* w = st.staged(args.params[0]) ? scratch : args.params[0].data;
+  if (st.staged(args.params[0])) convert(handle, st.w_kcrs, args.params[0].data, st.w_run, w);
   void* x = st.input > 0 ? scratch + st.weight : args.inputs[0].data;
   if (st.input > 0) convert(handle, st.x_given, args.inputs[0].data, st.x_run, x);
   const auto& algo = m.forward;
@@ -540,7 +545,7 @@ void Conv2dCuda::backward(const BackwardArgs& args) {
   char* algo_workspace = scratch + st.backward();
   void* x = st.input > 0 ? scratch + 2 * st.weight : args.inputs[0].data;
   if (st.input > 0) convert(handle, st.x_given, args.inputs[0].data, st.x_run, x);
-  void* dw = st.weight > 0 ? scratch + st.weight : args.grad_params[0].data;
+  void* dw = st.staged(args.grad_params[0]) ? scratch + st.weight : args.grad_params[0].data;
   const auto& filter_algo = m.backward_filter;
   Descriptors& fd = m.descriptors(filter_algo);
   fd.conv.set_math(filter_algo.math);
@@ -550,10 +555,12 @@ void Conv2dCuda::backward(const BackwardArgs& args) {
         chunk(dy, output_shape(), c, filter_algo.chunks), fd.conv.get(), filter_algo.algo,
         algo_workspace, filter_algo.workspace, c == 0 ? &kZero : &kOne, fd.w.get(), dw));
   }
-  if (st.weight > 0) convert(handle, st.w_run, dw, st.w_kcrs, args.grad_params[0].data);
+  if (st.staged(args.grad_params[0])) {
+    convert(handle, st.w_run, dw, st.w_kcrs, args.grad_params[0].data);
+  }
   if (dx.tensor.empty()) return;
-  void* w = st.weight > 0 ? scratch : args.params[0].data;
-  if (st.weight > 0) convert(handle, st.w_kcrs, args.params[0].data, st.w_run, w);
+  void* w = st.staged(args.params[0]) ? scratch : args.params[0].data;
+  if (st.staged(args.params[0])) convert(handle, st.w_kcrs, args.params[0].data, st.w_run, w);
   const auto& data_algo = m.backward_data;
   Descriptors& dd = m.descriptors(data_algo);
   dd.conv.set_math(data_algo.math);

@@ -29,8 +29,10 @@ namespace vdnn::layers::cuda {
 /// Layouts (Note [Layout]): NCHW, NHWC, or an NCHW input (the network's) to an NHWC output, which
 /// the forward and the weight gradient convert in their workspace and which takes no input
 /// gradient; any other pair keeps NCHW so that the registry refuses it. In NHWC cuDNN runs KRSC
-/// filters: each pass converts the KCRS weight in its workspace and the weight gradient back, so
-/// parameters stay NCHW-logical; workspace() and workspace_options() include those copies.
+/// filters: a weight view laid out NHWC (KRSC, as graph::ParameterStore keeps an NHWC
+/// convolution's weight) and its gradient are used as they are; a KCRS one (NCHW) is converted in
+/// the pass's workspace and its gradient back. workspace() and workspace_options() include those
+/// copies either way.
 ///
 /// Backward reads the input (for the weight gradient), the output gradient and the weight; it
 /// overwrites grad_params (weight, then bias) and writes or accumulates the input gradient unless

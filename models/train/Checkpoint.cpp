@@ -3,6 +3,7 @@
 #include "models/train/Checkpoint.hpp"
 
 #include <charconv>
+#include <cstddef>
 #include <cstring>
 #include <map>
 #include <sstream>
@@ -30,7 +31,22 @@ struct Slot {
   std::vector<std::int64_t> shape;
   void* device = nullptr;  // null for a Counter, which has no storage in the session
   std::size_t bytes = 0;
+  runtime::Shape logical;                          // of a Weight or Optimizer slot
+  runtime::Layout layout = runtime::Layout::Nchw;  // how the session stores it (a KRSC weight)
 };
+
+// The bytes of an F32 tensor of `shape` reordered between layouts: the file holds PyTorch's order,
+// the session a KRSC convolution weight where it runs one (graph::ParameterStore).
+std::vector<std::byte> relayout_bytes(const std::vector<std::byte>& bytes,
+                                      const runtime::Shape& shape, runtime::Layout from,
+                                      runtime::Layout to) {
+  std::vector<float> values(bytes.size() / sizeof(float));
+  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
+  values = runtime::relayout(values, shape, from, to);
+  std::vector<std::byte> out(bytes.size());
+  std::memcpy(out.data(), values.data(), values.size() * sizeof(float));
+  return out;
+}
 
 std::vector<std::int64_t> dims(const runtime::Shape& shape) {
   std::vector<std::int64_t> out;
@@ -48,7 +64,7 @@ std::vector<Slot> slots_of(graph::Session& session) {
     for (std::size_t index : store.of_node(id)) {
       const graph::Parameter& p = store.all()[index];
       slots.push_back({p.name, SlotKind::Weight, TensorDType::F32, dims(p.spec.shape),
-                       p.value.data(), p.value.bytes()});
+                       p.value.data(), p.value.bytes(), p.spec.shape, p.spec.layout});
       has_counter = has_counter || p.spec.name == kNumBatchesTracked;
     }
     const graph::Node& node = graph.node(id);
@@ -58,13 +74,16 @@ std::vector<Slot> slots_of(graph::Session& session) {
                        TensorDType::I64,
                        {},
                        nullptr,
-                       sizeof(std::int64_t)});
+                       sizeof(std::int64_t),
+                       {},
+                       runtime::Layout::Nchw});
     }
   }
   for (const graph::Parameter& p : store.all()) {
     if (!p.trainable()) continue;
     slots.push_back({momentum_buffer_name(p.name), SlotKind::Optimizer, TensorDType::F32,
-                     dims(p.spec.shape), p.velocity.data(), p.velocity.bytes()});
+                     dims(p.spec.shape), p.velocity.data(), p.velocity.bytes(), p.spec.shape,
+                     p.spec.layout});
   }
   return slots;
 }
@@ -169,6 +188,12 @@ void save_checkpoint(const std::filesystem::path& path, graph::Session& session,
     }
   }
   compute.synchronize();
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    const Slot& slot = slots[i];
+    if (slot.layout == runtime::Layout::Nchw) continue;
+    std::vector<std::byte>& data = file.tensors[i].data;
+    data = relayout_bytes(data, slot.logical, slot.layout, runtime::Layout::Nchw);
+  }
   file.metadata = {{kFormatKey, kFormat},
                    {kIterationKey, std::to_string(state.iteration)},
                    {kSeedKey, std::to_string(state.seed)},
@@ -193,10 +218,20 @@ CheckpointState load_checkpoint(const std::filesystem::path& path, graph::Sessio
   std::map<std::string, const SafetensorsTensor*> found;
   for (const SafetensorsTensor& t : file.tensors) found[t.name] = &t;
   runtime::Stream& compute = session.context().compute();
+  std::vector<std::vector<std::byte>> relaid;  // host sources of copies, alive until they ran
+  relaid.reserve(slots.size());
   for (const Slot& slot : slots) {
     // A Counter is derived from the iteration: nothing in the session stores it.
     if (slot.kind == SlotKind::Counter || ignored(slot.name, options)) continue;
-    compute.copy_async(slot.device, found.at(slot.name)->data.data(), slot.bytes);
+    const std::vector<std::byte>& data = found.at(slot.name)->data;
+    const void* from = data.data();
+    if (slot.layout != runtime::Layout::Nchw) {
+      from =
+          relaid
+              .emplace_back(relayout_bytes(data, slot.logical, runtime::Layout::Nchw, slot.layout))
+              .data();
+    }
+    compute.copy_async(slot.device, from, slot.bytes);
   }
   compute.synchronize();
   if (!options.weights_only) session.executor().set_steps(state.iteration);

@@ -1,6 +1,8 @@
 // Runs a few training steps of a Session on synthetic data and returns what tests compare.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -8,6 +10,7 @@
 #include "graph/Session.hpp"
 #include "models/ConfigLoader.hpp"
 #include "models/data/Dataset.hpp"
+#include "runtime/Shape.hpp"
 
 namespace vdnn::testing {
 
@@ -49,6 +52,17 @@ inline RunResult run_steps(graph::Graph graph, const graph::SessionOptions& opti
     at += static_cast<std::size_t>(p.spec.shape.numel());
   }
   session.context().compute().synchronize();
+  // In PyTorch's order whatever the session stores (a KRSC convolution weight in NHWC).
+  at = 0;
+  for (const graph::Parameter& p : params) {
+    const auto n = static_cast<std::size_t>(p.spec.shape.numel());
+    const auto first = result.weights.begin() + static_cast<std::ptrdiff_t>(at);
+    const std::vector<float> stored(first, first + static_cast<std::ptrdiff_t>(n));
+    const std::vector<float> nchw =
+        runtime::relayout(stored, p.spec.shape, p.spec.layout, runtime::Layout::Nchw);
+    std::copy(nchw.begin(), nchw.end(), first);
+    at += n;
+  }
   result.memory = session.executor().memory();
   result.predicted_peak = session.plan().predicted_peak;
   result.predicted_pool_peak = session.plan().predicted_pool_peak;

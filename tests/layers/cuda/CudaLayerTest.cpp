@@ -103,27 +103,6 @@ TensorView view(const void* data, const Shape& shape,
   return TensorView{const_cast<void*>(data), shape, DType::F32, layout};
 }
 
-// Element (n, c, h, w) of an NCHW tensor moves to its place in an NHWC one (to_nhwc) or back.
-Floats permute(const Floats& from, const Shape& s, bool to_nhwc) {
-  Floats to(from.size());
-  std::size_t i = 0;
-  for (std::int64_t n = 0; n < s.n(); ++n) {
-    for (std::int64_t c = 0; c < s.c(); ++c) {
-      for (std::int64_t h = 0; h < s.h(); ++h) {
-        for (std::int64_t w = 0; w < s.w(); ++w, ++i) {
-          const auto nhwc = static_cast<std::size_t>(((n * s.h() + h) * s.w() + w) * s.c() + c);
-          if (to_nhwc) {
-            to[nhwc] = from[i];
-          } else {
-            to[i] = from[nhwc];
-          }
-        }
-      }
-    }
-  }
-  return to;
-}
-
 // A workspace of `bytes` bytes as an F32 view (empty for 0 bytes).
 TensorView workspace_view(void* data, std::size_t bytes) {
   return view(bytes == 0 ? nullptr : data,
@@ -348,13 +327,11 @@ bool bitwise_equal(const std::vector<Floats>& a, const std::vector<Floats>& b) {
 }  // namespace
 
 Floats to_layout(const Floats& nchw, const Shape& shape, runtime::Layout layout) {
-  if (layout == runtime::Layout::Nchw || shape.rank() != 4) return nchw;
-  return permute(nchw, shape, /*to_nhwc=*/true);
+  return runtime::relayout(nchw, shape, runtime::Layout::Nchw, layout);
 }
 
 Floats from_layout(const Floats& stored, const Shape& shape, runtime::Layout layout) {
-  if (layout == runtime::Layout::Nchw || shape.rank() != 4) return stored;
-  return permute(stored, shape, /*to_nhwc=*/false);
+  return runtime::relayout(stored, shape, layout, runtime::Layout::Nchw);
 }
 
 void CudaLayerTest::SetUp() {
