@@ -125,10 +125,11 @@ std::unique_ptr<Layer> make_layer(Backend backend, const LayerSpec& spec,
   std::unique_ptr<Layer> layer = build(backend, spec, input_shapes, options);
   // A layer that does not know a layout leaves it at NCHW: refuse it rather than misread memory.
   if (layer->layout() != options.layout || layer->input_layout() != options.input_layout) {
-    throw runtime::InvalidArgument(
-        std::string("layer '") + std::string(type_name(spec)) + "' on the " +
-        backend_name(backend) + " backend cannot take " + runtime::layout_name(options.input_layout) +
-        " input and give " + runtime::layout_name(options.layout) + " output (Note [Layout])");
+    throw runtime::InvalidArgument(std::string("layer '") + std::string(type_name(spec)) +
+                                   "' on the " + backend_name(backend) + " backend cannot take " +
+                                   runtime::layout_name(options.input_layout) + " input and give " +
+                                   runtime::layout_name(options.layout) +
+                                   " output (Note [Layout])");
   }
   return layer;
 }

@@ -11,8 +11,9 @@ namespace {
 // Layers whose forward costs about one pass over their tensors: running them again in backward is
 // cheaper than keeping their outputs (Note [Recomputation]).
 constexpr std::string_view kCheapLayers[] = {
-    "batchnorm2d", "relu",    "add",     "maxpool2d",        "avgpool2d",           "global_avgpool",
-    "concat",      "flatten", "dropout", "batchnorm2d_relu", "batchnorm2d_add_relu"};
+    "batchnorm2d",         "relu",   "add",     "maxpool2d", "avgpool2d",
+    "global_avgpool",      "concat", "flatten", "dropout",   "batchnorm2d_relu",
+    "batchnorm2d_add_relu"};
 
 // conv2d, or conv2d_relu: fused or not, the layer reads its input as a convolution does.
 bool is_conv(const Node& node) { return layers::conv_of(node.spec) != nullptr; }
