@@ -10,13 +10,14 @@
 namespace vdnn::layers::cuda {
 
 /// y = relu(bn(x) [+ r]) with BatchNorm2dCuda's statistics, running updates, recompute rule and
-/// reductions, in one pass over x (and r) after the statistics. Backward reads x and y
-/// (backward_needs: first input and output; r is never read): the reductions over dz = y > 0 ? dy
-/// : 0, then one pass writing dx and, with spec.residual, r's gradient dz, each honouring
-/// GradTarget::accumulate. Results match the unfused CUDA chain and the CPU reference
-/// (cpu::BatchNormReluCpu) and are bitwise reproducible. Runs in options.layout (input_layout must
-/// be the same). Enqueues on options.cuda's compute stream and never waits. Not thread-safe; see
-/// layers/Layer.hpp for the argument contract.
+/// reductions, in one pass over x (and r) after the statistics. Backward reads x, and y with the
+/// residual only (backward_needs; r is never read): the reductions over dz = mask ? dy : 0, the
+/// mask y > 0 or, without the residual, x renormalized with the forward's statistics; then one
+/// pass writing dx and, with spec.residual, r's gradient dz, each honouring
+/// GradTarget::accumulate (BatchNormCore::backward). Results match the unfused CUDA chain and the
+/// CPU reference (cpu::BatchNormReluCpu) and are bitwise reproducible. Runs in options.layout
+/// (input_layout must be the same). Enqueues on options.cuda's compute stream and never waits. Not
+/// thread-safe; see layers/Layer.hpp for the argument contract.
 class BatchNormReluCuda final : public Layer {
  public:
   BatchNormReluCuda(const BatchNormReluSpec& spec, std::vector<Shape> input_shapes,

@@ -292,63 +292,64 @@ std::string describe(const Case& c, const Layouts& layouts, bool accumulate) {
   return c.name + (c.spec.bias ? " bias " : " ") + layouts.name + (accumulate ? " accumulate" : "");
 }
 
-TEST_F(ConvReluCuda, FusedMatchesTheCpuFusedLayerInBothLayouts) {
-  std::uint64_t seed = 1;
+// Calls check(c, layouts, accumulate, seed) for every case with and without bias, in every layout
+// pair, overwriting and accumulating the input gradient, with seeds counting up from `seed`.
+template <typename Check>
+void for_each_step(std::uint64_t seed, const Check& check) {
   for (const bool bias : {false, true}) {
     for (const Case& c : cases(bias)) {
       for (const Layouts& layouts : kLayouts) {
         for (const bool accumulate : {false, true}) {
           SCOPED_TRACE(describe(c, layouts, accumulate));
-          const LayerOptions options = laid_out(this->options(), layouts);
-          layers::cuda::Conv2dCuda layer(Conv2dReluSpec{c.spec}, {c.input}, options);
-          ASSERT_EQ(layer.layout(), layouts.output);
-          ASSERT_EQ(layer.input_layout(), layouts.input);
-          const Shape& out = layer.output_shape();
-          const StepData data = random_step(c, out, seed++);
-          DeviceData mem(context().compute_stream());
-          const DeviceStep views(mem, c, out, layouts, data, accumulate);
-          const StepResults cuda = run_fused(mem, layer, views);
-          const StepResults cpu = run_cpu(c, data, !views.dx.empty(), accumulate, cuda.y);
-          EXPECT_TRUE(near("output", cuda.y, cpu.y, kConvTolerance));
-          EXPECT_TRUE(near("grad input", cuda.dx, cpu.dx, kConvTolerance));
-          EXPECT_TRUE(near("grad weight", cuda.dweight, cpu.dweight, kConvTolerance));
-          EXPECT_TRUE(near("grad bias", cuda.dbias, cpu.dbias, kConvTolerance));
-          // The ReLU clipped some outputs and kept others.
-          const auto zeros = std::count(cuda.y.begin(), cuda.y.end(), 0.0f);
-          EXPECT_GT(zeros, 0);
-          EXPECT_LT(zeros, static_cast<std::ptrdiff_t>(cuda.y.size()));
+          check(c, layouts, accumulate, seed++);
         }
       }
     }
   }
 }
 
+TEST_F(ConvReluCuda, FusedMatchesTheCpuFusedLayerInBothLayouts) {
+  for_each_step(1, [&](const Case& c, const Layouts& layouts, bool accumulate, std::uint64_t seed) {
+    const LayerOptions options = laid_out(this->options(), layouts);
+    layers::cuda::Conv2dCuda layer(Conv2dReluSpec{c.spec}, {c.input}, options);
+    ASSERT_EQ(layer.layout(), layouts.output);
+    ASSERT_EQ(layer.input_layout(), layouts.input);
+    const Shape& out = layer.output_shape();
+    const StepData data = random_step(c, out, seed);
+    DeviceData mem(context().compute_stream());
+    const DeviceStep views(mem, c, out, layouts, data, accumulate);
+    const StepResults cuda = run_fused(mem, layer, views);
+    const StepResults cpu = run_cpu(c, data, !views.dx.empty(), accumulate, cuda.y);
+    EXPECT_TRUE(near("output", cuda.y, cpu.y, kConvTolerance));
+    EXPECT_TRUE(near("grad input", cuda.dx, cpu.dx, kConvTolerance));
+    EXPECT_TRUE(near("grad weight", cuda.dweight, cpu.dweight, kConvTolerance));
+    EXPECT_TRUE(near("grad bias", cuda.dbias, cpu.dbias, kConvTolerance));
+    // The ReLU clipped some outputs and kept others.
+    const auto zeros = std::count(cuda.y.begin(), cuda.y.end(), 0.0f);
+    EXPECT_GT(zeros, 0);
+    EXPECT_LT(zeros, static_cast<std::ptrdiff_t>(cuda.y.size()));
+  });
+}
+
 // Note [Fusion]: the epilogue rounds conv + bias to float and then selects, as cudnnAddTensor and
 // ReluCuda do, and the backward runs the convolution's from the same dz: the chain's bits.
 TEST_F(ConvReluCuda, FusedIsBitwiseTheUnfusedChain) {
-  std::uint64_t seed = 100;
-  for (const bool bias : {false, true}) {
-    for (const Case& c : cases(bias)) {
-      for (const Layouts& layouts : kLayouts) {
-        for (const bool accumulate : {false, true}) {
-          SCOPED_TRACE(describe(c, layouts, accumulate));
-          const LayerOptions options = laid_out(this->options(), layouts);
-          layers::cuda::Conv2dCuda layer(Conv2dReluSpec{c.spec}, {c.input}, options);
-          const Shape& out = layer.output_shape();
-          const StepData data = random_step(c, out, seed++);
-          DeviceData mem(context().compute_stream());
-          const StepResults fused =
-              run_fused(mem, layer, DeviceStep(mem, c, out, layouts, data, accumulate));
-          const StepResults chain = run_chain(mem, options, c, out, layouts,
-                                              DeviceStep(mem, c, out, layouts, data, accumulate));
-          EXPECT_TRUE(bitwise_equal("output", fused.y, chain.y));
-          EXPECT_TRUE(bitwise_equal("grad input", fused.dx, chain.dx));
-          EXPECT_TRUE(bitwise_equal("grad weight", fused.dweight, chain.dweight));
-          EXPECT_TRUE(bitwise_equal("grad bias", fused.dbias, chain.dbias));
-        }
-      }
-    }
-  }
+  for_each_step(
+      100, [&](const Case& c, const Layouts& layouts, bool accumulate, std::uint64_t seed) {
+        const LayerOptions options = laid_out(this->options(), layouts);
+        layers::cuda::Conv2dCuda layer(Conv2dReluSpec{c.spec}, {c.input}, options);
+        const Shape& out = layer.output_shape();
+        const StepData data = random_step(c, out, seed);
+        DeviceData mem(context().compute_stream());
+        const StepResults fused =
+            run_fused(mem, layer, DeviceStep(mem, c, out, layouts, data, accumulate));
+        const StepResults chain = run_chain(mem, options, c, out, layouts,
+                                            DeviceStep(mem, c, out, layouts, data, accumulate));
+        EXPECT_TRUE(bitwise_equal("output", fused.y, chain.y));
+        EXPECT_TRUE(bitwise_equal("grad input", fused.dx, chain.dx));
+        EXPECT_TRUE(bitwise_equal("grad weight", fused.dweight, chain.dweight));
+        EXPECT_TRUE(bitwise_equal("grad bias", fused.dbias, chain.dbias));
+      });
 }
 
 TEST_F(ConvReluCuda, RegistryBuildsTheConvolutionsLayouts) {
