@@ -64,7 +64,8 @@ CostModel measure_costs(const Graph& graph, LayerSet& layers, const Plan& plan,
   costs.source = "measured";
   const std::vector<std::int32_t> labels(static_cast<std::size_t>(graph.batch()), 0);
   // Steps of a fresh executor (the session's own starts as if none ran), on zeros staged in pinned
-  // memory as the trainer's loader stages a batch.
+  // memory as the trainer's loader stages a batch, each naming the next (the same zeros) so that
+  // its upload overlaps the step before, as the trainer's do (Note [Input staging]).
   const auto run = [&](bool profile, const auto& after) {
     ExecutorOptions o = options;
     o.profile_layers = profile;
@@ -72,7 +73,10 @@ CostModel measure_costs(const Graph& graph, LayerSet& layers, const Plan& plan,
     Executor executor(graph, layers, plan, context, o);
     float* images = executor.input_staging();
     std::fill_n(images, graph.input_shape().numel(), 0.0F);
-    for (int i = 0; i < steps; ++i) executor.train_step(images, labels.data(), 0.0);
+    for (int i = 0; i < steps; ++i) {
+      executor.stage_next(images);
+      executor.train_step(images, labels.data(), 0.0);
+    }
     after(executor, images);
   };
   run(true, [&](const Executor& e, const float*) {

@@ -28,7 +28,8 @@ bool managed(const Plan& plan) { return plan.memory == DeviceMemory::Managed; }
 constexpr std::size_t kUntimed = 4;
 
 bool moves_data(Op op) {
-  return op == Op::Offload || op == Op::Prefetch || op == Op::Evict || op == Op::Migrate;
+  return op == Op::Offload || op == Op::Prefetch || op == Op::Evict || op == Op::Migrate ||
+         op == Op::StageInput;
 }
 
 // A profiler range (NVTX on CUDA) around the work enqueued while it lives.
@@ -103,6 +104,8 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
   }
   tensors_.push_back(
       std::make_unique<runtime::ResidentTensor>(kInputName, graph.input_shape(), context));
+  staged_input_ =
+      std::make_unique<runtime::ResidentTensor>(kInputName, graph.input_shape(), context);
   grads_.resize(n);
   grad_written_.assign(n, false);
   if (options.profile_layers) {
@@ -171,11 +174,31 @@ void Executor::stage_labels(const std::int32_t* labels) {
   std::copy_n(labels, graph_.batch(), static_cast<std::int32_t*>(label_staging_.data()));
 }
 
+void Executor::stage_next(const float* images) {
+  const bool slot = std::any_of(staging_.begin(), staging_.end(),
+                                [&](const Buffer& b) { return b.data() == images; });
+  VDNN_EXPECTS(slot, "stage_next: the next batch must be in an input_staging() slot");
+  next_images_ = images;
+}
+
+// Note [Input staging]: the memory the previous step's StageInput kept becomes this pass's input,
+// already holding `images` when that step uploaded them.
+void Executor::take_staged_input(const float* images) {
+  input_held_ = staged_input_->residency() != runtime::Residency::Absent;
+  input_uploaded_ = input_held_ && staged_from_ == images;
+  staged_from_ = nullptr;
+  if (!input_held_) return;
+  std::swap(tensors_.back(), staged_input_);  // the previous input was freed by its pass
+  runtime::ResidentTensor& input = tensor(kNetworkInput);
+  if (input.residency() == runtime::Residency::Prefetching) input.await_prefetch();
+}
+
 StepResult Executor::train_step(const float* images, const std::int32_t* labels, double lr) {
   stage_labels(labels);
   next_recompute_ = 0;
   try {
     step_started_->record(context_.compute());
+    take_staged_input(images);
     run_actions(plan_.actions, images, /*training=*/true);
     update(lr);
     step_done_->record(context_.compute());
@@ -193,6 +216,7 @@ StepResult Executor::train_step(const float* images, const std::int32_t* labels,
 StepResult Executor::evaluate(const float* images, const std::int32_t* labels) {
   stage_labels(labels);
   try {
+    take_staged_input(images);
     run_actions(plan_.inference, images, /*training=*/false);
     context_.compute().synchronize();
     device_pool_.retire_completed();
@@ -223,10 +247,24 @@ void Executor::upload_input(const float* images) {
                                    [&](const Buffer& b) { return b.data() == images; });
   const float* from = images;
   if (staged == staging_.end()) {
+    VDNN_EXPECTS(next_images_ != input_staging(),
+                 "train_step: images outside the input staging slots are copied into slot 0, "
+                 "which holds the batch named by stage_next()");
     std::copy_n(images, input.numel(), input_staging());
     from = input_staging();
   }
   context_.compute().copy_async(input.data, from, input.bytes());
+}
+
+// The memory is kept whether or not a next batch was named, so that the pool sees the same
+// allocations whatever the caller does (Note [Input staging]).
+void Executor::stage_input() {
+  if (next_images_ == nullptr) {
+    staged_input_->allocate(device_);
+    return;
+  }
+  staged_input_->upload(device_, next_images_, context_.offload());
+  staged_from_ = std::exchange(next_images_, nullptr);
 }
 
 void Executor::run(const Action& action, const float* images, bool training) {
@@ -234,11 +272,11 @@ void Executor::run(const Action& action, const float* images, bool training) {
   const bool poison = options_.poison_freed;
   switch (action.op) {
     case Op::Allocate:
-      tensor(t).allocate(device_);
+      if (t != kNetworkInput || !input_held_) tensor(t).allocate(device_);
       break;
     case Op::Forward:
       if (t == kNetworkInput) {
-        upload_input(images);
+        if (!input_uploaded_) upload_input(images);
       } else {
         forward(t, training, /*recompute=*/false);
       }
@@ -284,6 +322,9 @@ void Executor::run(const Action& action, const float* images, bool training) {
       break;
     case Op::FreeWorkspace:
       workspace_.reset();
+      break;
+    case Op::StageInput:
+      if (training) stage_input();
       break;
     case Op::FreeGrad: {
       Buffer& grad = grads_[static_cast<std::size_t>(t)];
@@ -434,6 +475,10 @@ void Executor::measure_copies() {
       r.migrated_bytes += t.bytes();
     }
   }
+  if (staged_from_ != nullptr) {
+    r.staged_input_bytes = staged_input_->bytes();
+    r.stage_input_seconds = staged_input_->prefetch_seconds();
+  }
   if (migration_.counters) {
     r.migration = migration_.counters->collect();
   } else if (managed(plan_)) {
@@ -451,6 +496,10 @@ void Executor::abandon_step() noexcept {
     }
   }
   for (auto& t : tensors_) t->drop();
+  staged_input_->drop();
+  staged_from_ = nullptr;
+  next_images_ = nullptr;
+  input_held_ = input_uploaded_ = false;
   for (Buffer& g : grads_) g.reset();
   workspace_.reset();
   evicted_now_ = 0;
@@ -482,6 +531,10 @@ StepTimeline Executor::timeline() const {
       interval(a.op, a.tensor, "offload", t.offload_started(), t.offload_done(), t.bytes());
     } else if (a.op == Op::Prefetch || a.op == Op::Migrate) {
       interval(a.op, a.tensor, "prefetch", t.prefetch_started(), t.prefetch_done(), t.bytes());
+    } else if (a.op == Op::StageInput && staged_from_ != nullptr) {
+      const runtime::ResidentTensor& next = *staged_input_;
+      interval(a.op, a.tensor, "offload", next.prefetch_started(), next.prefetch_done(),
+               next.bytes());
     }
     if (a.op == Op::Offload) pinned += t.bytes();
     if (a.op == Op::AwaitPrefetch && plan_.placement_of(a.tensor) == Placement::Offloaded) {

@@ -38,7 +38,7 @@ struct ExecutorOptions {
   /// Managed memory: read the driver's migration counters (CUPTI) each step where it has them.
   bool count_migrations = true;
   /// Pinned input staging buffers (input_staging(slot)): two let a data loader fill one while a
-  /// step uploads the other.
+  /// step uploads the other; three let it also hold the next batch for stage_next().
   std::size_t input_slots = 1;
 };
 
@@ -50,8 +50,8 @@ struct LayerTime {
 
 /// One interval of the last step on one stream, from the events around it (profile_layers).
 struct TimelineEvent {
-  Op op = Op::Forward;             // Forward, Backward, Offload, Prefetch, Evict or Migrate
-  NodeId tensor = 0;               // the node (Forward, Backward) or the feature map moved
+  Op op = Op::Forward;  // Forward, Backward, Offload, Prefetch, Evict, Migrate or StageInput
+  NodeId tensor = 0;    // the node (Forward, Backward) or the feature map moved
   const char* stream = "compute";  // "compute", "offload" or "prefetch"
   double start = 0.0;              // seconds since the step started on the compute stream
   double end = 0.0;
@@ -103,6 +103,9 @@ struct TransferReport {
   double migrate_seconds = 0.0;  // sum of the migrations back on the prefetch stream
   std::uint64_t evicted_bytes = 0;
   std::uint64_t migrated_bytes = 0;
+  /// The next batch, uploaded on the offload stream during this step (Note [Input staging]).
+  std::uint64_t staged_input_bytes = 0;
+  double stage_input_seconds = 0.0;
   /// Managed memory: what the driver moved, from its counters when migrations_counted(), else
   /// the plan's bytes with the event-timed evictions and migrations (faults untimed, uncounted).
   runtime::MigrationTraffic migration;
@@ -135,6 +138,14 @@ class Executor {
   /// graph.batch() class indices, valid until the call returns. Throws what a layer throws (e.g.
   /// InvalidArgument for labels out of range), OutOfMemory; the executor stays usable afterwards.
   StepResult train_step(const float* images, const std::int32_t* labels, double lr);
+  /// Names the batch the train_step after the next one trains on, so that the next one uploads
+  /// it where the plan's StageInput says, overlapped with its backward, and the one after starts
+  /// without an upload (Note [Input staging]). `images` must be an input_staging() slot that
+  /// the caller leaves unchanged until the step that trains on it (not slot 0 when train_step
+  /// gets other host memory). No effect when the plan has no StageInput; when the next pass
+  /// (train_step or evaluate) is on other images, it uploads those as usual. Throws
+  /// InvalidArgument when `images` is not a slot.
+  void stage_next(const float* images);
   /// The loss and accuracy of the network on a batch (arguments as train_step), in inference
   /// mode: forward only with ForwardArgs::training false (batch norm uses and keeps its running
   /// statistics, dropout passes its input through), by plan().inference in the same pools
@@ -180,7 +191,10 @@ class Executor {
   void run_actions(const std::vector<Action>& actions, const float* images, bool training);
   void run(const Action& action, const float* images, bool training);
   void stage_labels(const std::int32_t* labels);
+  /// Makes the memory the previous step's StageInput kept, if any, this pass's input.
+  void take_staged_input(const float* images);
   void upload_input(const float* images);
+  void stage_input();
   /// `recompute`: the node's forward again in backward (Recompute), with ForwardArgs::recompute.
   void forward(NodeId node, bool training, bool recompute);
   void backward(NodeId node);
@@ -223,7 +237,14 @@ class Executor {
   runtime::Buffer loss_seed_;
   std::unique_ptr<layers::SgdUpdate> sgd_;
   std::vector<std::unique_ptr<runtime::ResidentTensor>> tensors_;  // per node; input last
-  std::vector<runtime::Buffer> grads_;                             // per node output
+  // Note [Input staging]: the next pass's input, kept by this step's StageInput and uploaded
+  // there from staged_from_, which stage_next() named as next_images_.
+  std::unique_ptr<runtime::ResidentTensor> staged_input_;
+  const float* next_images_ = nullptr;
+  const float* staged_from_ = nullptr;
+  bool input_held_ = false;      // this pass's input memory is what the previous step kept...
+  bool input_uploaded_ = false;  // ...and holds this pass's images
+  std::vector<runtime::Buffer> grads_;  // per node output
   std::vector<bool> grad_written_;
   std::vector<NodeArgs> args_;
   std::vector<layers::ForwardArgs> recompute_args_;  // per Recompute action, in plan order

@@ -65,6 +65,9 @@ enum class Op : std::uint8_t {
   Recompute,      // device memory for a freed map again, and its producer's forward once more
   AllocateWorkspace,  // a node's scratch memory, right before its forward, recompute or backward
   FreeWorkspace,      // ...and right after it (Note [Workspace])
+  StageInput,  // device memory for the next step's input, and the upload of the next batch into
+               // it on the offload stream, in backward where the peak has room (Note [Input
+               // staging]); a no-op unless the caller named the next batch
 };
 const char* op_name(Op op) noexcept;
 

@@ -18,10 +18,11 @@ namespace {
 constexpr std::uint64_t kF32 = sizeof(float);
 
 // In the order of enum Op.
-constexpr const char* kOpNames[] = {"allocate", "forward",   "offload",         "release",
-                                    "free",     "prefetch",  "await-prefetch",  "allocate-grad",
-                                    "backward", "free-grad", "evict",           "migrate",
-                                    "fault-in", "recompute", "alloc-workspace", "free-workspace"};
+constexpr const char* kOpNames[] = {"allocate",   "forward",   "offload",         "release",
+                                    "free",       "prefetch",  "await-prefetch",  "allocate-grad",
+                                    "backward",   "free-grad", "evict",           "migrate",
+                                    "fault-in",   "recompute", "alloc-workspace", "free-workspace",
+                                    "stage-input"};
 
 // In the order of enum Policy.
 constexpr const char* kPolicyNames[] = {"baseline",  "vdnn-all",     "vdnn-conv", "vdnn-dyn", "uvm",

@@ -1,8 +1,10 @@
 // Dry runs of the pools: the same allocator, the same order as the executor, no memory touched.
 #include "graph/PoolSimulation.hpp"
 
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "layers/LayerSpec.hpp"
@@ -45,6 +47,9 @@ class ReleaseEvent final : public runtime::Event {
   bool done_ = true;
 };
 
+// Steps replayed at most while looking for one that starts as an earlier one did.
+constexpr int kMaxSteps = 8;
+
 class Replay {
  public:
   Replay(const Graph& g, std::uint64_t device_capacity, std::uint64_t pinned_capacity)
@@ -54,8 +59,8 @@ class Replay {
     }
   }
 
-  // Throws OutOfMemory when a pool cannot place an allocation. With `waits`, the second step's
-  // waits for releases, per action.
+  // Throws OutOfMemory when a pool cannot place an allocation. With `waits`, the last step's waits
+  // for releases, per action.
   void run(const Plan& plan, std::vector<std::vector<NodeId>>* waits = nullptr) {
     // Resident memory in ParameterStore's order, then the shared workspace and the loss seed.
     for (NodeId id = 0; id < static_cast<NodeId>(g_.nodes().size()); ++id) {
@@ -67,19 +72,26 @@ class Replay {
     }
     take(device_, plan.shared_workspace_bytes);
     take(device_, sizeof(float));
-    for (int step = 0; step < 2; ++step) {
+    // A step returns every map but the next step's input (Note [Input staging]), so where that
+    // one lies fixes the pool a step starts with: steps are replayed until one starts as an
+    // earlier one did, and the later ones would repeat them.
+    std::vector<void*> starts;
+    for (int step = 0; step < kMaxSteps; ++step) {
+      if (step >= 2 && std::find(starts.begin(), starts.end(), staged_) != starts.end()) break;
+      starts.push_back(staged_);
       // Like Executor::finish_step: every copy has completed and the pool forgets them.
       for (const auto& e : released_) e->finish();
       device_.retire_completed();
-      if (step == 1 && waits != nullptr) waits->assign(plan.actions.size(), {});
+      if (waits != nullptr) waits->assign(plan.actions.size(), {});
       for (std::size_t i = 0; i < plan.actions.size(); ++i) {
-        sink_ = step == 1 && waits != nullptr ? &(*waits)[i] : nullptr;
+        sink_ = waits != nullptr ? &(*waits)[i] : nullptr;
         apply(plan.actions[i]);
       }
       sink_ = nullptr;
     }
     for (const auto& e : released_) e->finish();
-    // A step returns every map, so the pool is the same before each step or evaluation.
+    // An evaluation takes the kept input as its own and frees it; the pool is then as before the
+    // first step.
     for (const Action& a : plan.inference) apply(a);
   }
 
@@ -94,6 +106,13 @@ class Replay {
             .bytes(runtime::DType::F32);
     switch (a.op) {
       case Op::Allocate:
+        device_of_[a.tensor] = a.tensor == kNetworkInput && staged_ != nullptr
+                                   ? std::exchange(staged_, nullptr)
+                                   : device_.allocate(bytes);
+        break;
+      case Op::StageInput:
+        staged_ = device_.allocate(bytes);
+        break;
       case Op::Prefetch:
       case Op::Recompute:
         device_of_[a.tensor] = device_.allocate(bytes);
@@ -147,6 +166,7 @@ class Replay {
   std::map<NodeId, void*> grad_of_;
   std::map<NodeId, void*> pinned_of_;
   void* workspace_ = nullptr;  // one pass's at a time
+  void* staged_ = nullptr;     // the next step's input, once StageInput placed it
 };
 
 bool replays(const Graph& g, const Plan& plan, std::uint64_t device_capacity,

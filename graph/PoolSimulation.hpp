@@ -11,18 +11,18 @@
 
 namespace vdnn::graph {
 
-/// Sizes of pools that hold every allocation of two consecutive steps of `plan` and then of its
-/// inference pass.
+/// Sizes of pools that hold every allocation of consecutive steps of `plan` (until one starts as
+/// an earlier one did: Note [Input staging]) and then of its inference pass.
 struct PoolSizes {
   std::uint64_t device = 0;
   std::uint64_t pinned = 0;
 };
 
-/// True when a device pool of `capacity` bytes places every allocation of two steps and an
+/// True when a device pool of `capacity` bytes places every allocation of those steps and an
 /// inference pass.
 bool device_pool_fits(const Graph& graph, const Plan& plan, std::uint64_t capacity);
 
-/// Per action of plan.actions, in a steady-state step (the second of two) in a device pool of
+/// Per action of plan.actions, in a steady-state step (the last of those) in a device pool of
 /// `capacity` bytes, the offloaded maps whose Release the allocator waits for before it places the
 /// action's allocation: their blocks are reused before their copies may have finished (the host
 /// then blocks; graph/StepTimeModel). Empty when the pool cannot place the plan.

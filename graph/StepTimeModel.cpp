@@ -22,6 +22,8 @@ class Replay {
         prefetched_(g.nodes().size() + 1, 0.0) {}
 
   double run(const std::vector<Action>& actions, const std::vector<std::vector<NodeId>>& waits) {
+    staged_input_ = std::any_of(actions.begin(), actions.end(),
+                                [](const Action& a) { return a.op == Op::StageInput; });
     for (std::size_t i = 0; i < actions.size(); ++i) {
       // The host blocks until the copies of the maps whose blocks this allocation reuses end.
       if (i < waits.size()) {
@@ -29,7 +31,8 @@ class Replay {
       }
       step(actions[i]);
     }
-    return compute_;
+    // The next step starts once its batch is on the device.
+    return std::max(compute_, staged_);
   }
 
  private:
@@ -41,7 +44,15 @@ class Replay {
       case Op::AllocateGrad:
         break;
       case Op::Forward:
-        run_compute(t == kNetworkInput ? bytes / costs_.host_to_device : costs_.forward(t));
+        if (t != kNetworkInput) {
+          run_compute(costs_.forward(t));
+        } else if (!staged_input_) {  // else the previous step uploaded it
+          run_compute(bytes / costs_.host_to_device);
+        }
+        break;
+      case Op::StageInput:  // on the offload stream, after the compute work before it
+        offload_ = std::max(offload_, compute_) + bytes / costs_.host_to_device;
+        staged_ = offload_;
         break;
       case Op::Recompute:
         run_compute(costs_.forward(t));
@@ -90,6 +101,8 @@ class Replay {
   double compute_ = 0.0;
   double offload_ = 0.0;
   double prefetch_ = 0.0;
+  bool staged_input_ = false;       // the plan uploads the next batch, so this one is on the device
+  double staged_ = 0.0;             // when that upload ends
   std::vector<double> offloaded_;   // per map: when its offload (or eviction) copy ends
   std::vector<double> released_;    // per map: when its Release gives its block back
   std::vector<double> prefetched_;  // per map: when its prefetch (or migration) ends

@@ -89,17 +89,27 @@ void ResidentTensor::release(bool poison) {
   residency_ = Residency::Host;
 }
 
+void ResidentTensor::fill(const void* host, Stream& stream) {
+  gate_->record(context_.compute());
+  stream.wait(*gate_);
+  timed(stream, *prefetch_started_, *prefetched_,
+        [&](Stream& s) { s.copy_async(device_.data(), host, bytes()); });
+  residency_ = Residency::Prefetching;
+}
+
 void ResidentTensor::prefetch(MemoryResource& device) {
   expect(Residency::Host, "prefetch");
   device_ = take(device, "device memory");
-  gate_->record(context_.compute());
-  context_.prefetch().wait(*gate_);
   // The copy back reads what the offload copy writes: nothing else orders the two copy streams
   // when a map is prefetched soon after its offload (Note [Stream choreography]).
   context_.prefetch().wait(*offloaded_);
-  timed(context_.prefetch(), *prefetch_started_, *prefetched_,
-        [&](Stream& s) { s.copy_async(device_.data(), pinned_.data(), bytes()); });
-  residency_ = Residency::Prefetching;
+  fill(pinned_.data(), context_.prefetch());
+}
+
+void ResidentTensor::upload(MemoryResource& device, const void* host, Stream& stream) {
+  expect(Residency::Absent, "upload");
+  device_ = take(device, "device memory");
+  fill(host, stream);
 }
 
 void ResidentTensor::await_prefetch() {

@@ -54,8 +54,12 @@ class ResidentTensor {
   /// Host -> Prefetching: new device memory, filled from the pinned buffer on the prefetch stream
   /// once the compute work enqueued so far (which freed what the memory held) is done.
   void prefetch(MemoryResource& device);
+  /// Absent -> Prefetching: new device memory, filled from `host` (pinned memory the caller
+  /// leaves unchanged until the copy is done) on `stream` once the compute work enqueued so far
+  /// (which freed what the memory held) is done. await_prefetch() completes it.
+  void upload(MemoryResource& device, const void* host, Stream& stream);
   /// Prefetching -> Device: compute work enqueued from now on waits for the copy; the pinned
-  /// buffer goes back once the copy is done.
+  /// buffer, if any, goes back once the copy is done.
   void await_prefetch();
   /// Device -> Absent, after the compute work enqueued so far (NaN-filled first when `poison`).
   void free(bool poison);
@@ -99,6 +103,9 @@ class ResidentTensor {
  private:
   void expect(Residency state, const char* transition) const;
   Buffer take(MemoryResource& resource, const char* what) const;
+  /// -> Prefetching: the device memory is filled from `host` on `stream`, after the compute work
+  /// enqueued so far.
+  void fill(const void* host, Stream& stream);
   /// Enqueues `move(stream)` between records of the timing events `started` and `done`.
   template <typename Move>
   static void timed(Stream& stream, Event& started, Event& done, Move move);

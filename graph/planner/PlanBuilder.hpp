@@ -34,6 +34,12 @@ Plan plan_for(const Graph& g, const Liveness& live, Policy policy,
               const std::vector<Placement>& placement, const PlanRequest& request,
               std::uint64_t prefetch_cap);
 
+/// Inserts the plan's StageInput at the earliest point of backward from which the input's bytes
+/// fit until the step ends without device bytes (beyond the resident ones) passing `peak`: the
+/// next batch's upload then overlaps the rest of backward and raises no peak. Nothing with managed
+/// memory, or where no such point exists (Note [Input staging]).
+void stage_next_input(const Graph& g, Plan& plan, std::uint64_t peak);
+
 /// The device pool a budget allows: never more than the budget, in whole allocation units.
 std::uint64_t pool_for_budget(std::uint64_t budget);
 

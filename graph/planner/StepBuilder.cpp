@@ -337,6 +337,7 @@ Plan plan_for(const Graph& g, const Liveness& live, Policy policy,
   StepBuilder step(g, live, plan, request.workspace);
   step.forward();
   step.backward(prefetch_cap == kForwardPeak ? step.forward_peak() : prefetch_cap);
+  stage_next_input(g, plan, step.peak());
   plan.predicted_peak = plan.resident_bytes + step.peak();
   plan.predicted_pool_peak = plan.resident_bytes + step.pool_peak();
   plan.pinned_bytes = step.pinned_peak();

@@ -71,6 +71,7 @@ StepStats step_stats(const models::StepRecord& r) {
   s.peak_device_bytes = r.peak_device_bytes;
   s.offloaded_bytes = r.transfers.offloaded_bytes;
   s.prefetched_bytes = r.transfers.prefetched_bytes;
+  s.staged_input_bytes = r.transfers.staged_input_bytes;
   return s;
 }
 

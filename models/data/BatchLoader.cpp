@@ -1,18 +1,28 @@
-// The loader thread and its hand-over of two staging buffers (Note [Data loading]).
+// The loader thread and its hand-over of a ring of staging buffers (Note [Data loading]).
 #include "models/data/BatchLoader.hpp"
+
+#include <algorithm>
+#include <utility>
 
 #include "runtime/Error.hpp"
 
 namespace vdnn::models {
 
-BatchLoader::BatchLoader(Dataset& dataset, std::int64_t batch, std::array<float*, 2> images)
-    : dataset_(dataset),
-      batch_(batch),
-      images_(images),
-      labels_{std::vector<std::int32_t>(static_cast<std::size_t>(batch)),
-              std::vector<std::int32_t>(static_cast<std::size_t>(batch))} {
-  VDNN_EXPECTS(batch > 0 && images[0] != nullptr && images[1] != nullptr && images[0] != images[1],
-               "a batch loader needs a positive batch and two distinct image buffers");
+namespace {
+
+bool distinct_buffers(std::vector<float*> images) {
+  std::sort(images.begin(), images.end());
+  return images.size() >= 2 && images.front() != nullptr &&
+         std::adjacent_find(images.begin(), images.end()) == images.end();
+}
+
+}  // namespace
+
+BatchLoader::BatchLoader(Dataset& dataset, std::int64_t batch, std::vector<float*> images)
+    : dataset_(dataset), batch_(batch), images_(std::move(images)) {
+  VDNN_EXPECTS(batch > 0 && distinct_buffers(images_),
+               "a batch loader needs a positive batch and two or more distinct image buffers");
+  labels_.assign(images_.size(), std::vector<std::int32_t>(static_cast<std::size_t>(batch)));
 }
 
 BatchLoader::~BatchLoader() {
@@ -28,23 +38,28 @@ Batch BatchLoader::next() {
   const std::int64_t k = handed_;
   {
     const std::lock_guard lock(mutex_);
-    wanted_ = k + 1;  // batch k - 1 is back: its slot may take batch k + 1
+    // Batch k - 1 is back: its slot may take batch k + S - 1.
+    wanted_ = k + static_cast<std::int64_t>(images_.size()) - 1;
   }
-  if (!thread_.joinable()) {
-    thread_ = std::thread([this] { run(); });
-  } else {
-    slot_freed_.notify_one();
-  }
+  slot_freed_.notify_one();
+  const Batch batch = ready(k);
+  ++handed_;
+  return batch;
+}
+
+Batch BatchLoader::peek() { return ready(handed_); }
+
+Batch BatchLoader::ready(std::int64_t k) {
+  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
   std::unique_lock lock(mutex_);
   batch_ready_.wait(lock, [&] { return produced_ > k || error_ != nullptr; });
   if (produced_ <= k) std::rethrow_exception(error_);
-  ++handed_;
-  const auto slot = static_cast<std::size_t>(k % 2);
+  const std::size_t slot = static_cast<std::size_t>(k) % images_.size();
   return {images_[slot], labels_[slot].data()};
 }
 
 float* BatchLoader::idle_images() const noexcept {
-  return images_[static_cast<std::size_t>((handed_ + 1) % 2)];
+  return images_[(static_cast<std::size_t>(handed_) + images_.size() - 1) % images_.size()];
 }
 
 void BatchLoader::run() noexcept {
@@ -54,7 +69,7 @@ void BatchLoader::run() noexcept {
       slot_freed_.wait(lock, [&] { return stop_ || k <= wanted_; });
       if (stop_) return;
     }
-    const auto slot = static_cast<std::size_t>(k % 2);
+    const std::size_t slot = static_cast<std::size_t>(k) % images_.size();
     try {
       dataset_.next_batch(batch_, images_[slot], labels_[slot].data());
     } catch (...) {

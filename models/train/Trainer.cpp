@@ -2,7 +2,6 @@
 #include "models/train/Trainer.hpp"
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <utility>
 
@@ -20,13 +19,18 @@ SampleFormat sample_format(const graph::NetworkDef& def) {
   return {def.channels, def.height, def.width, def.num_classes};
 }
 
-// Throws HostMemoryExceeded before anything large is allocated: the datasets, the loader's second
-// pinned batch and the pinned pool.
+// The loader's ring of pinned input batches: the one trained on, the next (staged on the device
+// during the step, Note [Input staging]) and the one being drawn (Note [Data loading]).
+constexpr std::size_t kInputSlots = 3;
+
+// Throws HostMemoryExceeded before anything large is allocated: the datasets, the loader's other
+// pinned batches and the pinned pool.
 void check_host(const graph::Graph& graph, const graph::NetworkDef& def, const TrainerOptions& o) {
   const std::uint64_t data = dataset_host_bytes(o.data, sample_format(def));
-  std::vector<graph::HostNeed> extra{{"the " + o.data + " dataset", data},
-                                     {"the data loader's second pinned input batch",
-                                      graph.input_shape().bytes(runtime::DType::F32)}};
+  std::vector<graph::HostNeed> extra{
+      {"the " + o.data + " dataset", data},
+      {"the data loader's other pinned input batches",
+       (kInputSlots - 1) * graph.input_shape().bytes(runtime::DType::F32)}};
   if (o.evaluation) extra.push_back({"the " + o.data + " test split", data});
   graph::check_host_memory(graph, o.session.policy, o.session.budget_bytes, o.session.backend,
                            extra, runtime::available_host_memory());
@@ -37,7 +41,7 @@ void check_host(const graph::Graph& graph, const graph::NetworkDef& def, const T
 Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOptions options)
     : options_(std::move(options)) {
   options_.augment = options_.augment.value_or(default_augment(options_.data));
-  options_.session.executor.input_slots = 2;  // the loader's (Note [Data loading])
+  options_.session.executor.input_slots = kInputSlots;
   graph::Graph graph = graph::Graph::build(def, batch);
   check_host(graph, def, options_);
   const SampleFormat format = sample_format(def);
@@ -53,9 +57,9 @@ Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOption
   }
   session_ = std::make_unique<graph::Session>(std::move(graph), options_.session);
   graph::Executor& executor = session_->executor();
-  loader_ = std::make_unique<BatchLoader>(
-      *dataset_, batch,
-      std::array<float*, 2>{executor.input_staging(0), executor.input_staging(1)});
+  std::vector<float*> slots;
+  for (std::size_t i = 0; i < kInputSlots; ++i) slots.push_back(executor.input_staging(i));
+  loader_ = std::make_unique<BatchLoader>(*dataset_, batch, std::move(slots));
 }
 
 Trainer::~Trainer() = default;
@@ -65,7 +69,8 @@ const StepRecord& Trainer::step() {
   const std::int64_t batch = session_->graph().batch();
   const std::int64_t it = iteration();
   const auto start = std::chrono::steady_clock::now();
-  const Batch data = loader_->next();  // in the executor's pinned staging
+  const Batch data = loader_->next();           // in the executor's pinned staging
+  executor.stage_next(loader_->peek().images);  // uploaded during this step's backward
   StepRecord r;
   r.iteration = it;
   r.lr = options_.schedule.at(it);

@@ -20,6 +20,14 @@ double mean(const std::vector<double>& v, std::size_t from, std::size_t to) {
   return s / static_cast<double>(to - from);
 }
 
+// What a step keeps on the device for the next one: its input (Note [Input staging]).
+std::uint64_t kept_input(const Plan& p) {
+  for (const Action& a : p.actions) {
+    if (a.op == Op::StageInput) return a.bytes;
+  }
+  return 0;
+}
+
 SessionOptions options(Policy policy = Policy::Baseline, std::uint64_t seed = 7) {
   SessionOptions o;
   o.policy = policy;
@@ -34,7 +42,7 @@ TEST(Executor, SmallResidualNetLearnsAndIsReproducible) {
   EXPECT_LT(mean(a, 70, 80), 0.5 * mean(a, 0, 5));
 }
 
-TEST(Executor, MeasuredPeakIsThePlansAndStepsReturnEveryByte) {
+TEST(Executor, MeasuredPeakIsThePlansAndStepsReturnEveryByteButTheNextInput) {
   Session session(Graph::build(testing::small_residual_net(), 4), options());
   std::vector<float> images(static_cast<std::size_t>(session.graph().input_shape().numel()), 0.5f);
   std::vector<std::int32_t> labels = {0, 1, 2, 3};
@@ -42,7 +50,8 @@ TEST(Executor, MeasuredPeakIsThePlansAndStepsReturnEveryByte) {
   const std::uint64_t resident = exec.memory().device_current;
   EXPECT_EQ(resident, session.plan().resident_bytes);
   exec.train_step(images.data(), labels.data(), 0.01);
-  EXPECT_EQ(exec.memory().device_current, resident);
+  ASSERT_GT(kept_input(session.plan()), 0u);
+  EXPECT_EQ(exec.memory().device_current, resident + kept_input(session.plan()));
   EXPECT_EQ(exec.memory().device_peak, session.plan().predicted_peak);
   EXPECT_EQ(exec.steps(), 1);
 }
@@ -86,7 +95,8 @@ TEST(Executor, LabelsOutOfRangeThrowAndLeaveItUsable) {
                runtime::InvalidArgument);
   labels = {0, 1};
   EXPECT_NO_THROW(session.executor().train_step(images.data(), labels.data(), 0.01));
-  EXPECT_EQ(session.executor().memory().device_current, session.plan().resident_bytes);
+  EXPECT_EQ(session.executor().memory().device_current,
+            session.plan().resident_bytes + kept_input(session.plan()));
 }
 
 TEST(Executor, TimelineNeedsProfilingAndFollowsThePlan) {
@@ -97,24 +107,103 @@ TEST(Executor, TimelineNeedsProfilingAndFollowsThePlan) {
 
   SessionOptions o = options(Policy::VdnnAll);
   o.executor.profile_layers = true;
+  o.executor.input_slots = 2;
   Session session(Graph::build(testing::small_residual_net(), 4), o);
-  session.executor().train_step(session.executor().input_staging(), labels.data(), 0.01);
-  const StepTimeline timeline = session.executor().timeline();
+  Executor& exec = session.executor();
   const Plan& plan = session.plan();
-  ASSERT_EQ(timeline.memory.size(), plan.actions.size());
-  for (std::size_t i = 0; i < plan.actions.size(); ++i) {
-    EXPECT_EQ(timeline.memory[i].device_bytes, plan.resident_bytes + plan.actions[i].device_bytes);
+  const std::uint64_t input = session.graph().input_shape().bytes(runtime::DType::F32);
+  for (const bool stage : {true, false}) {
+    if (stage) exec.stage_next(exec.input_staging(1));
+    exec.train_step(exec.input_staging(), labels.data(), 0.01);
+    const StepTimeline timeline = exec.timeline();
+    ASSERT_EQ(timeline.memory.size(), plan.actions.size());
+    for (std::size_t i = 0; i < plan.actions.size(); ++i) {
+      EXPECT_EQ(timeline.memory[i].device_bytes,
+                plan.resident_bytes + plan.actions[i].device_bytes);
+    }
+    EXPECT_EQ(timeline.memory.back().pinned_bytes, 0u);  // every pinned buffer came back
+    std::size_t layers = 0;
+    std::size_t offloads = 0;
+    std::size_t uploads = 0;
+    for (const TimelineEvent& e : timeline.events) {
+      EXPECT_LE(e.start, e.end);
+      layers += e.op == Op::Forward || e.op == Op::Backward ? 1 : 0;
+      offloads += e.op == Op::Offload ? 1 : 0;
+      if (e.op != Op::StageInput) continue;
+      ++uploads;
+      EXPECT_STREQ(e.stream, "offload");
+      EXPECT_EQ(e.bytes, input);
+    }
+    EXPECT_EQ(layers, 2 * session.graph().nodes().size());
+    EXPECT_GT(offloads, 0u);
+    EXPECT_EQ(uploads, stage ? 1u : 0u);
   }
-  EXPECT_EQ(timeline.memory.back().pinned_bytes, 0u);  // every pinned buffer came back
-  std::size_t layers = 0;
-  std::size_t offloads = 0;
-  for (const TimelineEvent& e : timeline.events) {
-    EXPECT_LE(e.start, e.end);
-    layers += e.op == Op::Forward || e.op == Op::Backward ? 1 : 0;
-    offloads += e.op == Op::Offload ? 1 : 0;
+}
+
+// Note [Input staging]: naming the next batch moves its upload into the step before and changes
+// no loss, no weight and no peak.
+TEST(Executor, StagingTheNextBatchChangesNothingButWhereItsUploadRuns) {
+  for (const Policy p : {Policy::Baseline, Policy::VdnnAll, Policy::Recompute}) {
+    const Graph g = testing::load_config("resnet20-cifar.json", 4);
+    const std::uint64_t input = g.input_shape().bytes(runtime::DType::F32);
+    const auto staged = run_steps(g, options(p), 4);
+    const auto plain = run_steps(g, options(p), 4, 0.05, /*stage=*/false);
+    EXPECT_EQ(staged.losses, plain.losses) << policy_name(p);  // bitwise
+    EXPECT_EQ(staged.weights, plain.weights) << policy_name(p);
+    EXPECT_EQ(staged.memory.device_peak, staged.predicted_peak) << policy_name(p);
+    EXPECT_EQ(plain.memory.device_peak, plain.predicted_peak) << policy_name(p);
+    EXPECT_EQ(staged.staged_input_bytes, (std::vector<std::uint64_t>{input, input, input, 0}));
+    EXPECT_EQ(plain.staged_input_bytes, std::vector<std::uint64_t>(4, 0));
   }
-  EXPECT_EQ(layers, 2 * session.graph().nodes().size());
-  EXPECT_GT(offloads, 0u);
+}
+
+// A pass on other images than the staged batch uploads them into the memory kept for it; the
+// losses are those of a session that never staged, and an evaluation frees the kept memory.
+TEST(Executor, APassOnOtherImagesThanTheStagedBatchUploadsItsOwn) {
+  SessionOptions o = options();
+  o.executor.input_slots = 3;
+  Session session(testing::load_config("resnet20-cifar.json", 4), o);
+  Session reference(testing::load_config("resnet20-cifar.json", 4), o);
+  const auto numel = static_cast<std::size_t>(session.graph().input_shape().numel());
+  const std::uint64_t input = session.graph().input_shape().bytes(runtime::DType::F32);
+  std::vector<std::int32_t> labels = {0, 1, 2, 3};
+  Executor& exec = session.executor();
+  for (Executor* e : {&exec, &reference.executor()}) {
+    for (std::size_t slot = 0; slot < 3; ++slot) {
+      std::fill_n(e->input_staging(slot), numel, 0.25f * static_cast<float>(slot + 1));
+    }
+  }
+  const std::uint64_t resident = exec.memory().device_current;
+  Executor& ref = reference.executor();
+  exec.stage_next(exec.input_staging(1));
+  EXPECT_EQ(exec.train_step(exec.input_staging(0), labels.data(), 0.01).loss,
+            ref.train_step(ref.input_staging(0), labels.data(), 0.01).loss);
+  EXPECT_EQ(exec.transfers().staged_input_bytes, input);
+  EXPECT_EQ(exec.memory().device_current, resident + input);  // slot 1 waits on the device
+  EXPECT_EQ(exec.train_step(exec.input_staging(2), labels.data(), 0.01).loss,
+            ref.train_step(ref.input_staging(2), labels.data(), 0.01).loss);
+  EXPECT_EQ(exec.transfers().staged_input_bytes, 0u);
+  EXPECT_EQ(exec.memory().device_current, resident + input);  // kept for the next pass
+  exec.stage_next(exec.input_staging(1));
+  EXPECT_EQ(exec.train_step(exec.input_staging(0), labels.data(), 0.01).loss,
+            ref.train_step(ref.input_staging(0), labels.data(), 0.01).loss);
+  EXPECT_EQ(exec.evaluate(exec.input_staging(2), labels.data()).loss,
+            ref.evaluate(ref.input_staging(2), labels.data()).loss);
+  EXPECT_EQ(exec.memory().device_current, resident);
+  EXPECT_EQ(exec.train_step(exec.input_staging(1), labels.data(), 0.01).loss,
+            ref.train_step(ref.input_staging(1), labels.data(), 0.01).loss);
+}
+
+TEST(Executor, StagingNeedsAStagingSlotThatNothingElseOverwrites) {
+  Session session(Graph::build(testing::small_residual_net(), 4), options());
+  Executor& exec = session.executor();
+  std::vector<float> images(static_cast<std::size_t>(session.graph().input_shape().numel()), 0.5f);
+  std::vector<std::int32_t> labels = {0, 1, 2, 3};
+  EXPECT_THROW(exec.stage_next(images.data()), runtime::InvalidArgument);
+  exec.stage_next(exec.input_staging(0));
+  // Other host memory goes through slot 0, which holds the named batch.
+  EXPECT_THROW(exec.train_step(images.data(), labels.data(), 0.01), runtime::InvalidArgument);
+  EXPECT_EQ(exec.memory().device_current, session.plan().resident_bytes);
 }
 
 }  // namespace

@@ -24,6 +24,25 @@ Plan plan(const Graph& g, Policy policy, std::uint64_t budget = 0) {
   return make_plan(g, r);
 }
 
+// The bytes of the plan's StageInput (Note [Input staging]), 0 without one.
+std::uint64_t staged_bytes(const Plan& p) {
+  for (const Action& a : p.actions) {
+    if (a.op == Op::StageInput) return a.bytes;
+  }
+  return 0;
+}
+
+// The plan as it was before its StageInput was inserted.
+Plan without_staging(Plan p) {
+  const auto at = std::find_if(p.actions.begin(), p.actions.end(),
+                               [](const Action& a) { return a.op == Op::StageInput; });
+  if (at == p.actions.end()) return p;
+  const std::uint64_t bytes = at->bytes;
+  for (auto later = at + 1; later != p.actions.end(); ++later) later->device_bytes -= bytes;
+  p.actions.erase(at);
+  return p;
+}
+
 // Index of the first action matching (op, tensor), or -1.
 long find(const Plan& p, Op op, NodeId tensor) {
   for (std::size_t i = 0; i < p.actions.size(); ++i) {
@@ -41,8 +60,10 @@ TEST(Planner, BaselineKeepsEverythingBackwardNeeds) {
     EXPECT_NE(a.op, Op::Offload);
     EXPECT_NE(a.op, Op::Prefetch);
   }
-  // Every allocation is matched by a free: the step returns to the resident bytes.
-  EXPECT_EQ(p.actions.back().device_bytes, 0u);
+  // Every allocation is matched by a free: the step returns to the resident bytes and the next
+  // batch.
+  EXPECT_EQ(p.actions.back().device_bytes, g.input_shape().bytes(runtime::DType::F32));
+  EXPECT_EQ(staged_bytes(p), g.input_shape().bytes(runtime::DType::F32));
   EXPECT_EQ(p.predicted_peak,
             p.resident_bytes + std::max_element(p.actions.begin(), p.actions.end(),
                                                 [](const Action& a, const Action& b) {
@@ -197,7 +218,8 @@ std::size_t count(const Plan& p, Op op) {
 
 TEST(Planner, UvmIsBaselineInManagedMemory) {
   const Graph g = load("resnet20-cifar.json", 8);
-  const Plan base = plan(g, Policy::Baseline);
+  const Plan staged = plan(g, Policy::Baseline);
+  const Plan base = without_staging(staged);  // managed memory stages no input
   const Plan uvm = plan(g, Policy::Uvm);
   EXPECT_EQ(uvm.memory, DeviceMemory::Managed);
   EXPECT_EQ(base.memory, DeviceMemory::Dedicated);
@@ -207,8 +229,44 @@ TEST(Planner, UvmIsBaselineInManagedMemory) {
     EXPECT_EQ(uvm.actions[i].device_bytes, base.actions[i].device_bytes) << i;
   }
   EXPECT_EQ(uvm.predicted_pool_peak, uvm.predicted_peak);
-  EXPECT_EQ(uvm.pool_bytes, base.pool_bytes);
+  EXPECT_EQ(uvm.predicted_peak, staged.predicted_peak);
+  EXPECT_LE(uvm.pool_bytes, staged.pool_bytes);
   EXPECT_EQ(uvm.evicted_bytes, 0u);
+}
+
+// Note [Input staging]: the next batch goes up at the earliest point of backward from which its
+// bytes fit under the step's peak until the step ends; managed memory stages nothing.
+TEST(Planner, StagesTheNextBatchInBackwardWhereThePeakHasRoom) {
+  const Graph g = load("resnet20-cifar.json", 8);
+  const std::uint64_t input = g.input_shape().bytes(runtime::DType::F32);
+  for (const Policy policy :
+       {Policy::Baseline, Policy::VdnnAll, Policy::VdnnConv, Policy::Recompute}) {
+    const Plan p = plan(g, policy);
+    const Plan unstaged = without_staging(p);
+    const std::string name = policy_name(policy);
+    ASSERT_EQ(count(p, Op::StageInput), 1u) << name;
+    const auto at = static_cast<std::size_t>(find(p, Op::StageInput, kNetworkInput));
+    const auto first_backward = static_cast<std::size_t>(std::distance(
+        p.actions.begin(), std::find_if(p.actions.begin(), p.actions.end(),
+                                        [](const Action& a) { return a.op == Op::Backward; })));
+    EXPECT_GT(at, first_backward) << name;
+    EXPECT_EQ(p.actions[at].bytes, input) << name;
+    std::uint64_t peak = 0;
+    for (const Action& a : unstaged.actions) peak = std::max(peak, a.device_bytes);
+    EXPECT_EQ(p.predicted_peak, p.resident_bytes + peak) << name;
+    for (std::size_t i = at; i < p.actions.size(); ++i) {
+      EXPECT_LE(p.actions[i].device_bytes, peak) << name << " " << i;
+    }
+    // One action earlier, the next batch would have passed the peak.
+    if (at > first_backward + 1) {
+      std::uint64_t from = unstaged.actions[at - 2].device_bytes;
+      for (std::size_t i = at - 1; i < unstaged.actions.size(); ++i) {
+        from = std::max(from, unstaged.actions[i].device_bytes);
+      }
+      EXPECT_GT(from + input, peak) << name;
+    }
+  }
+  EXPECT_EQ(count(plan(g, Policy::UvmPrefetch), Op::StageInput), 0u);
 }
 
 // uvm-evict and uvm-prefetch move exactly the maps vdnn-all offloads, at the same points, with the
@@ -292,7 +350,7 @@ TEST(Planner, RecomputeRebuildsCheapMapsJustBeforeTheirFirstBackwardReader) {
   EXPECT_EQ(p.placement_of(kNetworkInput), Placement::Resident);
   EXPECT_GE(count(p, Op::Recompute), recomputed);  // temporaries are rebuilt too
   EXPECT_GT(p.recomputed_bytes, 0u);
-  EXPECT_EQ(p.actions.back().device_bytes, 0u);
+  EXPECT_EQ(p.actions.back().device_bytes, staged_bytes(p));
   EXPECT_LT(p.predicted_peak, base.predicted_peak);
 }
 
@@ -348,7 +406,7 @@ TEST(Planner, LargeWorkspacesAreHeldOnlyWhileTheirPassRunsAndSmallOnesShareOne) 
     EXPECT_EQ(after.device_bytes + bytes, a.device_bytes);
   }
   EXPECT_GT(own, static_cast<int>(g.nodes().size()));  // every backward, half the forwards
-  EXPECT_EQ(p.actions.back().device_bytes, 0u);
+  EXPECT_EQ(p.actions.back().device_bytes, staged_bytes(p));
 }
 
 // What a plan under a budget leaves free around each pass is what that pass's workspace could take.

@@ -20,6 +20,7 @@ struct RunResult {
   graph::MemoryReport memory;
   std::uint64_t predicted_peak = 0;
   std::uint64_t predicted_pool_peak = 0;
+  std::vector<std::uint64_t> staged_input_bytes;  // per step: the next batch uploaded during it
 };
 
 inline graph::Graph load_config(const std::string& name, std::int64_t batch) {
@@ -27,18 +28,30 @@ inline graph::Graph load_config(const std::string& name, std::int64_t batch) {
       models::load_network(std::string(VDNN_SOURCE_DIR) + "/configs/" + name), batch);
 }
 
-inline RunResult run_steps(graph::Graph graph, const graph::SessionOptions& options, int steps,
-                           double lr = 0.05) {
+/// `steps` steps on the synthetic stream. Each batch is drawn into one of two staging slots and,
+/// with `stage`, named to the executor a step ahead, as the trainer does (Note [Input staging]).
+inline RunResult run_steps(graph::Graph graph, graph::SessionOptions options, int steps,
+                           double lr = 0.05, bool stage = true) {
+  options.executor.input_slots = std::max<std::size_t>(options.executor.input_slots, 2);
   graph::Session session(std::move(graph), options);
+  graph::Executor& executor = session.executor();
   const runtime::Shape& in = session.graph().input_shape();
   auto data = models::make_dataset(
       "synthetic", {in.c(), in.h(), in.w(), session.graph().num_classes()}, options.executor.seed);
-  std::vector<float> images(static_cast<std::size_t>(in.numel()));
-  std::vector<std::int32_t> labels(static_cast<std::size_t>(in.n()));
+  std::vector<std::int32_t> labels[2];
+  for (auto& l : labels) l.resize(static_cast<std::size_t>(in.n()));
   RunResult result;
+  data->next_batch(in.n(), executor.input_staging(0), labels[0].data());
   for (int i = 0; i < steps; ++i) {
-    data->next_batch(in.n(), images.data(), labels.data());
-    result.losses.push_back(session.executor().train_step(images.data(), labels.data(), lr).loss);
+    const auto slot = static_cast<std::size_t>(i % 2);
+    const std::size_t next = 1 - slot;  // its batch went up in the previous step: free
+    if (i + 1 < steps) {
+      data->next_batch(in.n(), executor.input_staging(next), labels[next].data());
+      if (stage) executor.stage_next(executor.input_staging(next));
+    }
+    result.losses.push_back(
+        executor.train_step(executor.input_staging(slot), labels[slot].data(), lr).loss);
+    result.staged_input_bytes.push_back(executor.transfers().staged_input_bytes);
   }
   // Sized first: the copies are asynchronous, so the vector must not move under them.
   const auto& params = session.executor().parameters().all();

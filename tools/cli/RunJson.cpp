@@ -29,7 +29,9 @@ Json transfer_metrics(const graph::TransferReport& c, bool managed) {
          {"offload_gbps", gbps(c.offloaded_bytes, c.offload_seconds)},
          {"prefetch_gbps", gbps(c.prefetched_bytes, c.prefetch_seconds)},
          {"offload_busy", busy(c.offload_seconds, c.step_seconds)},
-         {"prefetch_busy", busy(c.prefetch_seconds, c.step_seconds)}};
+         {"prefetch_busy", busy(c.prefetch_seconds, c.step_seconds)},
+         {"staged_input_bytes", c.staged_input_bytes},
+         {"stage_input_gbps", gbps(c.staged_input_bytes, c.stage_input_seconds)}};
   if (!managed) return j;
   const runtime::MigrationTraffic& m = c.migration;
   j.update(Json{{"evicted_bytes", c.evicted_bytes},

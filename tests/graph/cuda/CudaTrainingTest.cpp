@@ -166,13 +166,18 @@ TEST_P(CudaNoAllocation, AfterTheFirstStep) {
   Session session(load_config("resnet20-cifar.json", 16), cuda_options(GetParam()));
   Executor& exec = session.executor();
   std::vector<std::int32_t> labels(16, 3);
+  // Each step names the next batch, as the trainer does (Note [Input staging]).
+  const auto step = [&] {
+    exec.stage_next(exec.input_staging());
+    exec.train_step(exec.input_staging(), labels.data(), 0.01);
+  };
   // Two warm-up steps: the first loads kernels and lets cuDNN settle its own scratch.
-  for (int i = 0; i < 2; ++i) exec.train_step(exec.input_staging(), labels.data(), 0.01);
+  for (int i = 0; i < 2; ++i) step();
   std::size_t free_before = 0;
   std::size_t total = 0;
   ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
   const MemoryReport first = exec.memory();
-  for (int i = 0; i < 5; ++i) exec.train_step(exec.input_staging(), labels.data(), 0.01);
+  for (int i = 0; i < 5; ++i) step();
   std::size_t free_after = 0;
   ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
   // Nobody (cuDNN, cuBLAS included) allocated or freed: this reads the whole device's free

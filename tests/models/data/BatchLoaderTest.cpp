@@ -1,5 +1,6 @@
-// BatchLoader: the same batches as drawing them directly, drawn ahead while the caller holds one,
-// the dataset's exceptions rethrown with their type, clean destruction at any moment.
+// BatchLoader: the same batches as drawing them directly, drawn ahead while the caller holds one
+// (and peeks at the next), the dataset's exceptions rethrown with their type, clean destruction at
+// any moment.
 #include "models/data/BatchLoader.hpp"
 
 #include <gtest/gtest.h>
@@ -20,12 +21,16 @@ using namespace std::chrono_literals;
 
 const SampleFormat kCifar{3, 32, 32, 10};
 
-// Two image buffers of `batch` CIFAR samples.
+// `slots` image buffers of `batch` CIFAR samples.
 struct Buffers {
-  explicit Buffers(std::int64_t batch)
-      : a(static_cast<std::size_t>(batch * 3072)), b(static_cast<std::size_t>(batch * 3072)) {}
-  std::array<float*, 2> views() { return {a.data(), b.data()}; }
-  std::vector<float> a, b;
+  explicit Buffers(std::int64_t batch, std::size_t slots = 2)
+      : images(slots, std::vector<float>(static_cast<std::size_t>(batch * 3072))) {}
+  std::vector<float*> views() {
+    std::vector<float*> v;
+    for (std::vector<float>& i : images) v.push_back(i.data());
+    return v;
+  }
+  std::vector<std::vector<float>> images;
 };
 
 TEST(BatchLoader, GivesExactlyTheDatasetsBatchesInOrder) {
@@ -34,20 +39,26 @@ TEST(BatchLoader, GivesExactlyTheDatasetsBatchesInOrder) {
   testing::write_cifar_directory(dir, 2, 9, 1);  // epochs of 18: batches cross them
   for (const std::string& source :
        std::vector<std::string>{"synthetic", "cifar10:" + dir.string()}) {
-    constexpr std::int64_t kBatch = 5;
-    auto direct = make_dataset(source, kCifar, 4, Split::Train, Augment::CropFlip);
-    auto loaded = make_dataset(source, kCifar, 4, Split::Train, Augment::CropFlip);
-    Buffers buffers(kBatch);
-    BatchLoader loader(*loaded, kBatch, buffers.views());
-    std::vector<float> images(kBatch * 3072);
-    std::vector<std::int32_t> labels(kBatch);
-    for (int k = 0; k < 25; ++k) {
-      direct->next_batch(kBatch, images.data(), labels.data());
-      const Batch batch = loader.next();
-      ASSERT_TRUE(std::equal(images.begin(), images.end(), batch.images)) << source << " " << k;
-      ASSERT_TRUE(std::equal(labels.begin(), labels.end(), batch.labels)) << source << " " << k;
-      EXPECT_EQ(batch.images, buffers.views()[static_cast<std::size_t>(k % 2)]);
-      EXPECT_EQ(loader.idle_images(), batch.images);  // the caller's until the next call
+    for (const std::size_t slots : {2, 3}) {
+      constexpr std::int64_t kBatch = 5;
+      auto direct = make_dataset(source, kCifar, 4, Split::Train, Augment::CropFlip);
+      auto loaded = make_dataset(source, kCifar, 4, Split::Train, Augment::CropFlip);
+      Buffers buffers(kBatch, slots);
+      BatchLoader loader(*loaded, kBatch, buffers.views());
+      std::vector<float> images(kBatch * 3072);
+      std::vector<std::int32_t> labels(kBatch);
+      for (int k = 0; k < 25; ++k) {
+        direct->next_batch(kBatch, images.data(), labels.data());
+        const Batch peeked = loader.peek();
+        const Batch batch = loader.next();
+        const std::string where =
+            source + ", " + std::to_string(slots) + " slots, batch " + std::to_string(k);
+        ASSERT_TRUE(std::equal(images.begin(), images.end(), batch.images)) << where;
+        ASSERT_TRUE(std::equal(labels.begin(), labels.end(), batch.labels)) << where;
+        EXPECT_EQ(peeked.images, batch.images) << where;
+        EXPECT_EQ(batch.images, buffers.views()[static_cast<std::size_t>(k) % slots]);
+        EXPECT_EQ(loader.idle_images(), batch.images);  // the caller's until the next call
+      }
     }
   }
 }
@@ -100,12 +111,33 @@ TEST(BatchLoader, DrawsTheNextBatchWhileTheCallerHoldsOneAndNoFurther) {
   EXPECT_EQ(loader.next().labels[1], 2);
 }
 
+// Executor::stage_next's pattern: hold batch k, peek at k + 1, and the thread draws k + 2 into
+// the third buffer, never the two in use.
+TEST(BatchLoader, WithThreeBuffersDrawsAheadWhileTheCallerHoldsOneAndPeeksAtTheNext) {
+  ProbeDataset data;
+  Buffers buffers(2, 3);
+  BatchLoader loader(data, 2, buffers.views());
+  for (int k = 0; k < 4; ++k) {
+    const Batch held = loader.next();
+    const Batch next = loader.peek();
+    EXPECT_EQ(held.labels[0], k);
+    EXPECT_EQ(next.labels[0], k + 1);
+    EXPECT_NE(held.images, next.images);
+    EXPECT_TRUE(eventually([&] { return data.drawn() == k + 3; })) << k;
+    std::this_thread::sleep_for(20ms);
+    EXPECT_EQ(data.drawn(), k + 3) << k;               // every buffer is taken
+    EXPECT_EQ(held.images[0], static_cast<float>(k));  // neither buffer was written again
+    EXPECT_EQ(next.images[0], static_cast<float>(k + 1));
+  }
+}
+
 TEST(BatchLoader, RethrowsTheDatasetsErrorWithItsTypeAndMessageAtEveryLaterCall) {
   ProbeDataset data(/*fail_at=*/2);
   Buffers buffers(1);
   BatchLoader loader(data, 1, buffers.views());
   EXPECT_EQ(loader.next().labels[0], 0);
   EXPECT_EQ(loader.next().labels[0], 1);  // drawn before the failure
+  EXPECT_THROW(loader.peek(), runtime::DataError);
   for (int i = 0; i < 2; ++i) {
     try {
       loader.next();
@@ -146,6 +178,8 @@ TEST(BatchLoader, RejectsBadArguments) {
   std::vector<float> one(3072);
   EXPECT_THROW(BatchLoader(data, 1, {one.data(), one.data()}), runtime::InvalidArgument);
   EXPECT_THROW(BatchLoader(data, 0, {one.data(), one.data() + 1}), runtime::InvalidArgument);
+  EXPECT_THROW(BatchLoader(data, 1, {one.data()}), runtime::InvalidArgument);
+  EXPECT_THROW(BatchLoader(data, 1, {one.data(), nullptr}), runtime::InvalidArgument);
 }
 
 }  // namespace

@@ -66,9 +66,10 @@ struct StepStats {
   double learning_rate = 0.0;
   double milliseconds = 0.0;  // host wall time of the step
   double images_per_second = 0.0;
-  std::uint64_t peak_device_bytes = 0;  // measured by the run's own allocator, since the start
-  std::uint64_t offloaded_bytes = 0;    // copied to pinned host memory in this step
-  std::uint64_t prefetched_bytes = 0;   // copied back in this step
+  std::uint64_t peak_device_bytes = 0;   // measured by the run's own allocator, since the start
+  std::uint64_t offloaded_bytes = 0;     // copied to pinned host memory in this step
+  std::uint64_t prefetched_bytes = 0;    // copied back in this step
+  std::uint64_t staged_input_bytes = 0;  // the next batch, uploaded while this step ran
 };
 
 /// What one evaluation over the test split measured.
