@@ -4,6 +4,7 @@
 #include "graph/Executor.hpp"
 
 #include <algorithm>
+#include <new>
 #include <utility>
 
 namespace vdnn::graph {
@@ -83,6 +84,8 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
       params_(std::make_unique<ParameterStore>(graph, device_, options.seed, context.compute())),
       label_staging_(pinned_upstream_,
                      static_cast<std::size_t>(graph.batch()) * sizeof(std::int32_t)),
+      loss_stats_buffer_(pinned_upstream_, sizeof(layers::LossStats)),
+      loss_stats_(new (loss_stats_buffer_.data()) layers::LossStats{}),
       shared_workspace_(device_, plan.shared_workspace_bytes),
       loss_seed_(device_, sizeof(float)),
       sgd_(layers::make_sgd_update(layers.backend(), layers.options())),
@@ -208,7 +211,7 @@ StepResult Executor::train_step(const float* images, const std::int32_t* labels,
     throw;
   }
   ++step_;
-  return {loss_stats_.loss, loss_stats_.accuracy};
+  return {loss_stats_->loss, loss_stats_->accuracy};
 }
 
 // Note [Evaluation memory]: the inference actions only allocate and free on the compute stream,
@@ -224,7 +227,7 @@ StepResult Executor::evaluate(const float* images, const std::int32_t* labels) {
     abandon_step();
     throw;
   }
-  return {loss_stats_.loss, loss_stats_.accuracy};
+  return {loss_stats_->loss, loss_stats_->accuracy};
 }
 
 void Executor::run_actions(const std::vector<Action>& actions, const float* images, bool training) {
@@ -347,7 +350,7 @@ void Executor::forward(NodeId id, bool training, bool recompute) {
   a.step = static_cast<std::uint64_t>(step_);
   const bool loss = id == graph_.loss_node();
   a.labels = loss ? labels_ : nullptr;
-  a.loss_stats = loss ? &loss_stats_ : nullptr;
+  a.loss_stats = loss ? loss_stats_ : nullptr;
   layers::Layer* layer = &layers_.at(id);
   // A recompute keeps the first forward's times; it shows in the backward's.
   timed(id, training && !recompute ? 0 : kUntimed,

@@ -232,8 +232,11 @@ class Executor {
   std::unique_ptr<ParameterStore> params_;
   std::vector<runtime::Buffer> staging_;  // pinned input batches, one per slot
   runtime::Buffer label_staging_;         // pinned labels: their upload never waits for the stream
-  runtime::Buffer shared_workspace_;      // of every pass with at most kSharedWorkspaceBytes
-  runtime::Buffer workspace_;             // of the pass between AllocateWorkspace and FreeWorkspace
+  // Pinned, so that the CUDA loss copies its statistics here instead of calling the host back.
+  runtime::Buffer loss_stats_buffer_;
+  layers::LossStats* loss_stats_ = nullptr;  // in loss_stats_buffer_
+  runtime::Buffer shared_workspace_;         // of every pass with at most kSharedWorkspaceBytes
+  runtime::Buffer workspace_;  // of the pass between AllocateWorkspace and FreeWorkspace
   runtime::Buffer loss_seed_;
   std::unique_ptr<layers::SgdUpdate> sgd_;
   std::vector<std::unique_ptr<runtime::ResidentTensor>> tensors_;  // per node; input last
@@ -250,7 +253,6 @@ class Executor {
   std::vector<layers::ForwardArgs> recompute_args_;  // per Recompute action, in plan order
   std::size_t next_recompute_ = 0;                   // in this step
   const std::int32_t* labels_ = nullptr;
-  layers::LossStats loss_stats_;
   std::unique_ptr<runtime::Event> step_started_;  // compute stream, timing
   std::unique_ptr<runtime::Event> step_done_;     // compute stream, timing
   TransferReport transfers_;

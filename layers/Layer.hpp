@@ -44,7 +44,8 @@ struct ForwardArgs {
   bool recompute = false;
   std::uint64_t step = 0;                // training step, for stateless seeded randomness
   const std::int32_t* labels = nullptr;  // loss layers only: N class indices
-  LossStats* loss_stats = nullptr;       // loss layers only: written by forward
+  LossStats* loss_stats = nullptr;       // loss layers only: written by forward (CUDA: once
+                                         // the compute stream passed it; best pinned)
 };
 
 /// Where backward writes one input gradient. Empty tensor: that input needs no gradient.

@@ -1,6 +1,6 @@
 // Softmax cross-entropy on the CUDA backend: one block per sample for the row statistics and one
-// block for the batch mean, both reducing in a fixed order, then a host callback that hands the
-// statistics to the host without blocking it.
+// block for the batch mean, both reducing in a fixed order, then a copy (into pinned memory) or a
+// host callback (elsewhere) that hands the statistics to the host without blocking it.
 #include "layers/cuda/SoftmaxCrossEntropyCuda.hpp"
 
 #include <cmath>
@@ -21,14 +21,23 @@ namespace {
 // each forward's callback writes where that forward was asked to, even when the host has enqueued
 // later forwards meanwhile.
 struct StatsRecord {
-  double loss;
-  double accuracy;
+  LossStats stats;
   LossStats* destination;
 };
 
 void CUDART_CB deliver_stats(void* pinned_record) {
   const auto& record = *static_cast<const StatsRecord*>(pinned_record);
-  *record.destination = {record.loss, record.accuracy};
+  *record.destination = record.stats;
+}
+
+// True for page-locked host memory, which a copy on the stream can write without the host.
+bool pinned(const void* host) {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, host) != cudaSuccess) {
+    static_cast<void>(cudaGetLastError());  // older drivers refuse plain host pointers
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeHost;
 }
 
 // Block-wide maximum of a row; every thread gets it.
@@ -74,7 +83,7 @@ __global__ void loss_mean_kernel(const float* losses, const std::int32_t* correc
   if (threadIdx.x != 0) return;
   const double mean = loss / static_cast<double>(samples);
   output[0] = static_cast<float>(mean);
-  *record = {mean, static_cast<double>(hits) / static_cast<double>(samples), destination};
+  *record = {{mean, static_cast<double>(hits) / static_cast<double>(samples)}, destination};
 }
 
 // Per sample n (one block each): dx (+)= grad_loss / N * (softmax(row) - onehot(label)).
@@ -156,6 +165,13 @@ void SoftmaxCrossEntropyCuda::forward(const ForwardArgs& args) {
       losses, correct, samples, args.output.as<float>(), record, args.loss_stats);
   VDNN_CHECK_LAUNCH();
   if (args.loss_stats == nullptr) return;
+  // Pinned memory takes the statistics by a copy; elsewhere a host function delivers them, which
+  // holds the stream until the driver's callback thread has run it.
+  if (pinned(args.loss_stats)) {
+    VDNN_CHECK_CUDA(cudaMemcpyAsync(args.loss_stats, &record->stats, sizeof(LossStats),
+                                    cudaMemcpyDeviceToHost, stream));
+    return;
+  }
   auto* pinned_record = state_->pinned_record.as<StatsRecord>();
   VDNN_CHECK_CUDA(
       cudaMemcpyAsync(pinned_record, record, sizeof(StatsRecord), cudaMemcpyDeviceToHost, stream));

@@ -18,7 +18,9 @@ namespace vdnn::layers::cuda {
 /// over samples of logsumexp(row) - row[label]. When args.loss_stats is set, forward delivers
 /// {loss, accuracy} there without blocking the host: *args.loss_stats is written once the compute
 /// stream has passed this forward, so it must stay valid until then and be read only after that
-/// stream is synchronized (accuracy counts the first maximal logit). Backward reads the logits
+/// stream is synchronized (accuracy counts the first maximal logit). Pinned memory gets them by a
+/// copy on the stream; other memory by a host function, which holds the stream until the driver
+/// has run it (pass pinned memory where that matters). Backward reads the logits
 /// (backward_needs: inputs) and grad_output[0] (device) and writes grad_output[0] *
 /// (softmax - onehot) / N, honouring GradTarget::accumulate. Reductions run in a fixed order:
 /// results are bitwise reproducible. All work is enqueued on options.cuda's compute stream. The

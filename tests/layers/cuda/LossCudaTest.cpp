@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "layers/cuda/SoftmaxCrossEntropyCuda.hpp"
@@ -106,7 +107,8 @@ TEST_F(LossCuda, BadLabelsThrowBeforeAnythingIsEnqueued) {
 }
 
 // Two forwards enqueued back to back, each with its own destination, before the host waits: each
-// destination gets its own forward's statistics.
+// destination gets its own forward's statistics, by a host callback in pageable memory and by a
+// copy in pinned memory.
 TEST_F(LossCuda, StatisticsReachEachForwardsOwnDestination) {
   const Shape logits{64, 10};
   const layers::LayerOptions cpu_options;
@@ -117,28 +119,38 @@ TEST_F(LossCuda, StatisticsReachEachForwardsOwnDestination) {
   std::vector<LayerRun> runs = {loss_run(logits, 1.0f, false, false),
                                 loss_run(logits, 8.0f, true, false)};
   runs[1].labels = labels_for(logits.n(), logits.sample_numel(), 220);
-  std::vector<std::unique_ptr<DeviceTensor>> keep;
-  std::vector<layers::LossStats> stats(runs.size(), {-1.0, -1.0});
-  for (std::size_t r = 0; r < runs.size(); ++r) {
-    keep.push_back(std::make_unique<DeviceTensor>(stream(), runs[r].inputs[0], logits));
-    keep.push_back(std::make_unique<DeviceTensor>(stream(), std::vector<float>{0.0f}, Shape{1}));
-    layers::ForwardArgs args;
-    args.inputs = {keep[keep.size() - 2]->view()};
-    args.output = keep.back()->view();
-    args.labels = runs[r].labels.data();
-    args.loss_stats = &stats[r];
-    layer.forward(args);
+  std::vector<layers::LossStats> pageable(runs.size());
+  void* pinned_memory = nullptr;
+  VDNN_CHECK_CUDA(cudaMallocHost(&pinned_memory, runs.size() * sizeof(layers::LossStats)));
+  auto* pinned = static_cast<layers::LossStats*>(pinned_memory);
+  for (layers::LossStats* stats : {pageable.data(), pinned}) {
+    std::vector<std::unique_ptr<DeviceTensor>> keep;
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      stats[r] = {-1.0, -1.0};
+      keep.push_back(std::make_unique<DeviceTensor>(stream(), runs[r].inputs[0], logits));
+      keep.push_back(std::make_unique<DeviceTensor>(stream(), std::vector<float>{0.0f}, Shape{1}));
+      layers::ForwardArgs args;
+      args.inputs = {keep[keep.size() - 2]->view()};
+      args.output = keep.back()->view();
+      args.labels = runs[r].labels.data();
+      args.loss_stats = &stats[r];
+      layer.forward(args);
+    }
+    VDNN_CHECK_CUDA(cudaStreamSynchronize(stream()));
+    const std::string where = stats == pinned ? "pinned " : "pageable ";
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      LayerRun run = runs[r];
+      run.grad_output.clear();
+      const LayerRun want = run_on_cpu(*cpu, run);
+      EXPECT_NEAR(stats[r].loss, want.stats.loss, kLossTolerance * (1.0 + want.stats.loss))
+          << where << r;
+      EXPECT_EQ(stats[r].accuracy, want.stats.accuracy) << where << r;
+      EXPECT_NEAR(keep[2 * r + 1]->download_now(stream())[0], want.output[0],
+                  kLossTolerance * (1.0 + want.output[0]))
+          << where << r;
+    }
   }
-  VDNN_CHECK_CUDA(cudaStreamSynchronize(stream()));
-  for (std::size_t r = 0; r < runs.size(); ++r) {
-    runs[r].grad_output.clear();
-    const LayerRun want = run_on_cpu(*cpu, runs[r]);
-    EXPECT_NEAR(stats[r].loss, want.stats.loss, kLossTolerance * (1.0 + want.stats.loss)) << r;
-    EXPECT_EQ(stats[r].accuracy, want.stats.accuracy) << r;
-    EXPECT_NEAR(keep[2 * r + 1]->download_now(stream())[0], want.output[0],
-                kLossTolerance * (1.0 + want.output[0]))
-        << r;
-  }
+  VDNN_CHECK_CUDA(cudaFreeHost(pinned_memory));
 }
 
 TEST_F(LossCuda, ForwardAndBackwardAreBitwiseReproducible) {
