@@ -203,6 +203,7 @@ StepResult Executor::train_step(const float* images, const std::int32_t* labels,
     step_started_->record(context_.compute());
     take_staged_input(images);
     run_actions(plan_.actions, images, /*training=*/true);
+    next_images_ = nullptr;  // named for this step's StageInput only
     update(lr);
     step_done_->record(context_.compute());
     finish_step();
