@@ -177,10 +177,14 @@ void Executor::stage_labels(const std::int32_t* labels) {
   std::copy_n(labels, graph_.batch(), static_cast<std::int32_t*>(label_staging_.data()));
 }
 
+bool Executor::is_staging_slot(const float* images) const {
+  return std::any_of(staging_.begin(), staging_.end(),
+                     [&](const Buffer& b) { return b.data() == images; });
+}
+
 void Executor::stage_next(const float* images) {
-  const bool slot = std::any_of(staging_.begin(), staging_.end(),
-                                [&](const Buffer& b) { return b.data() == images; });
-  VDNN_EXPECTS(slot, "stage_next: the next batch must be in an input_staging() slot");
+  VDNN_EXPECTS(is_staging_slot(images),
+               "stage_next: the next batch must be in an input_staging() slot");
   next_images_ = images;
 }
 
@@ -247,10 +251,8 @@ void Executor::run_actions(const std::vector<Action>& actions, const float* imag
 
 void Executor::upload_input(const float* images) {
   const TensorView input = tensor(kNetworkInput).view();
-  const auto staged = std::find_if(staging_.begin(), staging_.end(),
-                                   [&](const Buffer& b) { return b.data() == images; });
   const float* from = images;
-  if (staged == staging_.end()) {
+  if (!is_staging_slot(images)) {
     VDNN_EXPECTS(next_images_ != input_staging(),
                  "train_step: images outside the input staging slots are copied into slot 0, "
                  "which holds the batch named by stage_next()");

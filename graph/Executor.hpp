@@ -191,6 +191,7 @@ class Executor {
   void run_actions(const std::vector<Action>& actions, const float* images, bool training);
   void run(const Action& action, const float* images, bool training);
   void stage_labels(const std::int32_t* labels);
+  bool is_staging_slot(const float* images) const;
   /// Makes the memory the previous step's StageInput kept, if any, this pass's input.
   void take_staged_input(const float* images);
   void upload_input(const float* images);
