@@ -13,6 +13,7 @@
 #include "graph/LayerSet.hpp"
 #include "graph/Layout.hpp"
 #include "graph/Planner.hpp"
+#include "graph/SetupProgress.hpp"
 #include "runtime/ExecutionContext.hpp"
 #include "runtime/cpu/CpuContext.hpp"
 #include "runtime/cpu/StressOptions.hpp"
@@ -38,6 +39,8 @@ struct SessionOptions {
   bool measure_costs = false;
   CostCache* cost_cache = nullptr;     // not owned; must outlive the session's construction
   int cost_steps = 3;                  // profiled steps when measuring (the last one counts)
+  /// Told each part of setup as it starts and timed by it (not owned; null: nothing told).
+  SetupProgress* progress = nullptr;
   runtime::cpu::StressOptions stress;  // CPU backend: random delays on every stream operation
   /// CPU backend: the free device memory the managed-memory guard sees (tests of the guard).
   std::uint64_t cpu_free_device_bytes = runtime::cpu::kUnlimitedDeviceBytes;

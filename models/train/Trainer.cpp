@@ -39,7 +39,9 @@ void check_host(const graph::Graph& graph, const graph::NetworkDef& def, const T
 }  // namespace
 
 Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOptions options)
-    : options_(std::move(options)) {
+    : options_(std::move(options)), setup_(options_.setup_progress) {
+  options_.session.progress = &setup_;
+  setup_.begin("data", "loading the data");
   options_.augment = options_.augment.value_or(default_augment(options_.data));
   options_.session.executor.input_slots = kInputSlots;
   graph::Graph graph = graph::Graph::build(def, batch);
@@ -56,10 +58,12 @@ Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOption
     options_.session.cost_cache = cost_cache_.get();
   }
   session_ = std::make_unique<graph::Session>(std::move(graph), options_.session);
+  setup_.begin("data", "starting the data loader");
   graph::Executor& executor = session_->executor();
   std::vector<float*> slots;
   for (std::size_t i = 0; i < kInputSlots; ++i) slots.push_back(executor.input_staging(i));
   loader_ = std::make_unique<BatchLoader>(*dataset_, batch, std::move(slots));
+  setup_.end();
 }
 
 Trainer::~Trainer() = default;

@@ -31,6 +31,8 @@ struct TrainerOptions {
   std::string config_json;         // recorded verbatim in every checkpoint's metadata
   /// Directory of measured cost models (CostCacheDir); "": measure at every setup that needs them.
   std::string cost_cache;
+  /// Told what setup is doing as it goes ("measuring convolutions 23/53"); empty: silent.
+  graph::SetupProgress::Sink setup_progress;
 };
 
 /// What one step did, as metrics.jsonl records it.
@@ -109,9 +111,12 @@ class Trainer {
   /// The train split (description() and size() only: the loader thread draws from it).
   const Dataset& dataset() const noexcept { return *dataset_; }
   const TrainerOptions& options() const noexcept { return options_; }
+  /// How long each part of the construction took (data, context, planning, ...).
+  const graph::SetupProgress& setup() const noexcept { return setup_; }
 
  private:
   TrainerOptions options_;
+  graph::SetupProgress setup_;
   std::unique_ptr<Dataset> dataset_;
   std::unique_ptr<Dataset> test_data_;            // with options_.evaluation
   std::unique_ptr<graph::CostCache> cost_cache_;  // before the session, which reads it

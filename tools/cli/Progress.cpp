@@ -22,4 +22,14 @@ void Progress::update(std::int64_t iter, double loss, double accuracy, double im
   dirty_ = true;
 }
 
+graph::SetupProgress::Sink Progress::setup_sink() {
+  return [this](const std::string& line, bool count) {
+    if (count && !terminal_) return;
+    std::fprintf(stderr, "%svdnn: setup: %s%s", terminal_ ? "\r\033[K" : "", line.c_str(),
+                 terminal_ ? "" : "\n");
+    std::fflush(stderr);
+    dirty_ = true;
+  };
+}
+
 }  // namespace vdnn::tools

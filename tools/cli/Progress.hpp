@@ -1,7 +1,11 @@
-// Progress: the per-iteration status line on stderr (rewritten in place on a terminal).
+// Progress: the per-iteration status line on stderr (rewritten in place on a terminal), and
+// setup's status lines before it.
 #pragma once
 
 #include <cstdint>
+#include <string>
+
+#include "graph/SetupProgress.hpp"
 
 namespace vdnn::tools {
 
@@ -17,6 +21,11 @@ class Progress {
   ~Progress();
 
   void update(std::int64_t iter, double loss, double accuracy, double images_per_s);
+
+  /// A sink for setup's lines ("vdnn: setup: measuring convolutions 23/53"): counts rewrite the
+  /// line in place on a terminal and are left out of logs, where each part gets one line. The
+  /// Progress must outlive the sink's use.
+  graph::SetupProgress::Sink setup_sink();
 
  private:
   std::int64_t total_;

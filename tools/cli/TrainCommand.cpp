@@ -17,6 +17,7 @@
 #include "tools/cli/CheckpointFiles.hpp"
 #include "tools/cli/OutputDir.hpp"
 #include "tools/cli/PlanJson.hpp"
+#include "tools/cli/ProcessClock.hpp"
 #include "tools/cli/Progress.hpp"
 #include "tools/cli/RunJson.hpp"
 #include "tools/cli/StopSignal.hpp"
@@ -167,9 +168,17 @@ Json eval_json(const models::EvalRecord& e) {
 
 // summary.json: the plan's totals, the run's settings, losses, memory and medians, and the last
 // evaluation (if any).
+// {"total": seconds, and each part's}.
+Json setup_json(const graph::SetupProgress& setup) {
+  Json parts{{"total", setup.total()}};
+  for (const auto& [part, seconds] : setup.parts()) parts[part] = seconds;
+  return parts;
+}
+
 nlohmann::json summary_json(const TrainOptions& o, models::Trainer& trainer,
                             const TransferSeries& transfers,
-                            const std::optional<models::EvalRecord>& last_eval) {
+                            const std::optional<models::EvalRecord>& last_eval,
+                            double first_step_end) {
   graph::Session& session = trainer.session();
   graph::Executor& executor = session.executor();
   const std::int64_t batch = session.graph().batch();
@@ -201,7 +210,9 @@ nlohmann::json summary_json(const TrainOptions& o, models::Trainer& trainer,
                       {"workspace_bytes", session.layers().workspace_bytes()},
                       {"workspace_limited_layers", session.layers().limited_layers()},
                       {"iter_ms_median", medians.ms},
-                      {"images_per_s", medians.images_per_s}});
+                      {"images_per_s", medians.images_per_s},
+                      {"setup_seconds", setup_json(trainer.setup())},
+                      {"first_step_end_seconds", first_step_end}});
   summary.update(transfers.medians());
   summary.update(managed_summary(session));
   if (last_eval) summary["eval"] = eval_json(*last_eval);
@@ -214,8 +225,10 @@ int run_train(const TrainOptions& o) {
   const graph::NetworkDef def = models::load_network(o.config);
   const std::filesystem::path out = o.out.empty() ? "runs/" + def.name : o.out;
   prepare_output_dir(out);
+  Progress progress(o.iters);
   models::TrainerOptions options =
       trainer_options(o.run, o.policy, o.mem_budget, o.iters, o.profile_layers || !o.trace.empty());
+  options.setup_progress = progress.setup_sink();
   options.config_json = file_text(o.config);
   options.evaluation = o.eval_every > 0;
   models::Trainer trainer(def, o.batch, std::move(options));
@@ -225,8 +238,9 @@ int run_train(const TrainOptions& o) {
   if (!metrics) throw runtime::Error("cannot write " + (out / "metrics.jsonl").string());
   const bool managed = trainer.session().plan().memory == graph::DeviceMemory::Managed;
   TransferSeries transfers;
-  Progress progress(o.iters);
+  double first_step_end = -1.0;
   trainer.on_step([&](const models::StepRecord& r) {
+    if (first_step_end < 0.0) first_step_end = seconds_since_process_start();
     const Json rates = transfer_metrics(r.transfers, managed);
     transfers.add(rates);
     Json row{{"iter", r.iteration},
@@ -255,7 +269,7 @@ int run_train(const TrainOptions& o) {
 
   graph::Session& session = trainer.session();
   if (o.profile_layers) write_layer_times(out / "layers.json", session);
-  write_json(out / "summary.json", summary_json(o, trainer, transfers, last_eval));
+  write_json(out / "summary.json", summary_json(o, trainer, transfers, last_eval, first_step_end));
   write_plan(out / "plan.txt", session);
   if (!o.trace.empty()) {
     const std::string label = "vdnn " + def.name + " batch " + std::to_string(o.batch) + ", " +
