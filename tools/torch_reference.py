@@ -18,22 +18,44 @@ Modes:
   compile_budget          torch.compile with torch._functorch.config.activation_memory_budget
                           (--compile-budget, 0.5 by default): its min-cut recompute planner
 A compile mode that has not compiled and measured within --compile-limit seconds reports an error
-saying so (DenseNet-264 once compiled for over 5 minutes).
+saying so (DenseNet-264 once compiled for over 5 minutes). --channels-last trains in
+torch.channels_last (model and input); the default is NCHW.
+
+--first-step (issue 23's start-up time) measures time to the first step instead: each mode runs in a
+fresh python process of its own (this script again), so that importing torch, CUDA's and cuDNN's
+initialisation, building the model, moving it to the GPU, cuDNN's autotuning (cudnn.benchmark) and,
+for the compile modes, compiling all count. Each prints one JSON object per mode with
+"first_step_end_seconds": from that process's start to the end of its first training step
+(torch.cuda.synchronize() after the optimizer step). The process's start is the kernel's record of
+it, /proc/self/stat field 22 (clock ticks since boot, so 1/SC_CLK_TCK = 10 ms resolution), against
+CLOCK_BOOTTIME (the clock /proc/uptime reads) now; "parts" splits that into "import" (start to torch
+imported), "setup" (model built, on the GPU, optimizer, torch.compile wrapper, batch on the GPU) and
+"step" (the first step); "wall_seconds" is the process's wall time from launch to exit as the
+launching process measured it (time.monotonic around it). --inductor-cache DIR gives the processes
+TORCHINDUCTOR_CACHE_DIR=DIR/inductor and TRITON_CACHE_DIR=DIR/triton: a fresh DIR measures a cold
+compile, the same DIR again a warm one (without it Inductor's default caches are used, which
+earlier runs may have filled).
 """
 import argparse
 import contextlib
 import functools
 import gc
 import json
+import os
 import signal
 import statistics
+import subprocess
 import sys
+import time
 import traceback
 
 import torch
 import torchvision
 from torch import nn
 from torch.utils.checkpoint import checkpoint
+
+# CLOCK_BOOTTIME when torch and torchvision had been imported (--first-step's "import" part).
+IMPORTED_AT = time.clock_gettime(time.CLOCK_BOOTTIME)
 
 # DenseNet-BC-264 as configs/densenet264.json: growth 32, dense blocks of 6/12/64/48 layers.
 densenet264 = functools.partial(torchvision.models.DenseNet, growth_rate=32, block_config=(6, 12, 64, 48),
@@ -171,15 +193,34 @@ def time_limit(seconds, what):
         signal.signal(signal.SIGALRM, saved)
 
 
-def measure(args, mode):
+def prepare(args, mode):
+    """The model (on the GPU, channels_last if asked), its optimizer, what a step calls (the
+    torch.compile wrapper in compile modes), the loss and one random batch on the GPU."""
     torch.manual_seed(0)
     model = build(args.network, args.classes, mode).cuda()
+    if args.channels_last:
+        model = model.to(memory_format=torch.channels_last)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
     step_model = torch.compile(model) if mode in COMPILED else model
     loss_fn = torch.nn.CrossEntropyLoss()
     x = torch.randn(args.batch, 3, args.size, args.size, device="cuda")
+    if args.channels_last:
+        x = x.contiguous(memory_format=torch.channels_last)
     y = torch.randint(0, args.classes, (args.batch,), device="cuda")
+    return step_model, opt, loss_fn, x, y
+
+
+def train_step(mode, step_model, opt, loss_fn, x, y):
     offload = mode.endswith("save_on_cpu")
+    with torch.autograd.graph.save_on_cpu(pin_memory=True) if offload else contextlib.nullcontext():
+        loss = loss_fn(step_model(x), y)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+
+
+def measure(args, mode):
+    step_model, opt, loss_fn, x, y = prepare(args, mode)
     torch.cuda.reset_peak_memory_stats()
     times = []
     limit = time_limit(args.compile_limit, f"{mode} (compiling and {args.warmup + args.iters} steps)")
@@ -189,11 +230,7 @@ def measure(args, mode):
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
             start.record()
-            with torch.autograd.graph.save_on_cpu(pin_memory=True) if offload else contextlib.nullcontext():
-                loss = loss_fn(step_model(x), y)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
+            train_step(mode, step_model, opt, loss_fn, x, y)
             end.record()
             end.synchronize()
             if it >= args.warmup:
@@ -204,6 +241,76 @@ def measure(args, mode):
         "images_per_s": args.batch * 1000.0 / ms,
         "peak_device_bytes": torch.cuda.max_memory_allocated(),
     }
+
+
+def process_start():
+    """This process's start on CLOCK_BOOTTIME, as the kernel recorded it: /proc/self/stat field 22
+    (starttime, clock ticks since boot)."""
+    with open("/proc/self/stat") as f:
+        stat = f.read()
+    fields = stat[stat.rindex(")") + 2:].split()  # the name in parentheses may hold spaces; field 3 on
+    return int(fields[22 - 3]) / os.sysconf("SC_CLK_TCK")
+
+
+def first_step(args, mode):
+    """--first-step's measurement, in the process of its own that --first-step started for `mode`:
+    seconds from this process's start to the end of its first step, and the parts of it."""
+    started = process_start()
+    limit = time_limit(args.compile_limit, f"{mode} (compiling and its first step)")
+    with compile_budget(args.compile_budget) if mode == "compile_budget" else contextlib.nullcontext(), \
+            limit if mode in COMPILED else contextlib.nullcontext():
+        step_model, opt, loss_fn, x, y = prepare(args, mode)
+        torch.cuda.synchronize()
+        ready = time.clock_gettime(time.CLOCK_BOOTTIME)
+        train_step(mode, step_model, opt, loss_fn, x, y)
+        torch.cuda.synchronize()
+        end = time.clock_gettime(time.CLOCK_BOOTTIME)
+    return {
+        "first_step_end_seconds": end - started,
+        "parts": {"import": IMPORTED_AT - started, "setup": ready - IMPORTED_AT, "step": end - ready},
+        "peak_device_bytes": torch.cuda.max_memory_allocated(),
+    }
+
+
+def run_first_steps(args, modes):
+    """--first-step: one fresh process per mode (this script with --first-step-child), each
+    printing its row; adds the process's wall time from launch to exit. A process that fails or
+    prints no row gives a row with "error"."""
+    env = dict(os.environ)
+    if args.inductor_cache:
+        cache = os.path.abspath(args.inductor_cache)
+        env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache, "inductor")
+        env["TRITON_CACHE_DIR"] = os.path.join(cache, "triton")
+    # A compile mode's own limit fires inside the process; this one is for a process that hangs.
+    timeout = args.compile_limit + 120 if args.compile_limit > 0 else None
+    for mode in modes:
+        row = {"framework": "pytorch", "network": args.network, "batch": args.batch, "mode": mode,
+               "first_step": True, "channels_last": args.channels_last}
+        command = [sys.executable, os.path.abspath(__file__)] + sys.argv[1:] + ["--modes", mode, "--first-step-child"]
+        start = time.monotonic()
+        try:
+            done = subprocess.run(command, stdout=subprocess.PIPE, env=env, timeout=timeout, text=True)
+        except subprocess.TimeoutExpired:
+            row["wall_seconds"] = time.monotonic() - start
+            row["error"] = f"TimeoutError: the {mode} process did not exit within {timeout} s (killed)"
+            print(json.dumps(row), flush=True)
+            continue
+        row["wall_seconds"] = time.monotonic() - start
+        child = None
+        for line in done.stdout.splitlines():
+            try:
+                parsed = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(parsed, dict):
+                child = parsed
+        if child is not None:
+            row.update(child)
+        if done.returncode != 0 and "error" not in row:
+            row["error"] = f"the {mode} process exited with {done.returncode}"
+        elif child is None and "error" not in row:
+            row["error"] = f"the {mode} process printed no result"
+        print(json.dumps(row), flush=True)
 
 
 def describe_error(e):
@@ -238,15 +345,34 @@ def main():
                    help="activation_memory_budget of mode compile_budget (default 0.5)")
     p.add_argument("--compile-limit", type=int, default=300,
                    help="seconds a compile mode may take, compiling included (default 300; 0: no limit)")
+    p.add_argument("--channels-last", action="store_true",
+                   help="train in torch.channels_last (model and input); default NCHW")
+    p.add_argument("--first-step", action="store_true",
+                   help="time from process start to the end of the first step, one fresh process per mode")
+    p.add_argument("--inductor-cache", metavar="DIR",
+                   help="with --first-step: Inductor's and Triton's caches under DIR (fresh: a cold compile)")
+    p.add_argument("--first-step-child", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     modes = args.modes.split(",")
     unknown = [m for m in modes if m not in MODES]
     if unknown:
         p.error(f"unknown modes {unknown}; known: {', '.join(MODES)}")
+    if args.first_step and not args.first_step_child:
+        run_first_steps(args, modes)
+        return
     if not torch.cuda.is_available():
         sys.exit("torch_reference.py: no CUDA device")
     torch.backends.cudnn.allow_tf32 = True
     torch.backends.cudnn.benchmark = True
+    if args.first_step_child:
+        row = {"mode": modes[0]}
+        try:
+            row.update(first_step(args, modes[0]))
+        except Exception as e:
+            traceback.print_exc()
+            row["error"] = describe_error(e)
+        print(json.dumps(row), flush=True)
+        sys.exit(1 if "error" in row else 0)
     for mode in modes:
         row = {"framework": "pytorch", "network": args.network, "batch": args.batch, "mode": mode}
         try:
