@@ -65,7 +65,8 @@ layers::LayerSpec fused_spec(const Node& head, const Chain& chain) {
 
 }  // namespace
 
-Graph fuse(const Graph& graph, std::vector<FusedChain>* chains) {
+Graph fuse(const Graph& graph, std::vector<FusedChain>* chains,
+           const std::set<std::string>& declined) {
   const auto n = static_cast<NodeId>(graph.nodes().size());
   // Per node: the fused layer that replaces it at its position (chain ends), or nothing (merged
   // into a chain, or kept as it is).
@@ -75,8 +76,9 @@ Graph fuse(const Graph& graph, std::vector<FusedChain>* chains) {
   for (NodeId id = 0; id < n; ++id) {
     const std::optional<Chain> chain = chain_from(graph, id);
     // An add joins two batch norms in a projection block: the first claims it.
-    if (!chain || std::any_of(chain->nodes.begin(), chain->nodes.end(),
-                              [&](NodeId m) { return merged[static_cast<std::size_t>(m)]; })) {
+    if (!chain || declined.count(graph.node(id).name) > 0 ||
+        std::any_of(chain->nodes.begin(), chain->nodes.end(),
+                    [&](NodeId m) { return merged[static_cast<std::size_t>(m)]; })) {
       continue;
     }
     const Node& head = graph.node(id);
@@ -117,6 +119,46 @@ Graph fuse(const Graph& graph, std::vector<FusedChain>* chains) {
     }
   }
   return Graph::build(def, graph.batch());
+}
+
+namespace {
+
+std::uint64_t bytes_of(const Graph& g, NodeId t) {
+  return (t == kNetworkInput ? g.input_shape() : g.node(t).output_shape).bytes(runtime::DType::F32);
+}
+
+// What node `id`'s backward holds: what it reads, its output gradient and its input gradients.
+std::uint64_t backward_bytes(const Graph& g, NodeId id) {
+  const Node& node = g.node(id);
+  const layers::BackwardNeeds needs = layers::backward_needs(node.spec);
+  std::uint64_t bytes = bytes_of(g, id) * (needs.output ? 2 : 1);
+  for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+    const std::uint64_t in = bytes_of(g, node.inputs[i]);
+    bytes += (needs.input(i) ? in : 0) + (node.inputs[i] == kNetworkInput ? 0 : in);
+  }
+  return bytes;
+}
+
+std::optional<NodeId> named(const Graph& g, const std::string& name) {
+  for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id) {
+    if (g.node(id).name == name) return id;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::uint64_t fusion_extra_bytes(const Graph& source, const Graph& fused, const FusedChain& chain) {
+  const std::optional<NodeId> node = named(fused, chain.node);
+  VDNN_EXPECTS(node.has_value(), "fusion_extra_bytes: no fused node " + chain.node);
+  std::uint64_t parts = 0;
+  for (const std::string& m : chain.merged) {
+    const std::optional<NodeId> part = named(source, m);
+    VDNN_EXPECTS(part.has_value(), "fusion_extra_bytes: no layer " + m);
+    parts = std::max(parts, backward_bytes(source, *part));
+  }
+  const std::uint64_t whole = backward_bytes(fused, *node);
+  return whole > parts ? whole - parts : 0;
 }
 
 std::string format_fusion(const std::vector<FusedChain>& chains) {

@@ -2,6 +2,8 @@
 // batchnorm2d -> relu, batchnorm2d -> add -> relu, and conv2d -> relu.
 #pragma once
 
+#include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,8 +26,16 @@ struct FusedChain {
 /// (conv2d_relu). The fused node stands where the relu stood and takes its consumers; it keeps
 /// the batch norm's or convolution's name, so parameter and checkpoint names do not change. Every
 /// other node (a conv2d or batchnorm2d whose output has other consumers too) is kept as it is.
-/// Appends what it merged to `chains` when given, in graph order.
-Graph fuse(const Graph& graph, std::vector<FusedChain>* chains = nullptr);
+/// Appends what it merged to `chains` when given, in graph order. Chains whose head (batch norm or
+/// convolution) is named in `declined` stay unfused (the search's choice, Note [Search]).
+Graph fuse(const Graph& graph, std::vector<FusedChain>* chains = nullptr,
+           const std::set<std::string>& declined = {});
+
+/// Device bytes a chain's fused layer holds in its backward beyond the most any of its unfused
+/// layers holds in theirs (inputs and outputs backward reads, the output gradient, the input
+/// gradients): what fusing it may add to the memory floor (Note [Search]). `fused` is `source`
+/// after fuse(); 0 when fusing holds no more.
+std::uint64_t fusion_extra_bytes(const Graph& source, const Graph& fused, const FusedChain& chain);
 
 /// One line per chain, "  layer1.0.bn1 <- layer1.0.bn1 + layer1.0.relu1 (batchnorm2d_relu)", after
 /// a header line with the count; "fusion: none" when `chains` is empty.

@@ -20,12 +20,25 @@ layers::WorkspaceBytes aligned(const layers::WorkspaceBytes& w) {
           runtime::MemoryResource::align_up(w.backward)};
 }
 
+// Layers that measure at setup (cuDNN convolutions choose their algorithms).
+bool measures(const layers::LayerSpec& spec) {
+  return std::holds_alternative<layers::Conv2dSpec>(spec) ||
+         std::holds_alternative<layers::Conv2dReluSpec>(spec);
+}
+
 }  // namespace
 
-LayerSet::LayerSet(const Graph& graph, layers::Backend backend, const layers::LayerOptions& options)
+LayerSet::LayerSet(const Graph& graph, layers::Backend backend, const layers::LayerOptions& options,
+                   SetupProgress* progress)
     : backend_(backend), options_(options) {
-  options_.cache = &cache_;
+  if (options_.cache == nullptr) options_.cache = &cache_;
+  int convolutions = 0;
+  for (const Node& node : graph.nodes()) convolutions += measures(node.spec) ? 1 : 0;
+  int done = 0;
   for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes().size()); ++id) {
+    if (progress != nullptr && measures(graph.node(id).spec)) {
+      progress->count("setting up convolutions", ++done, convolutions);
+    }
     layers::LayerOptions layer = options_;
     layer.seed = options.seed + 1 + static_cast<std::uint64_t>(id);
     layer.layout = graph.node(id).layout;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "graph/Graph.hpp"
+#include "graph/SetupProgress.hpp"
 #include "layers/Layer.hpp"
 
 namespace vdnn::graph {
@@ -17,8 +18,11 @@ namespace vdnn::graph {
 class LayerSet {
  public:
   /// Layer `i` draws its random numbers from options.seed + 1 + i and runs in node i's layout
-  /// (Graph::use_layout).
-  LayerSet(const Graph& graph, layers::Backend backend, const layers::LayerOptions& options);
+  /// (Graph::use_layout). Setup results are shared through options.cache (which must outlive the
+  /// construction) when given, else through a cache of the set's own. `progress`, when given, is
+  /// told the convolutions set up so far (they measure their algorithms).
+  LayerSet(const Graph& graph, layers::Backend backend, const layers::LayerOptions& options,
+           SetupProgress* progress = nullptr);
 
   layers::Layer& at(NodeId node) { return *layers_.at(static_cast<std::size_t>(node)); }
   const layers::Layer& at(NodeId node) const { return *layers_.at(static_cast<std::size_t>(node)); }
@@ -44,7 +48,7 @@ class LayerSet {
   /// Identifies the algorithm choice of every layer (a hash of workspaces()), for cost caches.
   std::uint64_t algorithm_key() const;
   /// Setup results the layers shared (e.g. one convolution measurement per distinct problem).
-  const layers::LayerCache& cache() const noexcept { return cache_; }
+  const layers::LayerCache& cache() const noexcept { return *options_.cache; }
 
  private:
   layers::Backend backend_;

@@ -1,7 +1,13 @@
 // The `auto` policy: per feature map keep, offload or recompute, chosen by predicted cost per byte
 // saved, checked by the step-time model (Note [Automatic placement]).
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <functional>
+#include <iterator>
 #include <limits>
+#include <thread>
+#include <vector>
 
 #include "graph/PoolSimulation.hpp"
 #include "graph/StepTimeModel.hpp"
@@ -67,9 +73,12 @@ std::vector<Move> moves_by_cost(const Graph& g, const std::vector<Placement>& ke
 // offloaded input whose last backward reader comes first) or would chain more than `max_depth`
 // rebuilds goes to `fallback` instead. Rebuilds read kept and offloaded maps, and maps rebuilt
 // themselves (Note [Recomputation]).
-void repair(const Graph& g, const Liveness& live, std::vector<Placement>& placement, int max_depth,
-            Placement fallback) {
-  constexpr int kNever = std::numeric_limits<int>::max() / 2;
+// Returns the longest chain of rebuilds it allowed.
+constexpr int kNever = std::numeric_limits<int>::max() / 2;
+
+int repair(const Graph& g, const Liveness& live, std::vector<Placement>& placement, int max_depth,
+           Placement fallback) {
+  int longest = 0;
   std::vector<int> depth(placement.size(), 0);
   for (NodeId t = 0; t < static_cast<NodeId>(g.nodes().size()); ++t) {
     Placement& p = placement[index_of(g, t)];
@@ -88,7 +97,26 @@ void repair(const Graph& g, const Liveness& live, std::vector<Placement>& placem
       p = fallback;
       depth[index_of(g, t)] = 0;
     }
+    if (p == Placement::Recomputed) longest = std::max(longest, depth[index_of(g, t)]);
   }
+  return longest;
+}
+
+// The depth limits worth trying for `moves`: a limit at or beyond the longest chain that all the
+// moves make (rebuilds that read a freed map aside) allows every chain any larger limit allows, so
+// of those only the first is tried (ResNet-5000 planned 42 candidates in over two minutes).
+std::vector<int> depths_worth_trying(const Graph& g, const Liveness& live,
+                                     const std::vector<Placement>& kept,
+                                     const std::vector<Move>& moves) {
+  std::vector<Placement> placement = kept;
+  for (const Move& m : moves) placement[index_of(g, m.tensor)] = m.to;
+  const int longest = repair(g, live, placement, kNever - 1, Placement::Resident);
+  std::vector<int> depths;
+  for (int depth : kMaxDepths) {
+    depths.push_back(depth);
+    if (depth >= longest) break;
+  }
+  return depths;
 }
 
 // The plan with the first `count` moves made (and repaired).
@@ -124,6 +152,27 @@ std::optional<Plan> fewest_moves(const Graph& g, const Liveness& live, const Pla
                         request);
 }
 
+// Runs `work` on the host's cores (at most 16 threads), this thread among them, and joins them; an
+// exception of any is rethrown here.
+void run_on_threads(const std::function<void()>& work) {
+  const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1U, 16U);
+  std::vector<std::exception_ptr> failures(threads);
+  const auto guarded = [&](unsigned t) {
+    try {
+      work();
+    } catch (...) {
+      failures[t] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(guarded, t);
+  guarded(0);
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& f : failures) {
+    if (f) std::rethrow_exception(f);
+  }
+}
+
 }  // namespace
 
 double predicted_seconds(const Graph& g, const Plan& plan, const CostModel& costs) {
@@ -138,32 +187,45 @@ double predicted_seconds(const Graph& g, const Plan& plan, const CostModel& cost
 // Baseline's plan if it fits. Else, for each set of knobs, the fewest cheapest moves that fit;
 // the fixed policies recompute, vdnn-conv and vdnn-all compete too; the least predicted step time
 // wins. Each candidate costs O(N log N) plans' worth of work (bisection, keep_what_fits), so auto
-// is O(K N log N) for K candidates (45): a few seconds at ResNet-1001.
+// is O(K N log N) for K candidates (45), spread over the host's cores.
 std::optional<Plan> auto_plan(const Graph& g, const Liveness& live, const PlanRequest& request,
                               const CostModel& costs) {
   const std::vector<Placement> kept = place(g, live, Policy::Baseline);
   Plan baseline = plan_for(g, live, Policy::Auto, kept, request, kForwardPeak);
   if (fits(g, baseline)) return baseline;
-  std::optional<Plan> best;
-  double best_seconds = std::numeric_limits<double>::infinity();
-  const auto consider = [&](std::optional<Plan> plan) {
-    if (!plan) return;
-    plan->policy = Policy::Auto;
-    const double seconds = predicted_seconds(g, *plan, costs);
-    if (seconds < best_seconds) {
-      best_seconds = seconds;
-      best = std::move(plan);
-    }
-  };
+  // Every candidate, then the fixed policies (index after the knobs').
+  std::vector<Knobs> knobs;
   for (double windows : kHiddenWindows) {
-    for (int depth : kMaxDepths) {
-      for (Placement fallback : kFallbacks) {
-        consider(fewest_moves(g, live, request, kept, costs, {windows, depth, fallback}));
-      }
+    const std::vector<Move> moves = moves_by_cost(g, kept, costs, windows);
+    for (int depth : depths_worth_trying(g, live, kept, moves)) {
+      for (Placement fallback : kFallbacks) knobs.push_back({windows, depth, fallback});
     }
   }
-  for (Policy fixed : {Policy::Recompute, Policy::VdnnConv, Policy::VdnnAll}) {
-    consider(fitting_plan(g, live, fixed, request));
+  constexpr Policy kFixed[] = {Policy::Recompute, Policy::VdnnConv, Policy::VdnnAll};
+  const std::size_t count = knobs.size() + std::size(kFixed);
+  // Candidates are independent plans of a const graph: they run on threads of their own, and the
+  // least predicted time wins, ties to the first, as a sequential search would choose.
+  std::vector<std::optional<Plan>> plans(count);
+  std::vector<double> seconds(count, std::numeric_limits<double>::infinity());
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < count; i = next++) {
+      plans[i] = i < knobs.size()
+                     ? fewest_moves(g, live, request, kept, costs, knobs[i])
+                     : fitting_plan(g, live, kFixed[i - knobs.size()], request);
+      if (!plans[i]) continue;
+      plans[i]->policy = Policy::Auto;
+      seconds[i] = predicted_seconds(g, *plans[i], costs);
+    }
+  };
+  run_on_threads(work);
+  std::optional<Plan> best;
+  double best_seconds = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < count; ++i) {
+    if (plans[i] && seconds[i] < best_seconds) {
+      best_seconds = seconds[i];
+      best = std::move(plans[i]);
+    }
   }
   return best;
 }

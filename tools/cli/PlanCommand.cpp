@@ -3,6 +3,8 @@
 #include "tools/cli/PlanCommand.hpp"
 
 #include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -10,6 +12,7 @@
 #include "graph/Fusion.hpp"
 #include "graph/LayerSet.hpp"
 #include "graph/Planner.hpp"
+#include "graph/Search.hpp"
 #include "models/ConfigLoader.hpp"
 #include "models/train/CostCacheDir.hpp"
 #include "runtime/ByteSize.hpp"
@@ -56,23 +59,20 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
   return cmd;
 }
 
-int run_plan(const PlanOptions& o) {
+namespace {
+
+// With --costs: the graph the costs were measured for (fused unless --no-fuse), planned with the
+// measured device's workspaces; nothing is searched.
+int plan_with_cost_file(const PlanOptions& o, const graph::Graph& built) {
   std::vector<graph::FusedChain> fusion;
-  const graph::Graph built = graph::Graph::build(models::load_network(o.config), o.batch);
   const graph::Graph g = o.no_fuse ? built : graph::fuse(built, &fusion);
   graph::PlanRequest request;
   request.policy = graph::parse_policy(o.policy);
   request.budget_bytes = o.mem_budget.empty() ? 0 : runtime::parse_bytes(o.mem_budget);
-  request.workspace = graph::LayerSet(g, layers::Backend::Cpu, {}).workspaces();
-  graph::CostModel costs;
-  if (!o.costs.empty()) {
-    costs = models::read_cost_file(o.costs, g);
-    request.costs = &costs;
-    // The workspaces of the algorithms the costs were measured with, on their device.
-    for (std::size_t i = 0; i < costs.layers.size(); ++i) {
-      request.workspace[i] = {costs.layers[i].forward_workspace,
-                              costs.layers[i].backward_workspace};
-    }
+  const graph::CostModel costs = models::read_cost_file(o.costs, g);
+  request.costs = &costs;
+  for (const graph::LayerCost& c : costs.layers) {
+    request.workspace.push_back({c.forward_workspace, c.backward_workspace});
   }
   const graph::Plan plan = graph::make_plan(g, request);
   if (o.json) {
@@ -81,6 +81,39 @@ int run_plan(const PlanOptions& o) {
     std::cout << out.dump(1) << "\n";
   } else {
     std::cout << graph::format_fusion(fusion) << "\n" << graph::format_plan(g, plan);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_plan(const PlanOptions& o) {
+  const graph::Graph built = graph::Graph::build(models::load_network(o.config), o.batch);
+  if (!o.costs.empty()) return plan_with_cost_file(o, built);
+  // The search a CPU session makes, with estimated costs and CPU workspaces (Note [Search]).
+  graph::SessionOptions options;
+  options.policy = graph::parse_policy(o.policy);
+  options.budget_bytes = o.mem_budget.empty() ? 0 : runtime::parse_bytes(o.mem_budget);
+  options.fuse = !o.no_fuse;
+  layers::LayerCache cache;
+  graph::SearchContext ctx;
+  ctx.layer_options.cache = &cache;
+  const auto start = std::chrono::steady_clock::now();
+  const graph::SearchResult found = graph::search_run(built, options, ctx);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (o.json) {
+    nlohmann::json out = plan_json(found.graph, found.plan);
+    out["fused_chains"] = found.fusion.size();
+    out["unfused_chains"] = found.declined.size();
+    out["choices"] = found.reasons;
+    out["search_seconds"] = seconds;
+    std::cout << out.dump(1) << "\n";
+  } else {
+    std::cout << graph::format_fusion(found.fusion) << "\n"
+              << graph::format_reasons(found.reasons) << "\n"
+              << graph::format_plan(found.graph, found.plan);
+    std::printf("searched in:           %.2f s\n", seconds);
   }
   return 0;
 }

@@ -79,6 +79,7 @@ void write_plan(const std::filesystem::path& path, const graph::Session& session
   out << "layout: " << runtime::layout_name(session.layout().layout) << " ("
       << session.layout().reason << ")\n"
       << graph::format_fusion(session.fusion()) << "\n"
+      << graph::format_reasons(session.reasons()) << "\n"
       << graph::format_plan(graph, session.plan());
   const std::string limited = session.layers().limited_algorithms(graph);
   if (!limited.empty()) {

@@ -1,0 +1,48 @@
+// SessionOptions: everything a run is set up from: backend, policy, budget, the switches of the
+// search (fusion, layout, math) and of the executor. Every default lives here.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "graph/CostModel.hpp"
+#include "graph/Executor.hpp"
+#include "graph/Layout.hpp"
+#include "graph/Plan.hpp"
+#include "graph/SetupProgress.hpp"
+#include "layers/Layer.hpp"
+#include "runtime/cpu/CpuContext.hpp"
+#include "runtime/cpu/StressOptions.hpp"
+
+namespace vdnn::graph {
+
+struct SessionOptions {
+  layers::Backend backend = layers::Backend::Cpu;
+  int device = 0;  // CUDA device ordinal
+  Policy policy = Policy::Baseline;
+  /// 0: no budget but what the device can give (CUDA: free memory less kCudaReserve).
+  std::uint64_t budget_bytes = 0;
+  bool deterministic = false;  // CUDA: deterministic algorithms only
+  bool allow_tf32 = true;      // CUDA: TF32 tensor-core math in convolutions
+  bool fuse = true;            // merge batchnorm2d -> [add ->] relu chains (Note [Fusion])
+  LayoutChoice layout = LayoutChoice::Auto;  // memory order of feature maps (Note [Layout])
+  ExecutorOptions executor;
+  /// What layers and copies cost, for policies that choose by it (auto, vdnn-dyn) and for the
+  /// plan's predicted step time. Unset: with `measure_costs` or such a policy, measured at setup
+  /// (graph/CostProfiler) unless `cost_cache` holds them for this network, batch and device;
+  /// otherwise estimated (estimate_costs).
+  std::shared_ptr<const CostModel> costs;
+  bool measure_costs = false;
+  CostCache* cost_cache = nullptr;     // not owned; must outlive the session's construction
+  int cost_steps = 3;                  // profiled steps when measuring (the last one counts)
+  /// Told each part of setup as it starts and timed by it (not owned; null: nothing told).
+  SetupProgress* progress = nullptr;
+  runtime::cpu::StressOptions stress;  // CPU backend: random delays on every stream operation
+  /// CPU backend: the free device memory the managed-memory guard sees (tests of the guard).
+  std::uint64_t cpu_free_device_bytes = runtime::cpu::kUnlimitedDeviceBytes;
+};
+
+/// Device memory left outside the default CUDA budget, for the CUDA context, cuDNN and cuBLAS.
+inline constexpr std::uint64_t kCudaReserve = std::uint64_t{2} << 30;
+
+}  // namespace vdnn::graph
