@@ -33,6 +33,11 @@ constexpr float kZero = 0.0f;
 // workspaces buy no memory worth another cudnnFind.
 constexpr std::array<std::int64_t, 4> kChunkCounts{2, 4, 8, 16};
 constexpr std::size_t kChunkFromBytes = std::size_t{16} << 20;
+// cudnnFind runs every candidate on the problem it is given. Past this size (the larger of a
+// problem's input and output) the per-sample work fills the GPU anyway, so the candidates are timed
+// on the largest batch chunk within it and each takes that chunk's time times the chunks (VGG-16
+// at batch 256 spent 24 s of its start in cudnnFind; Note [Batch chunks]).
+constexpr std::size_t kTimedBytes = std::size_t{256} << 20;
 
 // The descriptors of one convolution problem, every tensor in the layout the convolution runs in
 // (Note [Layout]: NHWC runs with KRSC filters).
@@ -53,6 +58,7 @@ struct Descriptors {
 struct Problem {
   std::int64_t chunks = 1;
   Descriptors d;
+  std::size_t bytes = 0;  // the larger of its input and output
 };
 
 // One algorithm of one direction with the math type it was ranked under (cuDNN runs with the math
@@ -206,26 +212,63 @@ AlgoChoices<typename Api::Algo> choose(cudnnHandle_t handle, Descriptors& d,
   return choices;
 }
 
+// The problem cudnnFind times: the first (fewest chunks) within kTimedBytes, else the last.
+Problem& problem_to_time(std::vector<Problem>& problems) {
+  for (Problem& p : problems) {
+    if (p.bytes <= kTimedBytes) return p;
+  }
+  return problems.back();
+}
+
+// The ranking `timed` of a problem of `timed_chunks` chunks carried to `problem`: the same
+// algorithms in the same order, each with its workspace there (those cuDNN refuses there left
+// out) and its time for the whole batch.
+template <typename Api>
+AlgoChoices<typename Api::Algo> carried(cudnnHandle_t handle, Problem& problem,
+                                        const AlgoChoices<typename Api::Algo>& timed,
+                                        std::int64_t timed_chunks) {
+  AlgoChoices<typename Api::Algo> choices;
+  for (AlgoChoice<typename Api::Algo> c : timed.ranked) {
+    problem.d.conv.set_math(c.math);
+    const cudnnStatus_t sized = Api::workspace(handle, problem.d, c.algo, &c.workspace);
+    if (sized == CUDNN_STATUS_NOT_SUPPORTED) continue;
+    VDNN_CHECK_CUDNN(sized);
+    if (c.seconds >= 0.0) c.seconds *= static_cast<double>(timed_chunks);
+    c.chunks = problem.chunks;
+    choices.ranked.push_back(c);
+  }
+  if (choices.ranked.empty()) {
+    throw runtime::CudaError(std::string("Conv2dCuda: cuDNN runs no ") + Api::kName +
+                             " algorithm it ranked on a batch chunk on the batch of " +
+                             std::to_string(problem.chunks) + " chunks");
+  }
+  return choices;
+}
+
 // The candidates of one direction over the whole batch and, when its fastest algorithm's workspace
-// is large, over each batch chunk (Note [Batch chunks]); fastest first by cudnnFind's times
-// (those of every chunk), else the i-th of any problem's heuristic ranking before the (i+1)-th,
-// fewer chunks first.
+// is large, over each batch chunk (Note [Batch chunks]); fastest first by cudnnFind's times on the
+// problem it times (problem_to_time), every chunking of an algorithm taking the same time, fewer
+// chunks first; else (heuristics) the i-th of any problem's ranking before the (i+1)-th, fewer
+// chunks first.
 template <typename Api>
 AlgoChoices<typename Api::Algo> choose_chunked(cudnnHandle_t handle, std::vector<Problem>& problems,
                                                const SearchPolicy& policy) {
   using Choice = AlgoChoice<typename Api::Algo>;
-  AlgoChoices<typename Api::Algo> whole = choose<Api>(handle, problems.front().d, policy);
+  Problem& timed = policy.measure ? problem_to_time(problems) : problems.front();
+  const AlgoChoices<typename Api::Algo> ranking = choose<Api>(handle, timed.d, policy);
+  const auto ranked_for = [&](Problem& problem) {
+    if (policy.measure) return carried<Api>(handle, problem, ranking, timed.chunks);
+    AlgoChoices<typename Api::Algo> own =
+        &problem == &timed ? ranking : choose<Api>(handle, problem.d, policy);
+    for (Choice& c : own.ranked) c.chunks = problem.chunks;
+    return own;
+  };
+  AlgoChoices<typename Api::Algo> whole = ranked_for(problems.front());
   if (whole.ranked.front().workspace <= kChunkFromBytes) return whole;
   std::vector<std::pair<std::size_t, Choice>> ranked;  // (rank in its problem, choice)
   for (Problem& problem : problems) {
-    const AlgoChoices<typename Api::Algo> part =
-        problem.chunks == 1 ? whole : choose<Api>(handle, problem.d, policy);
-    for (std::size_t r = 0; r < part.ranked.size(); ++r) {
-      Choice c = part.ranked[r];
-      c.chunks = problem.chunks;
-      if (c.seconds >= 0.0) c.seconds *= static_cast<double>(problem.chunks);
-      ranked.emplace_back(r, c);
-    }
+    const AlgoChoices<typename Api::Algo> part = problem.chunks == 1 ? whole : ranked_for(problem);
+    for (std::size_t r = 0; r < part.ranked.size(); ++r) ranked.emplace_back(r, part.ranked[r]);
   }
   std::stable_sort(ranked.begin(), ranked.end(), [&policy](const auto& a, const auto& b) {
     return policy.measure ? a.second.seconds < b.second.seconds : a.first < b.first;
@@ -240,13 +283,18 @@ std::vector<Problem> problems_of(const Conv2dSpec& spec, const Shape& x_shape, c
                                  const Shape& y_shape, cudnnMathType_t math,
                                  runtime::Layout layout) {
   std::vector<Problem> problems;
-  problems.push_back({1, Descriptors(spec, x_shape, w_shape, y_shape, math, layout)});
+  const auto bytes = [](const Shape& x, const Shape& y) {
+    return static_cast<std::size_t>(
+        std::max(x.bytes(runtime::DType::F32), y.bytes(runtime::DType::F32)));
+  };
+  problems.push_back(
+      {1, Descriptors(spec, x_shape, w_shape, y_shape, math, layout), bytes(x_shape, y_shape)});
   for (const std::int64_t chunks : kChunkCounts) {
     if (x_shape.n() % chunks != 0) continue;
     Shape x = x_shape;
     Shape y = y_shape;
     x[0] = y[0] = x_shape.n() / chunks;
-    problems.push_back({chunks, Descriptors(spec, x, w_shape, y, math, layout)});
+    problems.push_back({chunks, Descriptors(spec, x, w_shape, y, math, layout), bytes(x, y)});
   }
   return problems;
 }

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "runtime/Error.hpp"
 #include "runtime/Random.hpp"
@@ -36,24 +37,39 @@ SyntheticDataset::SyntheticDataset(const SampleFormat& format, Split split, std:
   }
   std::uint64_t draw = 0;
   auto uniform = [&] { return runtime::uniform01(seed_, kPrototypeStream, draw++); };
+  // Each wave sin(2 pi (fy v + fx u) + phase) is sin(a_y) cos(b_x) + cos(a_y) sin(b_x): per row
+  // and per column tables instead of a sine per pixel (1000 ImageNet prototypes took ~6 s).
+  const auto h = static_cast<std::size_t>(format.height);
+  const auto w = static_cast<std::size_t>(format.width);
+  std::vector<double> row_sin(kWaves * h), row_cos(kWaves * h), col_sin(kWaves * w),
+      col_cos(kWaves * w);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(kWaves) / 2.0);
   float* out = prototypes_.data();
   for (std::int64_t k = 0; k < format.num_classes; ++k) {
     for (std::int64_t c = 0; c < format.channels; ++c) {
-      double fy[kWaves], fx[kWaves], phase[kWaves];
       for (int i = 0; i < kWaves; ++i) {
-        fy[i] = 0.5 + 2.5 * uniform();
-        fx[i] = 0.5 + 2.5 * uniform();
-        phase[i] = 6.283185307179586 * uniform();
+        const double fy = 0.5 + 2.5 * uniform();
+        const double fx = 0.5 + 2.5 * uniform();
+        const double phase = 6.283185307179586 * uniform();
+        for (std::size_t y = 0; y < h; ++y) {
+          const double a = 6.283185307179586 * fy * static_cast<double>(y) /
+                               static_cast<double>(h) + phase;
+          row_sin[i * h + y] = std::sin(a);
+          row_cos[i * h + y] = std::cos(a);
+        }
+        for (std::size_t x = 0; x < w; ++x) {
+          const double b = 6.283185307179586 * fx * static_cast<double>(x) / static_cast<double>(w);
+          col_sin[i * w + x] = std::sin(b);
+          col_cos[i * w + x] = std::cos(b);
+        }
       }
-      for (std::int64_t y = 0; y < format.height; ++y) {
-        for (std::int64_t x = 0; x < format.width; ++x) {
-          const double v = static_cast<double>(y) / static_cast<double>(format.height);
-          const double u = static_cast<double>(x) / static_cast<double>(format.width);
+      for (std::size_t y = 0; y < h; ++y) {
+        for (std::size_t x = 0; x < w; ++x) {
           double s = 0.0;
-          for (int i = 0; i < kWaves; ++i) {
-            s += std::sin(6.283185307179586 * (fy[i] * v + fx[i] * u) + phase[i]);
+          for (std::size_t i = 0; i < kWaves; ++i) {
+            s += row_sin[i * h + y] * col_cos[i * w + x] + row_cos[i * h + y] * col_sin[i * w + x];
           }
-          *out++ = static_cast<float>(s / std::sqrt(static_cast<double>(kWaves) / 2.0));
+          *out++ = static_cast<float>(s * scale);
         }
       }
     }

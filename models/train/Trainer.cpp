@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
 #include <utility>
 
 #include "graph/MemoryCheck.hpp"
@@ -41,16 +42,22 @@ void check_host(const graph::Graph& graph, const graph::NetworkDef& def, const T
 Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOptions options)
     : options_(std::move(options)), setup_(options_.setup_progress) {
   options_.session.progress = &setup_;
-  setup_.begin("data", "loading the data");
+  setup_.begin("host", "checking host memory");
   options_.augment = options_.augment.value_or(default_augment(options_.data));
   options_.session.executor.input_slots = kInputSlots;
   graph::Graph graph = graph::Graph::build(def, batch);
   check_host(graph, def, options_);
   const SampleFormat format = sample_format(def);
   const std::uint64_t seed = options_.session.executor.seed;
-  dataset_ = make_dataset(options_.data, format, seed, Split::Train, *options_.augment);
+  // The data loads (or is generated) on a thread of its own while the session sets up: neither
+  // waits for the other. Its errors come out of get(), after the session's.
+  std::future<std::unique_ptr<Dataset>> train = std::async(std::launch::async, [&] {
+    return make_dataset(options_.data, format, seed, Split::Train, *options_.augment);
+  });
+  std::future<std::unique_ptr<Dataset>> test;
   if (options_.evaluation) {
-    test_data_ = make_dataset(options_.data, format, seed, Split::Test);
+    test = std::async(std::launch::async,
+                      [&] { return make_dataset(options_.data, format, seed, Split::Test); });
     test_labels_.resize(static_cast<std::size_t>(batch));
   }
   if (!options_.cost_cache.empty()) {
@@ -58,7 +65,9 @@ Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOption
     options_.session.cost_cache = cost_cache_.get();
   }
   session_ = std::make_unique<graph::Session>(std::move(graph), options_.session);
-  setup_.begin("data", "starting the data loader");
+  setup_.begin("data", "loading the data");
+  dataset_ = train.get();
+  if (test.valid()) test_data_ = test.get();
   graph::Executor& executor = session_->executor();
   std::vector<float*> slots;
   for (std::size_t i = 0; i < kInputSlots; ++i) slots.push_back(executor.input_staging(i));
