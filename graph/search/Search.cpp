@@ -217,8 +217,10 @@ Fitted fitting_variant(const Graph& source, const SessionOptions& options, const
                       " chains unfused (" + std::to_string(fewest) +
                       " would fit): fused, the plan does not fit");
   } else {
+    // Every layer declined, not only the heads of the chains found: declining one batch norm of a
+    // projection block lets the other claim the add (Fusion.cpp), which --no-fuse does not.
     std::set<std::string> every;
-    for (const FusedChain& c : chains) every.insert(c.node);
+    for (const Node& n : source.nodes()) every.insert(n.name);
     found = fits(every);
     if (!found) std::rethrow_exception(failure);
     reasons.push_back("fusion: every chain unfused: fused, the plan does not fit");
