@@ -129,11 +129,18 @@ Plan with_moves(const Graph& g, const Liveness& live, const PlanRequest& request
   return plan_for(g, live, Policy::Auto, placement, request, kForwardPeak);
 }
 
+// One candidate's fewest moves: the plan, and the maps it moved, dearest first (the order in which
+// refine() keeps them again).
+struct Fewest {
+  Plan plan;
+  std::vector<NodeId> dearest_first;
+};
+
 // The fewest moves whose plan fits, by bisection (more moves never raise the peak much; the
-// search needs O(log N) plans), then the maps the budget can hold kept again and early prefetches.
-std::optional<Plan> fewest_moves(const Graph& g, const Liveness& live, const PlanRequest& request,
-                                 const std::vector<Placement>& kept, const CostModel& costs,
-                                 Knobs knobs) {
+// search needs O(log N) plans).
+std::optional<Fewest> fewest_moves(const Graph& g, const Liveness& live, const PlanRequest& request,
+                                   const std::vector<Placement>& kept, const CostModel& costs,
+                                   Knobs knobs) {
   const std::vector<Move> moves = moves_by_cost(g, kept, costs, knobs.hidden_windows);
   const auto plan_of = [&](std::size_t count) {
     return with_moves(g, live, request, kept, moves, count, knobs);
@@ -145,27 +152,33 @@ std::optional<Plan> fewest_moves(const Graph& g, const Liveness& live, const Pla
     const std::size_t mid = bad + (good - bad) / 2;
     (fits(g, plan_of(mid)) ? good : bad) = mid;
   }
-  // The dearest moves are undone first.
-  std::vector<NodeId> dearest_first;
-  for (auto m = moves.rbegin(); m != moves.rend(); ++m) dearest_first.push_back(m->tensor);
-  return prefetch_early(g, live, keep_what_fits(g, live, plan_of(good), request, dearest_first),
+  Fewest f{plan_of(good), {}};
+  for (auto m = moves.rbegin(); m != moves.rend(); ++m) f.dearest_first.push_back(m->tensor);
+  return f;
+}
+
+// The maps the budget can hold kept again, dearest moves undone first, then early prefetches.
+Plan refine(const Graph& g, const Liveness& live, const PlanRequest& request, Fewest f) {
+  return prefetch_early(g, live, keep_what_fits(g, live, std::move(f.plan), request,
+                                                std::move(f.dearest_first)),
                         request);
 }
 
-// Runs `work` on the host's cores (at most 16 threads), this thread among them, and joins them; an
-// exception of any is rethrown here.
-void run_on_threads(const std::function<void()>& work) {
+// Runs work(i) for every i < count on the host's cores (at most 16 threads, this one among them)
+// and joins them; an exception of any is rethrown here.
+void run_on_threads(std::size_t count, const std::function<void(std::size_t)>& work) {
   const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1U, 16U);
   std::vector<std::exception_ptr> failures(threads);
+  std::atomic<std::size_t> next{0};
   const auto guarded = [&](unsigned t) {
     try {
-      work();
+      for (std::size_t i = next++; i < count; i = next++) work(i);
     } catch (...) {
       failures[t] = std::current_exception();
     }
   };
   std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(guarded, t);
+  for (unsigned t = 1; t < threads && t < count; ++t) pool.emplace_back(guarded, t);
   guarded(0);
   for (std::thread& t : pool) t.join();
   for (const std::exception_ptr& f : failures) {
@@ -187,13 +200,13 @@ double predicted_seconds(const Graph& g, const Plan& plan, const CostModel& cost
 // Baseline's plan if it fits. Else, for each set of knobs, the fewest cheapest moves that fit;
 // the fixed policies recompute, vdnn-conv and vdnn-all compete too; the least predicted step time
 // wins. Each candidate costs O(N log N) plans' worth of work (bisection, keep_what_fits), so auto
-// is O(K N log N) for K candidates (45), spread over the host's cores.
+// is O(K N log N) for K candidates (at most 45), spread over the host's cores; only the best few
+// are refined.
 std::optional<Plan> auto_plan(const Graph& g, const Liveness& live, const PlanRequest& request,
                               const CostModel& costs) {
   const std::vector<Placement> kept = place(g, live, Policy::Baseline);
   Plan baseline = plan_for(g, live, Policy::Auto, kept, request, kForwardPeak);
   if (fits(g, baseline)) return baseline;
-  // Every candidate, then the fixed policies (index after the knobs').
   std::vector<Knobs> knobs;
   for (double windows : kHiddenWindows) {
     const std::vector<Move> moves = moves_by_cost(g, kept, costs, windows);
@@ -201,24 +214,38 @@ std::optional<Plan> auto_plan(const Graph& g, const Liveness& live, const PlanRe
       for (Placement fallback : kFallbacks) knobs.push_back({windows, depth, fallback});
     }
   }
+  // Candidates are independent plans of a const graph: they run on threads of their own. First
+  // each knob set's fewest moves, ranked by the step-time model without the allocator's waits;
+  // then the best kRefined of them refined (keep_what_fits, prefetch_early: most of a candidate's
+  // plans), beside the fixed policies, and the least predicted time wins, ties to the first, as a
+  // sequential search would choose.
+  constexpr std::size_t kRefined = 4;
+  std::vector<std::optional<Fewest>> fewest(knobs.size());
+  std::vector<double> rough(knobs.size(), std::numeric_limits<double>::infinity());
+  run_on_threads(knobs.size(), [&](std::size_t i) {
+    fewest[i] = fewest_moves(g, live, request, kept, costs, knobs[i]);
+    if (fewest[i]) rough[i] = predicted_seconds(g, fewest[i]->plan, costs);
+  });
+  std::vector<std::size_t> order(knobs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return rough[a] < rough[b]; });
+  std::vector<std::size_t> refined;
+  for (std::size_t i : order) {
+    if (fewest[i] && refined.size() < kRefined) refined.push_back(i);
+  }
+  std::sort(refined.begin(), refined.end());
   constexpr Policy kFixed[] = {Policy::Recompute, Policy::VdnnConv, Policy::VdnnAll};
-  const std::size_t count = knobs.size() + std::size(kFixed);
-  // Candidates are independent plans of a const graph: they run on threads of their own, and the
-  // least predicted time wins, ties to the first, as a sequential search would choose.
+  const std::size_t count = refined.size() + std::size(kFixed);
   std::vector<std::optional<Plan>> plans(count);
   std::vector<double> seconds(count, std::numeric_limits<double>::infinity());
-  std::atomic<std::size_t> next{0};
-  const auto work = [&] {
-    for (std::size_t i = next++; i < count; i = next++) {
-      plans[i] = i < knobs.size()
-                     ? fewest_moves(g, live, request, kept, costs, knobs[i])
-                     : fitting_plan(g, live, kFixed[i - knobs.size()], request);
-      if (!plans[i]) continue;
-      plans[i]->policy = Policy::Auto;
-      seconds[i] = predicted_seconds(g, *plans[i], costs);
-    }
-  };
-  run_on_threads(work);
+  run_on_threads(count, [&](std::size_t i) {
+    plans[i] = i < refined.size() ? refine(g, live, request, *std::move(fewest[refined[i]]))
+                                  : fitting_plan(g, live, kFixed[i - refined.size()], request);
+    if (!plans[i]) return;
+    plans[i]->policy = Policy::Auto;
+    seconds[i] = predicted_seconds(g, *plans[i], costs);
+  });
   std::optional<Plan> best;
   double best_seconds = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < count; ++i) {
