@@ -22,20 +22,26 @@ PEERS = ("eager", "compile")
 GIB = float(1 << 30)
 
 
-def torch_rows(out, cell):
-    """The PyTorch rows of OUT/torch-CELL.jsonl by mode; a mode with no row is missing."""
+def mode_rows(path):
+    """The rows of a JSON-lines file of tools/torch_reference.py by mode; {} when unreadable."""
     rows = {}
     try:
-        with open(os.path.join(out, f"torch-{cell}.jsonl")) as f:
+        with open(path) as f:
             for line in f:
                 try:
                     row = json.loads(line)
                 except ValueError:
                     continue
-                rows[row.get("mode")] = row
+                if isinstance(row, dict):
+                    rows[row.get("mode")] = row
     except OSError:
         pass
     return rows
+
+
+def torch_rows(out, cell):
+    """The PyTorch rows of OUT/torch-CELL.jsonl by mode; a mode with no row is missing."""
+    return mode_rows(os.path.join(out, f"torch-{cell}.jsonl"))
 
 
 def shown(row):

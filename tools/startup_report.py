@@ -14,6 +14,7 @@ import os
 import sys
 
 from planner_report import exit_status, read_json
+from speed_report import mode_rows
 
 # Each cell: title, the PyTorch network it is compared with (OUT/torch-NET-{cold,warm}.jsonl) and
 # issue 23's targets in seconds to the end of step 1 (None: no target).
@@ -57,19 +58,7 @@ def vdnn_run(out, cell, run):
 
 def torch_rows(out, net, run):
     """{mode: row} of OUT/torch-NET-RUN.jsonl (rows of tools/torch_reference.py --first-step)."""
-    rows = {}
-    try:
-        with open(os.path.join(out, f"torch-{net}-{run}.jsonl")) as f:
-            for line in f:
-                try:
-                    row = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(row, dict):
-                    rows[row.get("mode")] = row
-    except OSError:
-        pass
-    return rows
+    return mode_rows(os.path.join(out, f"torch-{net}-{run}.jsonl"))
 
 
 def cell_row(out, cell):
