@@ -25,6 +25,7 @@ layers::WorkspaceBytes aligned(const layers::WorkspaceBytes& w) {
 LayerSet::LayerSet(const Graph& graph, layers::Backend backend, const layers::LayerOptions& options)
     : backend_(backend), options_(options) {
   options_.cache = &cache_;
+  cache_.set_disk(options.disk_cache);
   for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes().size()); ++id) {
     layers::LayerOptions layer = options_;
     layer.seed = options.seed + 1 + static_cast<std::uint64_t>(id);
