@@ -32,6 +32,7 @@ LayerSet::LayerSet(const Graph& graph, layers::Backend backend, const layers::La
                    SetupProgress* progress)
     : backend_(backend), options_(options) {
   if (options_.cache == nullptr) options_.cache = &cache_;
+  if (options.disk_cache != nullptr) options_.cache->set_disk(options.disk_cache);
   int convolutions = 0;
   for (const Node& node : graph.nodes()) convolutions += measures(node.spec) ? 1 : 0;
   int done = 0;

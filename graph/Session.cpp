@@ -32,6 +32,7 @@ layers::LayerOptions layer_options(const SessionOptions& options,
   o.deterministic = options.deterministic;
   o.allow_tf32 = options.allow_tf32;
   o.cache = &cache;
+  o.disk_cache = options.disk_cache;
 #ifdef VDNN_HAVE_CUDA
   if (auto* cuda = dynamic_cast<runtime::cuda::CudaContext*>(&context)) o.cuda = &cuda->device();
 #else

@@ -40,6 +40,9 @@ struct SessionOptions {
   runtime::cpu::StressOptions stress;  // CPU backend: random delays on every stream operation
   /// CPU backend: the free device memory the managed-memory guard sees (tests of the guard).
   std::uint64_t cpu_free_device_bytes = runtime::cpu::kUnlimitedDeviceBytes;
+  /// The setup cache on disk, where convolutions keep their measured algorithms
+  /// (layers::LayerOptions::disk_cache); null: none. Not owned; must outlive the construction.
+  runtime::DiskCache* disk_cache = nullptr;
 };
 
 /// Device memory left outside the default CUDA budget, for the CUDA context, cuDNN and cuBLAS.

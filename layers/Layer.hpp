@@ -155,6 +155,10 @@ struct LayerOptions {
   /// Setup results shared between layers (convolution algorithms measured once per problem);
   /// null: every layer does its own setup. Must outlive the construction of the layers.
   LayerCache* cache = nullptr;
+  /// The setup cache on disk (runtime/DiskCache.hpp) that graph::LayerSet hands its LayerCache,
+  /// so measured convolution algorithms persist between runs; null: none. Not owned; must
+  /// outlive the construction of the layers.
+  runtime::DiskCache* disk_cache = nullptr;
   /// Memory order of the layer's output (and of its work), and of its inputs (Note [Layout]). The
   /// registry refuses a layer that cannot take the pair asked for.
   Layout layout = Layout::Nchw;

@@ -1,7 +1,8 @@
 // cuDNN convolution: descriptors and algorithm choices are made once at construction; each pass
 // is then a few cuDNN calls on the compute stream with the workspace the caller provides, one per
 // batch chunk when the pass runs chunked (Note [Batch chunks] in docs/ARCHITECTURE.md), and for
-// conv2d_relu the epilogue's own kernels (Note [Fusion]).
+// conv2d_relu the epilogue's own kernels (Note [Fusion]). Measured choices persist in the setup
+// cache on disk, checked against cuDNN before use (Note [Cost model]).
 #include "layers/cuda/Conv2dCuda.hpp"
 
 #include <algorithm>
@@ -11,12 +12,14 @@
 #include <utility>
 #include <vector>
 
+#include "layers/StoredConvAlgos.hpp"
 #include "layers/cuda/ChannelSums.hpp"
 #include "layers/cuda/ConvEpilogue.hpp"
 #include "layers/cuda/CudaLayerChecks.hpp"
 #include "layers/cuda/CudnnDescriptors.hpp"
 #include "layers/cuda/ElementwiseKernels.hpp"
 #include "runtime/ByteSize.hpp"
+#include "runtime/DiskCache.hpp"
 #include "runtime/Error.hpp"
 #include "runtime/MemoryResource.hpp"
 #include "runtime/cuda/CudaCheck.hpp"
@@ -344,6 +347,58 @@ struct Staging {
   TensorDescriptor x_run;
 };
 
+// The setup cache's kind for convolution algorithms (runtime/DiskCache.hpp).
+constexpr const char* kDiskKind = "conv";
+
+template <typename Algo>
+std::vector<StoredAlgo> stored(const AlgoChoices<Algo>& choices) {
+  std::vector<StoredAlgo> list;
+  for (const AlgoChoice<Algo>& c : choices.ranked) {
+    list.push_back(
+        {static_cast<int>(c.algo), static_cast<int>(c.math), c.workspace, c.seconds, c.chunks});
+  }
+  return list;
+}
+
+// A stored direction's candidates, each checked against cuDNN: the workspace it reports now for
+// that algorithm, math type and batch chunking must succeed and equal the stored one (another
+// cuDNN build, or a file from elsewhere, must not hand the layer a choice it cannot run). nullopt,
+// with `why`, when any candidate fails. The entries' ranges were checked (check_conv_algos).
+template <typename Api>
+std::optional<AlgoChoices<typename Api::Algo>> restored(cudnnHandle_t handle,
+                                                        std::vector<Problem>& problems,
+                                                        const std::vector<StoredAlgo>& list,
+                                                        std::string& why) {
+  using Algo = typename Api::Algo;
+  AlgoChoices<Algo> choices;
+  for (const StoredAlgo& s : list) {
+    const auto problem = std::find_if(problems.begin(), problems.end(),
+                                      [&s](const Problem& p) { return p.chunks == s.chunks; });
+    const std::string entry = std::string(Api::kName) + " algo " + std::to_string(s.algo) +
+                              " math " + std::to_string(s.math) + " in " +
+                              std::to_string(s.chunks) + " chunks";
+    if (problem == problems.end()) {
+      why = entry + ": no such batch chunking";
+      return std::nullopt;
+    }
+    AlgoChoice<Algo> c{static_cast<Algo>(s.algo), static_cast<cudnnMathType_t>(s.math), 0,
+                       s.seconds, s.chunks};
+    problem->d.conv.set_math(c.math);
+    const cudnnStatus_t sized = Api::workspace(handle, problem->d, c.algo, &c.workspace);
+    if (sized != CUDNN_STATUS_SUCCESS) {
+      why = entry + ": cuDNN refuses it (" + cudnnGetErrorString(sized) + ")";
+      return std::nullopt;
+    }
+    if (c.workspace != s.workspace) {
+      why = entry + ": workspace " + std::to_string(c.workspace) + " bytes, stored " +
+            std::to_string(s.workspace);
+      return std::nullopt;
+    }
+    choices.ranked.push_back(c);
+  }
+  return choices;
+}
+
 // FMA math rules TF32 out (cuDNN's default math allows it on Ampere and later).
 cudnnMathType_t search_math(const LayerOptions& options) {
   return options.allow_tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
@@ -368,9 +423,21 @@ struct Conv2dCuda::Impl {
       return;
     }
     const cudnnHandle_t handle = device.cudnn();
-    choices.forward = choose_chunked<ForwardApi>(handle, problems, policy);
-    choices.backward_data = choose_chunked<BackwardDataApi>(handle, problems, policy);
-    choices.backward_filter = choose_chunked<BackwardFilterApi>(handle, problems, policy);
+    runtime::DiskCache* disk = options.cache != nullptr ? options.cache->disk() : nullptr;
+    std::optional<Choices> loaded;
+    if (disk != nullptr) loaded = load(*disk, key, handle, policy);
+    if (loaded) {
+      choices = std::move(*loaded);
+    } else {
+      choices.forward = choose_chunked<ForwardApi>(handle, problems, policy);
+      choices.backward_data = choose_chunked<BackwardDataApi>(handle, problems, policy);
+      choices.backward_filter = choose_chunked<BackwardFilterApi>(handle, problems, policy);
+      if (disk != nullptr) {
+        disk->store(kDiskKind, key,
+                    to_text({stored(choices.forward), stored(choices.backward_data),
+                             stored(choices.backward_filter)}));
+      }
+    }
     if (options.cache != nullptr) options.cache->put(key, choices);
   }
 
@@ -380,6 +447,40 @@ struct Conv2dCuda::Impl {
     AlgoChoices<cudnnConvolutionBwdDataAlgo_t> backward_data;
     AlgoChoices<cudnnConvolutionBwdFilterAlgo_t> backward_filter;
   };
+
+  // What an earlier run stored for `key`, when every candidate passes the checks; else nullopt,
+  // with a warning through the cache's sink when there was an entry (it is then measured again).
+  std::optional<Choices> load(const runtime::DiskCache& disk, const std::string& key,
+                              cudnnHandle_t handle, const SearchPolicy& policy) {
+    const std::optional<std::string> text = disk.load(kDiskKind, key);
+    if (!text) return std::nullopt;
+    ConvAlgoLimits limits;
+    limits.forward_algos = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
+    limits.backward_data_algos = CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT;
+    limits.backward_filter_algos = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT;
+    limits.math_types = static_cast<int>(CUDNN_FMA_MATH) + 1;
+    if (!policy.allow_tf32) limits.only_math = static_cast<int>(CUDNN_FMA_MATH);
+    for (const Problem& p : problems) limits.chunks.push_back(p.chunks);
+    limits.measured = policy.measure;
+    std::string why;
+    std::optional<StoredConvAlgos> algos = parse_conv_algos(*text, why);
+    if (algos) why = check_conv_algos(*algos, limits);
+    std::optional<Choices> restored_choices;
+    if (why.empty()) {
+      auto fwd = restored<ForwardApi>(handle, problems, algos->forward, why);
+      auto bwd_data = fwd ? restored<BackwardDataApi>(handle, problems, algos->backward_data, why)
+                          : std::nullopt;
+      auto bwd_filter =
+          bwd_data ? restored<BackwardFilterApi>(handle, problems, algos->backward_filter, why)
+                   : std::nullopt;
+      if (bwd_filter) restored_choices = Choices{*fwd, *bwd_data, *bwd_filter};
+    }
+    if (!restored_choices) {
+      disk.warn("ignoring cache file " + disk.file(kDiskKind, key).string() +
+                ": convolution algorithms unusable here (" + why + "); measuring again");
+    }
+    return restored_choices;
+  }
 
   static std::string cache_key(const Conv2dSpec& s, const Shape& x, const SearchPolicy& p,
                                runtime::Layout layout) {

@@ -43,7 +43,8 @@ models::TrainerOptions trainer_options(const TrainerConfig& c, const std::string
   t.schedule.step_size = std::max<std::int64_t>(1, c.total_steps / 3);  // as `vdnn train`
   t.check_gradients = c.check_gradients;
   t.config_json = config_json;
-  t.cost_cache = c.cost_cache;
+  if (!c.cost_cache.empty()) t.cache_dir = c.cost_cache;
+  t.cache = c.cache;
   graph::SessionOptions& s = t.session;
   s.measure_costs = c.measure_costs;
   s.backend = resolve_backend(c.backend);

@@ -1,11 +1,12 @@
-// Cost models as JSON files: {"key": {...}, "device_to_host", "host_to_device", "gap",
-// "layers": [[forward, backward, forward workspace, backward workspace], ...]}, seconds, bytes per
-// second and bytes.
+// Cost models in the setup cache: each entry's value is {"key": {...}, "device_to_host",
+// "host_to_device", "gap", "layers": [[forward, backward, forward workspace, backward workspace],
+// ...]}, seconds, bytes per second and bytes; `vdnn plan --costs` reads a cache file or that value.
 #include "models/train/CostCacheDir.hpp"
 
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <system_error>
+#include <optional>
 
 #include "runtime/Error.hpp"
 
@@ -27,8 +28,9 @@ Json key_json(const graph::CostKey& key) {
           {"algorithms", key.algorithms}};
 }
 
-// The model in a file's JSON; an empty model when a field is missing or out of range.
+// The model in a value's JSON; an empty model when a field is missing or out of range.
 graph::CostModel parse_costs(const Json& j) {
+  if (!j.is_object()) return {};
   graph::CostModel costs;
   try {
     costs.device_to_host = j.at("device_to_host").get<double>();
@@ -48,20 +50,45 @@ graph::CostModel parse_costs(const Json& j) {
   return costs;
 }
 
-Json read_json(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  return in ? Json::parse(in, nullptr, /*allow_exceptions=*/false) : Json();
+std::string hex(std::uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+// A cost file's JSON: a setup cache file's value (when its checksum holds) or the file itself.
+Json read_cost_json(const std::filesystem::path& path) {
+  std::error_code error;
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  if (error || size > runtime::kDiskCacheMaxFileBytes) return Json();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Json();
+  const Json j = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+  const auto value = j.is_object() ? j.find("value") : j.end();
+  if (!j.is_object() || value == j.end()) return j;
+  const auto checksum = j.find("checksum");
+  if (!value->is_string() || checksum == j.end() || !checksum->is_string() ||
+      *checksum != runtime::cache_checksum(value->get<std::string>())) {
+    return Json();
+  }
+  return Json::parse(value->get<std::string>(), nullptr, /*allow_exceptions=*/false);
 }
 
 }  // namespace
 
+std::string cost_cache_key(const graph::CostKey& key) {
+  return "format " + std::to_string(kFormat) + "; network " + key.network + "; batch " +
+         std::to_string(key.batch) + "; device " + key.device + "; deterministic " +
+         (key.deterministic ? "1" : "0") + "; tf32 " + (key.tf32 ? "1" : "0") + "; structure " +
+         hex(key.structure) + "; algorithms " + hex(key.algorithms);
+}
+
 graph::CostModel read_cost_file(const std::filesystem::path& path, const graph::Graph& graph) {
-  const Json j = read_json(path);
-  graph::CostModel costs = j.is_object() ? parse_costs(j) : graph::CostModel{};
+  graph::CostModel costs = parse_costs(read_cost_json(path));
   if (costs.layers.size() != graph.nodes().size()) {
     throw runtime::InvalidArgument(path.string() +
-                                   ": expected a cost file written by vdnn train "
-                                   "--cost-cache for " +
+                                   ": expected a cost file of the setup cache (vdnn train, "
+                                   "--cost-cache) for " +
                                    graph.name() + " (" + std::to_string(graph.nodes().size()) +
                                    " layers)");
   }
@@ -69,21 +96,19 @@ graph::CostModel read_cost_file(const std::filesystem::path& path, const graph::
   return costs;
 }
 
-CostCacheDir::CostCacheDir(std::filesystem::path dir) : dir_(std::move(dir)) {
-  std::error_code error;
-  std::filesystem::create_directories(dir_, error);
-  if (error) {
-    throw runtime::Error("cannot create the cost cache directory " + dir_.string() + ": " +
-                         error.message());
-  }
-}
-
 graph::CostModel CostCacheDir::load(const graph::CostKey& key) {
-  const std::filesystem::path path = dir_ / key.file_name();
-  const Json j = read_json(path);
-  if (!j.is_object() || j.value("key", Json()) != key_json(key)) return {};
-  graph::CostModel costs = parse_costs(j);
-  if (!costs.layers.empty()) costs.source = "cache " + path.string();
+  const std::string cache_key = cost_cache_key(key);
+  const std::optional<std::string> text = cache_->load(kCostsKind, cache_key);
+  if (!text) return {};
+  const Json j = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  graph::CostModel costs;
+  if (j.is_object() && j.contains("key") && j.at("key") == key_json(key)) costs = parse_costs(j);
+  const std::filesystem::path file = cache_->file(kCostsKind, cache_key);
+  if (costs.layers.empty()) {
+    cache_->warn("ignoring cache file " + file.string() + ": not a cost model for this key");
+    return {};
+  }
+  costs.source = "cache " + file.string();
   return costs;
 }
 
@@ -97,16 +122,7 @@ void CostCacheDir::store(const graph::CostKey& key, const graph::CostModel& cost
                {"host_to_device", costs.host_to_device},
                {"gap", costs.gap},
                {"layers", layers}};
-  const std::filesystem::path path = dir_ / key.file_name();
-  const std::filesystem::path partial = path.string() + ".partial";
-  {
-    std::ofstream out(partial, std::ios::trunc);
-    out << j.dump() << "\n";
-    if (!out) throw runtime::Error("cannot write the cost cache file " + partial.string());
-  }
-  std::error_code error;
-  std::filesystem::rename(partial, path, error);
-  if (error) throw runtime::Error("cannot write the cost cache file " + path.string());
+  cache_->store(kCostsKind, cost_cache_key(key), j.dump());
 }
 
 }  // namespace vdnn::models

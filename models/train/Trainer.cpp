@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <future>
+#include <iostream>
 #include <utility>
 
 #include "graph/MemoryCheck.hpp"
@@ -12,6 +13,9 @@
 #include "models/train/CostCacheDir.hpp"
 #include "models/train/Divergence.hpp"
 #include "runtime/HostMemory.hpp"
+#ifdef VDNN_HAVE_CUDA
+#include "runtime/cuda/SetupFingerprint.hpp"
+#endif
 
 namespace vdnn::models {
 namespace {
@@ -37,6 +41,28 @@ void check_host(const graph::Graph& graph, const graph::NetworkDef& def, const T
                            extra, runtime::available_host_memory());
 }
 
+void warn(const std::string& message) { std::cerr << "vdnn: " << message << "\n"; }
+
+// The setup cache for the session's backend and device; null, after a warning, when its
+// directory cannot be made or the device not described (the session then reports the device).
+std::unique_ptr<runtime::DiskCache> open_disk_cache(const std::filesystem::path& dir,
+                                                    const graph::SessionOptions& s) {
+  try {
+    std::string fingerprint = runtime::cpu_fingerprint();
+    if (s.backend == layers::Backend::Cuda) {
+#ifdef VDNN_HAVE_CUDA
+      fingerprint = runtime::cuda::setup_fingerprint(s.device);
+#else
+      return nullptr;  // the session refuses the backend
+#endif
+    }
+    return std::make_unique<runtime::DiskCache>(dir, std::move(fingerprint), warn);
+  } catch (const runtime::Error& e) {
+    warn(std::string(e.what()) + "; running without the setup cache");
+    return nullptr;
+  }
+}
+
 }  // namespace
 
 Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOptions options)
@@ -60,9 +86,13 @@ Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOption
                       [&] { return make_dataset(options_.data, format, seed, Split::Test); });
     test_labels_.resize(static_cast<std::size_t>(batch));
   }
-  if (!options_.cost_cache.empty()) {
-    cost_cache_ = std::make_unique<CostCacheDir>(options_.cost_cache);
+  if (options_.cache && !options_.cache_dir.empty()) {
+    disk_cache_ = open_disk_cache(options_.cache_dir, options_.session);
+  }
+  if (disk_cache_ != nullptr) {
+    cost_cache_ = std::make_unique<CostCacheDir>(*disk_cache_);
     options_.session.cost_cache = cost_cache_.get();
+    options_.session.disk_cache = disk_cache_.get();
   }
   session_ = std::make_unique<graph::Session>(std::move(graph), options_.session);
   setup_.begin("data", "loading the data");

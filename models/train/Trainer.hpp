@@ -15,6 +15,7 @@
 #include "graph/NetworkDef.hpp"
 #include "graph/Session.hpp"
 #include "models/data/Dataset.hpp"
+#include "runtime/DiskCache.hpp"
 
 namespace vdnn::models {
 
@@ -29,8 +30,12 @@ struct TrainerOptions {
   graph::LrSchedule schedule;      // the learning rate of each step
   bool check_gradients = false;    // throw Diverged at the first non-finite parameter gradient
   std::string config_json;         // recorded verbatim in every checkpoint's metadata
-  /// Directory of measured cost models (CostCacheDir); "": measure at every setup that needs them.
-  std::string cost_cache;
+  /// The setup cache on disk (runtime::DiskCache; Note [Cost model]): measured convolution
+  /// algorithms and cost models, kept between runs. Its directory (an empty path: none) and
+  /// whether it is used at all; when the directory cannot be made, the run goes on without it
+  /// after a warning.
+  std::filesystem::path cache_dir = runtime::default_cache_dir();
+  bool cache = true;
   /// Told what setup is doing as it goes ("measuring convolutions 23/53"); empty: silent.
   graph::SetupProgress::Sink setup_progress;
 };
@@ -118,8 +123,9 @@ class Trainer {
   TrainerOptions options_;
   graph::SetupProgress setup_;
   std::unique_ptr<Dataset> dataset_;
-  std::unique_ptr<Dataset> test_data_;            // with options_.evaluation
-  std::unique_ptr<graph::CostCache> cost_cache_;  // before the session, which reads it
+  std::unique_ptr<Dataset> test_data_;              // with options_.evaluation
+  std::unique_ptr<runtime::DiskCache> disk_cache_;  // with options_.cache; before its users
+  std::unique_ptr<graph::CostCache> cost_cache_;    // before the session, which reads it
   std::unique_ptr<graph::Session> session_;
   // Declared after what it uses (the dataset, the executor's staging): destroyed, and its thread
   // joined, first.

@@ -31,6 +31,7 @@ TEST(ApiDefaults, TrainerConfigMatchesTheCommandLine) {
   EXPECT_EQ(api.deterministic, cli.run.deterministic);
   EXPECT_EQ(api.tf32, cli.run.math == "tf32");
   EXPECT_EQ(api.cost_cache, cli.run.cost_cache);
+  EXPECT_EQ(api.cache, !cli.run.no_cache);
   EXPECT_EQ(api.measure_costs, cli.run.measure_costs);
   EXPECT_EQ(api.fuse, !cli.run.no_fuse);
   EXPECT_EQ(api.layout, cli.run.layout);

@@ -2,6 +2,7 @@
 // predicted step time beside the measured one in summary.json, `vdnn plan --costs`.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -55,6 +56,38 @@ TEST(PlannerCli, ACostFileForAnotherNetworkIsRefusedByName) {
                            " --policy auto --costs " + file.string());
   EXPECT_EQ(plan.code, 2) << plan.output;
   EXPECT_NE(plan.output.find(file.string()), std::string::npos) << plan.output;
+}
+
+// The setup cache is on by default, in $XDG_CACHE_HOME/vdnn; --no-cache writes nothing, and
+// it cannot be combined with --cost-cache.
+TEST(PlannerCli, TheSetupCacheIsOnByDefaultAndNoCacheTurnsItOff) {
+  const fs::path dir = temp_dir("default-cache");
+  const char* saved = std::getenv("XDG_CACHE_HOME");
+  const std::string saved_value = saved != nullptr ? saved : "";
+  ::setenv("XDG_CACHE_HOME", (dir / "xdg").c_str(), 1);
+  const std::string train = "train --config " + config("resnet20-cifar.json") +
+                            " --batch 4 --iters 1 --device cpu --policy auto --out ";
+  const CliRun cached = vdnn(train + (dir / "cached").string());
+  const CliRun uncached = vdnn(train + (dir / "uncached").string() + " --no-cache");
+  const CliRun both = vdnn(train + (dir / "both").string() + " --no-cache --cost-cache " +
+                           (dir / "elsewhere").string());
+  ::setenv("XDG_CACHE_HOME", saved_value.c_str(), 1);
+  if (saved == nullptr) ::unsetenv("XDG_CACHE_HOME");
+
+  ASSERT_EQ(cached.code, 0) << cached.output;
+  ASSERT_TRUE(fs::is_directory(dir / "xdg" / "vdnn"));
+  int costs_files = 0;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir / "xdg" / "vdnn")) {
+    EXPECT_EQ(e.path().filename().string().rfind("costs-", 0), 0u) << e.path();
+    ++costs_files;
+  }
+  EXPECT_EQ(costs_files, 1);
+  ASSERT_EQ(uncached.code, 0) << uncached.output;
+  EXPECT_EQ(summary(dir / "uncached")["cost_source"], "measured");
+  EXPECT_EQ(summary(dir / "uncached")["losses"], summary(dir / "cached")["losses"]);
+  EXPECT_NE(both.code, 0) << both.output;
+  EXPECT_NE(both.output.find("excludes"), std::string::npos) << both.output;
+  EXPECT_FALSE(fs::exists(dir / "elsewhere"));
 }
 
 }  // namespace

@@ -49,9 +49,9 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
       ->check(CLI::IsMember(graph::policy_names()));
   cmd->add_option("--mem-budget", o.mem_budget, "Device memory budget, e.g. 6GiB (default: none)");
   cmd->add_option("--costs", o.costs,
-                  "A cost file from vdnn train --cost-cache: layer times and workspaces as "
-                  "measured there (default: costs estimated from arithmetic and bytes, CPU "
-                  "workspaces)");
+                  "A costs-*.json file of the setup cache (vdnn train; see --cost-cache) or its "
+                  "value: layer times and workspaces as measured there (default: costs "
+                  "estimated from arithmetic and bytes, CPU workspaces)");
   cmd->add_flag("--no-fuse", o.no_fuse,
                 "Plan the network without merging batchnorm2d -> [add ->] relu chains (as vdnn "
                 "train --no-fuse)");

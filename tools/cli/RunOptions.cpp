@@ -79,9 +79,15 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool migration_counters_defau
                  "faster for this network's convolutions, measured at setup); the CPU runs nchw")
       ->capture_default_str()
       ->check(CLI::IsMember(graph::layout_choice_names()));
-  cmd.add_option("--cost-cache", o.cost_cache,
-                 "Directory of measured layer and copy costs, one file per network, batch and "
-                 "device: read instead of profiling at setup, written after it");
+  CLI::Option* cache_dir =
+      cmd.add_option("--cost-cache", o.cost_cache,
+                     "Directory of the setup cache: measured convolution algorithms and layer "
+                     "and copy costs, per problem, network, batch and device, read instead of "
+                     "measuring at setup and written after it (default: $XDG_CACHE_HOME/vdnn, "
+                     "else ~/.cache/vdnn)");
+  cmd.add_flag("--no-cache", o.no_cache,
+               "No setup cache: measure convolution algorithms and costs at every setup")
+      ->excludes(cache_dir);
   cmd.add_flag("--measure-costs", o.measure_costs,
                "Profile layer and copy costs at setup for any policy, so that the predicted step "
                "time is measured-based (auto and vdnn-dyn always do)");
@@ -118,7 +124,8 @@ models::TrainerOptions trainer_options(const RunOptions& o, const std::string& p
   s.measure_costs = o.measure_costs;
   s.fuse = !o.no_fuse;
   s.layout = graph::parse_layout_choice(o.layout);
-  t.cost_cache = o.cost_cache;
+  if (!o.cost_cache.empty()) t.cache_dir = o.cost_cache;
+  t.cache = !o.no_cache;
   if (!o.debug_device_free.empty()) {
     s.cpu_free_device_bytes = runtime::parse_bytes(o.debug_device_free);
   }

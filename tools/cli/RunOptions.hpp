@@ -31,7 +31,8 @@ struct RunOptions {
   bool allow_oversubscription = false;    // UVM: managed memory beyond the device's free memory
   bool count_migrations = true;           // UVM: CUPTI's migration counters each step
   std::string debug_device_free;          // CPU: free device memory the managed guard sees
-  std::string cost_cache;                 // directory of measured cost models; "": none
+  std::string cost_cache;                 // setup cache directory; "": the default
+  bool no_cache = false;                  // no setup cache: measure at every setup
   bool measure_costs = false;             // measure costs for every policy (auto, dyn: always)
   bool no_fuse = false;                   // keep batchnorm2d -> [add ->] relu chains unfused
   std::string layout = "auto";            // nchw | nhwc | auto (CUDA: measured)

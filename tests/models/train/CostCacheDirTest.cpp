@@ -1,11 +1,15 @@
-// Cost models: measured at setup by a session that chooses by them, kept in a cache directory and
-// read back, refused when they are not for the network.
+// Cost models: measured at setup by a session that chooses by them, kept in the setup cache on
+// disk and read back, refused when they are not for the network; a run trains bitwise the same
+// with the cache written, read or off.
 #include "models/train/CostCacheDir.hpp"
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "graph/Fusion.hpp"
 #include "models/ConfigLoader.hpp"
@@ -20,7 +24,8 @@ namespace fs = std::filesystem;
 const char* kConfig = VDNN_SOURCE_DIR "/configs/resnet20-cifar.json";
 
 fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("vdnn-test-costs-" + name);
+  const fs::path dir =
+      fs::temp_directory_path() / ("vdnn-test-costs-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   return dir;
 }
@@ -29,7 +34,7 @@ TrainerOptions auto_options(const fs::path& cache) {
   TrainerOptions o;
   o.session.policy = graph::Policy::Auto;
   o.session.executor.seed = 5;
-  o.cost_cache = cache.string();
+  o.cache_dir = cache;
   return o;
 }
 
@@ -72,8 +77,11 @@ TEST(CostCache, AnUnreadableFileIsMeasuredAgain) {
   for (const fs::directory_entry& file : fs::directory_iterator(dir)) {
     std::ofstream(file.path(), std::ios::trunc) << "{\"key\": 1, \"layers\": [[";
   }
+  testing::internal::CaptureStderr();
   Trainer again(def, 2, auto_options(dir));
+  const std::string warnings = testing::internal::GetCapturedStderr();
   EXPECT_EQ(again.session().costs().source, "measured");
+  EXPECT_NE(warnings.find("vdnn: ignoring cache file "), std::string::npos) << warnings;
 }
 
 TEST(CostCache, AFileForAnotherNetworkIsRefusedByName) {
@@ -92,6 +100,52 @@ TEST(CostCache, AFileForAnotherNetworkIsRefusedByName) {
   const graph::Graph resnet = graph::fuse(graph::Graph::build(load_network(kConfig), 2));
   EXPECT_EQ(read_cost_file(file, resnet).source, "file " + file.string());
   EXPECT_THROW(read_cost_file(dir / "missing.json", resnet), runtime::InvalidArgument);
+  // The cache file's value alone (a bare cost model) plans the same; a damaged value does not.
+  const nlohmann::json entry = nlohmann::json::parse(std::ifstream(file));
+  const fs::path bare = dir / "bare.json";
+  std::ofstream(bare) << entry.at("value").get<std::string>();
+  EXPECT_EQ(read_cost_file(bare, resnet).layers.back().backward,
+            read_cost_file(file, resnet).layers.back().backward);
+  nlohmann::json damaged = entry;
+  damaged["value"] = entry.at("value").get<std::string>() + " ";
+  std::ofstream(file, std::ios::trunc) << damaged.dump();
+  EXPECT_THROW(read_cost_file(file, resnet), runtime::InvalidArgument);
+}
+
+// The losses of `steps` deterministic steps of policy auto (which measures costs at setup).
+std::vector<double> losses(const graph::NetworkDef& def, TrainerOptions options, int steps) {
+  options.session.deterministic = true;
+  Trainer trainer(def, 4, std::move(options));
+  std::vector<double> out;
+  for (int i = 0; i < steps; ++i) out.push_back(trainer.step().loss);
+  return out;
+}
+
+TEST(CostCache, DeterministicLossesAreBitwiseTheSameWithAndWithoutTheCache) {
+  const fs::path dir = fresh_dir("deterministic");
+  const graph::NetworkDef def = load_network(kConfig);
+  const std::vector<double> writing = losses(def, auto_options(dir), 3);
+  ASSERT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+  const fs::path file = fs::directory_iterator(dir)->path();
+  const auto written = fs::last_write_time(file);
+  {
+    TrainerOptions o = auto_options(dir);
+    o.session.deterministic = true;
+    Trainer reading(def, 4, o);
+    EXPECT_EQ(reading.session().costs().source, "cache " + file.string());
+  }
+  const std::vector<double> reading = losses(def, auto_options(dir), 3);
+  TrainerOptions off = auto_options(dir / "unused");
+  off.cache = false;
+  const std::vector<double> uncached = losses(def, off, 3);
+  EXPECT_FALSE(fs::exists(dir / "unused"));
+  EXPECT_EQ(fs::last_write_time(file), written);  // read, not written again
+  ASSERT_EQ(writing.size(), 3u);
+  for (std::size_t i = 0; i < writing.size(); ++i) {
+    // Bitwise: == on doubles, not a tolerance.
+    EXPECT_EQ(reading[i], writing[i]) << "step " << i;
+    EXPECT_EQ(uncached[i], writing[i]) << "step " << i;
+  }
 }
 
 }  // namespace

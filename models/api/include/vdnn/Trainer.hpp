@@ -45,9 +45,13 @@ struct TrainerConfig {
   bool deterministic = false;    // CUDA: deterministic kernels only (bitwise repeatable)
   bool tf32 = true;              // CUDA: TF32 tensor-core math in convolutions
   bool check_gradients = false;  // throw Diverged at the first non-finite gradient
-  /// "auto" and "vdnn-dyn" measure layer and copy costs at setup (a few profiled steps); this
-  /// directory keeps them per network, batch and device for later runs. Empty: not kept.
+  /// The setup cache: "auto" and "vdnn-dyn" measure layer and copy costs at setup (a few profiled
+  /// steps), CUDA convolutions measure their algorithms; this directory keeps both per network,
+  /// batch, problem and device (driver and library versions included) for later runs. Empty: the
+  /// default, $XDG_CACHE_HOME/vdnn, else $HOME/.cache/vdnn. A directory that cannot be made is a
+  /// warning on stderr, not an error (the run measures instead); so is a damaged cache file.
   std::string cost_cache;
+  bool cache = true;           // false: no setup cache (cost_cache is then unused)
   bool measure_costs = false;  // measure costs for any policy (predicted_step_milliseconds)
   /// Merge batchnorm2d -> relu and batchnorm2d -> add -> relu chains into fused layers (the same
   /// parameter names; false to compare).
