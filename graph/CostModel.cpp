@@ -57,15 +57,6 @@ CostModel estimate_costs(const Graph& g) {
   return costs;
 }
 
-std::string CostKey::file_name() const {
-  std::ostringstream rest;
-  rest << device << '|' << deterministic << '|' << tf32 << '|' << structure << '|' << algorithms;
-  std::ostringstream name;
-  name << network << "-b" << batch << '-' << std::hex << std::hash<std::string>{}(rest.str())
-       << ".json";
-  return name.str();
-}
-
 CostKey cost_key(const Graph& g, const std::string& device, bool deterministic, bool tf32) {
   std::ostringstream structure;
   NodeId id = 0;

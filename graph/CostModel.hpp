@@ -47,9 +47,6 @@ struct CostKey {
   bool tf32 = true;
   std::uint64_t structure = 0;   // hash of every node's name, type, inputs and output shape
   std::uint64_t algorithms = 0;  // LayerSet::algorithm_key(): the algorithm each layer runs
-
-  /// A file name for the key: "<network>-b<batch>-<hash of the rest>.json".
-  std::string file_name() const;
 };
 CostKey cost_key(const Graph& graph, const std::string& device, bool deterministic, bool tf32);
 
