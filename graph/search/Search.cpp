@@ -7,12 +7,14 @@
 #include <exception>
 #include <optional>
 #include <set>
+#include <variant>
 #include <utility>
 
 #include "graph/CostProfiler.hpp"
 #include "graph/search/Workspaces.hpp"
 #include "runtime/ByteSize.hpp"
 #include "runtime/Device.hpp"
+#include "runtime/DiskCache.hpp"
 
 namespace vdnn::graph {
 namespace {
@@ -136,6 +138,83 @@ std::set<std::string> heads(const std::vector<ChainCost>& chains, std::size_t co
   return names;
 }
 
+// Note [Layout]: where TF32 tensor cores run wide convolutions on large maps and no channel
+// concatenation (strided in NHWC) is on the way, NHWC wins by the cost model alone (ResNet-50,
+// VGG-16 on the H200: 0.6-0.75x the NCHW convolution time); otherwise (DenseNet's and GoogLeNet's
+// concatenations, CIFAR's 32x32 maps, where NCHW measured up to 1.3x faster) both are measured.
+constexpr std::int64_t kWideMapPixels = 128 * 128;
+
+bool nhwc_by_rule(const Graph& source) {
+  if (source.input_shape().h() * source.input_shape().w() < kWideMapPixels) return false;
+  return std::none_of(source.nodes().begin(), source.nodes().end(), [](const Node& n) {
+    return std::holds_alternative<layers::ConcatSpec>(n.spec);
+  });
+}
+
+// What a measured layout decision is kept under: the network's structure (unfused, NCHW), batch,
+// device and math.
+std::string layout_key(const Graph& source, const SessionOptions& options) {
+  const CostKey k = cost_key(source, device_description(options), options.deterministic,
+                             options.allow_tf32);
+  return k.network + " b" + std::to_string(k.batch) + " " + k.device + " tf32 " +
+         std::to_string(k.tf32) + " structure " + std::to_string(k.structure);
+}
+
+// A profiled step's layer seconds of the all-fused variant in `layout` (Note [Cost model]); the
+// measured costs go to the cost cache, so that the variant chosen need not be measured again.
+double measured_step(const Graph& source, runtime::Layout layout, const SessionOptions& options,
+                     const SearchContext& ctx) {
+  SessionOptions measuring = options;
+  measuring.measure_costs = true;
+  const Variant v = make_variant(source, {}, layout, options, ctx);
+  if (ctx.progress != nullptr) {
+    ctx.progress->begin("layout", std::string("measuring a step in ") + runtime::layout_name(layout));
+  }
+  const CostModel costs = variant_costs(v, measuring, ctx);
+  double seconds = 0.0;
+  for (const LayerCost& c : costs.layers) seconds += c.forward + c.backward;
+  return seconds;
+}
+
+// The layout (Note [Layout]): asked for, the backend's or the cost model's rule, the decision the
+// setup cache kept, or measured in both and kept.
+LayoutDecision choose_layout(const Graph& source, const SessionOptions& options,
+                             const SearchContext& ctx) {
+  if (options.layout != LayoutChoice::Auto || options.backend != layers::Backend::Cuda ||
+      options.deterministic || !options.allow_tf32 || ctx.context == nullptr) {
+    return decide_layout(options.layout, options.backend, ctx.layer_options);
+  }
+  if (nhwc_by_rule(source)) {
+    return {runtime::Layout::Nhwc,
+            "auto: TF32 convolutions on large maps without concatenations run faster in NHWC"};
+  }
+  const std::string key = layout_key(source, options);
+  if (options.disk_cache != nullptr) {
+    if (const std::optional<std::string> kept = options.disk_cache->load("layout", key)) {
+      if (*kept == "nhwc" || *kept == "nchw") {
+        return {*kept == "nhwc" ? runtime::Layout::Nhwc : runtime::Layout::Nchw,
+                "auto: measured " + *kept + " faster on this device (setup cache)"};
+      }
+    }
+  }
+  try {
+    const double nhwc = measured_step(source, runtime::Layout::Nhwc, options, ctx);
+    const double nchw = measured_step(source, runtime::Layout::Nchw, options, ctx);
+    const runtime::Layout faster = nhwc < nchw ? runtime::Layout::Nhwc : runtime::Layout::Nchw;
+    if (options.disk_cache != nullptr) {
+      options.disk_cache->store("layout", key, runtime::layout_name(faster));
+    }
+    char reason[128];
+    std::snprintf(reason, sizeof(reason),
+                  "auto: a profiled step's layers take %.1f ms in nhwc, %.1f ms in nchw",
+                  nhwc * 1e3, nchw * 1e3);
+    return {faster, reason};
+  } catch (const DoesNotFit&) {
+    // Nothing fused fits to measure: the fusion search decides in the rule's layout.
+    return decide_layout(options.layout, options.backend, ctx.layer_options);
+  }
+}
+
 // A variant with its costs and the plan they give.
 struct Fitted {
   Variant variant;
@@ -232,7 +311,7 @@ Fitted fitting_variant(const Graph& source, const SessionOptions& options, const
 
 SearchResult search_run(const Graph& source, const SessionOptions& options, const SearchContext& ctx) {
   SearchResult r{source, {}, {}, {}, nullptr, {}, {}, {}};
-  r.layout = decide_layout(options.layout, options.backend, ctx.layer_options);
+  r.layout = choose_layout(source, options, ctx);
   Fitted f = fitting_variant(source, options, ctx, r.layout.layout, r.reasons);
   Variant& v = f.variant;
   r.costs = std::move(f.costs);
