@@ -25,8 +25,8 @@ namespace vdnn::graph {
 /// What the search chose: the graph to run and its layers, the costs it planned with, the plan,
 /// and why each choice other than the fastest default was taken.
 struct SearchResult {
-  Graph graph;                    // the source graph after the chosen fusion, laid out
-  std::vector<FusedChain> fusion; // the chains fused
+  Graph graph;                       // the source graph after the chosen fusion, laid out
+  std::vector<FusedChain> fusion;    // the chains fused
   std::vector<FusedChain> declined;  // fusable chains left unfused
   LayoutDecision layout;
   std::unique_ptr<LayerSet> layers;  // with the chosen workspace limits
@@ -49,7 +49,8 @@ struct SearchContext {
 /// Searches the choices of a run of `source` (the graph as built, unfused) under `options`.
 /// Throws DoesNotFit when no choice fits the budget (naming the shortfall of the least-memory
 /// one), and what building layers or measuring throws.
-SearchResult search_run(const Graph& source, const SessionOptions& options, const SearchContext& ctx);
+SearchResult search_run(const Graph& source, const SessionOptions& options,
+                        const SearchContext& ctx);
 
 /// The reasons of a search, one per line after a header ("choices: none beyond the fastest").
 std::string format_reasons(const std::vector<std::string>& reasons);

@@ -45,8 +45,8 @@ std::unique_ptr<Executor> make_executor(const SearchResult& found,
                                         runtime::ExecutionContext& context,
                                         const SessionOptions& options) {
   if (options.progress != nullptr) options.progress->begin("executor", "allocating memory");
-  auto executor = std::make_unique<Executor>(found.graph, *found.layers, found.plan, context,
-                                             options.executor);
+  auto executor =
+      std::make_unique<Executor>(found.graph, *found.layers, found.plan, context, options.executor);
   if (options.progress != nullptr) options.progress->end();
   return executor;
 }
@@ -55,9 +55,9 @@ std::unique_ptr<Executor> make_executor(const SearchResult& found,
 
 Session::Session(Graph graph, const SessionOptions& options)
     : context_(make_context(options)),
-      found_(search_run(graph, options,
-                    {context_.get(), layer_options(options, *context_, layer_cache_),
-                     options.progress})),
+      found_(search_run(
+          graph, options,
+          {context_.get(), layer_options(options, *context_, layer_cache_), options.progress})),
       executor_(make_executor(found_, *context_, options)) {}
 
 Session::~Session() = default;

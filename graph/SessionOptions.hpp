@@ -33,8 +33,8 @@ struct SessionOptions {
   /// otherwise estimated (estimate_costs).
   std::shared_ptr<const CostModel> costs;
   bool measure_costs = false;
-  CostCache* cost_cache = nullptr;     // not owned; must outlive the session's construction
-  int cost_steps = 3;                  // profiled steps when measuring (the last one counts)
+  CostCache* cost_cache = nullptr;  // not owned; must outlive the session's construction
+  int cost_steps = 3;               // profiled steps when measuring (the last one counts)
   /// Told each part of setup as it starts and timed by it (not owned; null: nothing told).
   SetupProgress* progress = nullptr;
   runtime::cpu::StressOptions stress;  // CPU backend: random delays on every stream operation

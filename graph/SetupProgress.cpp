@@ -9,8 +9,8 @@ SetupProgress::SetupProgress(Sink sink) : sink_(std::move(sink)) {}
 
 void SetupProgress::begin(const std::string& part, const std::string& what) {
   end();
-  const auto found = std::find_if(parts_.begin(), parts_.end(),
-                                  [&](const auto& p) { return p.first == part; });
+  const auto found =
+      std::find_if(parts_.begin(), parts_.end(), [&](const auto& p) { return p.first == part; });
   running_ = static_cast<std::size_t>(found - parts_.begin());
   if (found == parts_.end()) parts_.emplace_back(part, 0.0);
   started_ = Clock::now();

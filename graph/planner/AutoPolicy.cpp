@@ -159,9 +159,9 @@ std::optional<Fewest> fewest_moves(const Graph& g, const Liveness& live, const P
 
 // The maps the budget can hold kept again, dearest moves undone first, then early prefetches.
 Plan refine(const Graph& g, const Liveness& live, const PlanRequest& request, Fewest f) {
-  return prefetch_early(g, live, keep_what_fits(g, live, std::move(f.plan), request,
-                                                std::move(f.dearest_first)),
-                        request);
+  return prefetch_early(
+      g, live, keep_what_fits(g, live, std::move(f.plan), request, std::move(f.dearest_first)),
+      request);
 }
 
 // Runs work(i) for every i < count on the host's cores (at most 16 threads, this one among them)

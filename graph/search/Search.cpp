@@ -7,8 +7,8 @@
 #include <exception>
 #include <optional>
 #include <set>
-#include <variant>
 #include <utility>
+#include <variant>
 
 #include "graph/CostProfiler.hpp"
 #include "graph/search/Workspaces.hpp"
@@ -63,8 +63,7 @@ Plan profiling_plan(const Graph& graph, const SessionOptions& options, LayerSet&
     } catch (const DoesNotFit&) {
     }
   }
-  return search::plan_with_downgrades(graph, layers, options.budget_bytes, estimated,
-                                      Policy::Auto);
+  return search::plan_with_downgrades(graph, layers, options.budget_bytes, estimated, Policy::Auto);
 }
 
 // Given (when they describe this graph), cached, measured or estimated. Measured only where a
@@ -99,8 +98,8 @@ CostModel variant_costs(const Variant& v, const SessionOptions& options, const S
 // executor's oversubscription guard decides (Note [Managed memory]).
 Plan fitted_plan(const Variant& v, const SessionOptions& options, const SearchContext& ctx,
                  const CostModel& costs) {
-  Plan plan = search::plan_with_downgrades(v.graph, *v.layers, options.budget_bytes, costs,
-                                           options.policy);
+  Plan plan =
+      search::plan_with_downgrades(v.graph, *v.layers, options.budget_bytes, costs, options.policy);
   if (ctx.context != nullptr && options.backend == layers::Backend::Cuda &&
       options.budget_bytes == 0 && plan.memory == DeviceMemory::Dedicated) {
     const std::uint64_t free_bytes = ctx.context->free_device_bytes();
@@ -154,8 +153,8 @@ bool nhwc_by_rule(const Graph& source) {
 // What a measured layout decision is kept under: the network's structure (unfused, NCHW), batch,
 // device and math.
 std::string layout_key(const Graph& source, const SessionOptions& options) {
-  const CostKey k = cost_key(source, device_description(options), options.deterministic,
-                             options.allow_tf32);
+  const CostKey k =
+      cost_key(source, device_description(options), options.deterministic, options.allow_tf32);
   return k.network + " b" + std::to_string(k.batch) + " " + k.device + " tf32 " +
          std::to_string(k.tf32) + " structure " + std::to_string(k.structure);
 }
@@ -168,7 +167,8 @@ double measured_step(const Graph& source, runtime::Layout layout, const SessionO
   measuring.measure_costs = true;
   const Variant v = make_variant(source, {}, layout, options, ctx);
   if (ctx.progress != nullptr) {
-    ctx.progress->begin("layout", std::string("measuring a step in ") + runtime::layout_name(layout));
+    ctx.progress->begin("layout",
+                        std::string("measuring a step in ") + runtime::layout_name(layout));
   }
   const CostModel costs = variant_costs(v, measuring, ctx);
   double seconds = 0.0;
@@ -280,8 +280,7 @@ Fitted fitting_variant(const Graph& source, const SessionOptions& options, const
     const std::size_t fewest = good;
     for (std::size_t more = 2 * fewest; more < 2 * costly.size(); more *= 2) {
       const std::size_t count = std::min(more, costly.size());
-      if (std::optional<Trial> t = fits(heads(costly, count));
-          t && t->seconds < found->seconds) {
+      if (std::optional<Trial> t = fits(heads(costly, count)); t && t->seconds < found->seconds) {
         good = count;
         found = std::move(t);
       }
@@ -309,7 +308,8 @@ Fitted fitting_variant(const Graph& source, const SessionOptions& options, const
 
 }  // namespace
 
-SearchResult search_run(const Graph& source, const SessionOptions& options, const SearchContext& ctx) {
+SearchResult search_run(const Graph& source, const SessionOptions& options,
+                        const SearchContext& ctx) {
   SearchResult r{source, {}, {}, {}, nullptr, {}, {}, {}};
   r.layout = choose_layout(source, options, ctx);
   Fitted f = fitting_variant(source, options, ctx, r.layout.layout, r.reasons);

@@ -75,8 +75,8 @@ PlanRequest request_for(const LayerSet& layers, Policy policy, std::uint64_t bud
   return r;
 }
 
-Plan plan_with_downgrades(const Graph& graph, LayerSet& layers,
-                          std::uint64_t budget, const CostModel& costs, Policy policy) {
+Plan plan_with_downgrades(const Graph& graph, LayerSet& layers, std::uint64_t budget,
+                          const CostModel& costs, Policy policy) {
   PlanRequest request = request_for(layers, policy, budget, costs);
   std::exception_ptr failure;
   const std::function<std::optional<Plan>()> attempt = [&]() -> std::optional<Plan> {
@@ -95,8 +95,7 @@ Plan plan_with_downgrades(const Graph& graph, LayerSet& layers,
   return *std::move(plan);
 }
 
-void raise_where_faster(const Graph& graph, LayerSet& layers,
-                        CostModel& costs, Plan& plan) {
+void raise_where_faster(const Graph& graph, LayerSet& layers, CostModel& costs, Plan& plan) {
   for (NodeId node = 0; node < static_cast<NodeId>(graph.nodes().size()); ++node) {
     for (const bool backward : {false, true}) {
       layers::Layer& layer = layers.at(node);
@@ -118,8 +117,8 @@ void raise_where_faster(const Graph& graph, LayerSet& layers,
         LayerCost& cost = trial.layers.at(static_cast<std::size_t>(node));
         (backward ? cost.backward : cost.forward) += c.seconds - seconds;
         try {
-          Plan faster = make_plan(
-              graph, request_for(layers, plan.requested, plan.budget_bytes, trial));
+          Plan faster =
+              make_plan(graph, request_for(layers, plan.requested, plan.budget_bytes, trial));
           if (faster.predicted_step_seconds < plan.predicted_step_seconds) {
             plan = std::move(faster);
             costs = std::move(trial);
@@ -134,8 +133,7 @@ void raise_where_faster(const Graph& graph, LayerSet& layers,
   }
 }
 
-void trade_workspace_for_maps(const Graph& graph, LayerSet& layers,
-                              CostModel& costs, Plan& plan) {
+void trade_workspace_for_maps(const Graph& graph, LayerSet& layers, CostModel& costs, Plan& plan) {
   constexpr int kWorkspaceTrials = 3;
   for (int trial = 0; trial < kWorkspaceTrials; ++trial) {
     const std::vector<layers::WorkspaceBytes> before = layers.workspace_limits();
@@ -160,8 +158,8 @@ void trade_workspace_for_maps(const Graph& graph, LayerSet& layers,
     }
     if (timed) {
       try {
-        Plan leaner = plan_with_downgrades(graph, layers, plan.budget_bytes, leaner_costs,
-                                           plan.requested);
+        Plan leaner =
+            plan_with_downgrades(graph, layers, plan.budget_bytes, leaner_costs, plan.requested);
         if (leaner.predicted_step_seconds < plan.predicted_step_seconds) {
           costs = std::move(leaner_costs);
           plan = std::move(leaner);

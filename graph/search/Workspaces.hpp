@@ -18,18 +18,16 @@ PlanRequest request_for(const LayerSet& layers, Policy policy, std::uint64_t bud
 /// The plan of `policy` under `budget` with the fastest algorithms; when that does not fit, each
 /// pass's workspace limited to what the plan leaves free where it runs, then vDNN's per-layer
 /// downgrades. Leaves the limits that fitted set on `layers`. Throws DoesNotFit.
-Plan plan_with_downgrades(const Graph& graph, LayerSet& layers,
-                          std::uint64_t budget, const CostModel& costs, Policy policy);
+Plan plan_with_downgrades(const Graph& graph, LayerSet& layers, std::uint64_t budget,
+                          const CostModel& costs, Policy policy);
 
 /// Each limited pass tries its faster algorithms (cudnnFind's times shift the layer's cost) and
 /// keeps one when the plan made again fits and is predicted faster. Updates `costs` and `plan`.
-void raise_where_faster(const Graph& graph, LayerSet& layers,
-                        CostModel& costs, Plan& plan);
+void raise_where_faster(const Graph& graph, LayerSet& layers, CostModel& costs, Plan& plan);
 
 /// Auto under a budget weighs workspace against maps: the pass with the largest workspace takes
 /// its next smaller algorithm (its cost shifted by cudnnFind's times) while the plan is predicted
 /// faster, at most a few times. Updates `costs` and `plan`.
-void trade_workspace_for_maps(const Graph& graph, LayerSet& layers,
-                              CostModel& costs, Plan& plan);
+void trade_workspace_for_maps(const Graph& graph, LayerSet& layers, CostModel& costs, Plan& plan);
 
 }  // namespace vdnn::graph::search

@@ -52,8 +52,8 @@ SyntheticDataset::SyntheticDataset(const SampleFormat& format, Split split, std:
         const double fx = 0.5 + 2.5 * uniform();
         const double phase = 6.283185307179586 * uniform();
         for (std::size_t y = 0; y < h; ++y) {
-          const double a = 6.283185307179586 * fy * static_cast<double>(y) /
-                               static_cast<double>(h) + phase;
+          const double a =
+              6.283185307179586 * fy * static_cast<double>(y) / static_cast<double>(h) + phase;
           row_sin[i * h + y] = std::sin(a);
           row_cos[i * h + y] = std::cos(a);
         }

@@ -53,8 +53,7 @@ TEST(Search, Vgg16AtBatch256Fits12GiBByDecliningTheChainsThatRaiseTheFloor) {
   EXPECT_LT(found.declined.size(), 13U) << "only the chains at the floor are declined";
   EXPECT_EQ(found.fusion.size() + found.declined.size(), 13U);
   const std::string reasons = format_reasons(found.reasons);
-  EXPECT_NE(reasons.find(found.declined.front().node + " unfused (conv2d_relu)"),
-            std::string::npos)
+  EXPECT_NE(reasons.find(found.declined.front().node + " unfused (conv2d_relu)"), std::string::npos)
       << reasons;
   // The first chain declined is the dearest: the 224x224x64 maps of block1.
   EXPECT_EQ(found.declined.front().node.rfind("block1.", 0), 0U) << found.declined.front().node;

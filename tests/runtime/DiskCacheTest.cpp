@@ -3,8 +3,10 @@
 #include "runtime/DiskCache.hpp"
 
 #include <gtest/gtest.h>
+
 #include <sys/wait.h>
 #include <unistd.h>
+#include <functional>
 
 #include <cstdlib>
 #include <filesystem>
@@ -139,19 +141,34 @@ void edit_file(DiskCache& cache, const std::string& key, Edit edit) {
   write_all(file, j.dump());
 }
 
-TEST(DiskCache, AForeignFingerprintIsIgnoredWithOneWarning) {
-  Collected c(fresh_dir("foreign-fingerprint"));
-  c.cache.store("conv", "k", "v");
-  edit_file(c.cache, "k", [](Json& j) { j["fingerprint"] = "another device"; });
-  expect_ignored(c, "k", "fingerprint");
+// A whole file with one field edited: ignored, with one warning saying why.
+struct FieldEdit {
+  const char* name;
+  std::function<void(Json&)> edit;
+  std::string why;
+};
+
+class DiskCacheEdited : public ::testing::TestWithParam<FieldEdit> {};
+
+TEST_P(DiskCacheEdited, IsIgnoredWithOneWarning) {
+  Collected c(fresh_dir(GetParam().name));
+  c.cache.store("conv", "k", "forward 1 2 3");
+  edit_file(c.cache, "k", GetParam().edit);
+  expect_ignored(c, "k", GetParam().why);
 }
 
-TEST(DiskCache, AForeignFormatIsIgnoredWithOneWarning) {
-  Collected c(fresh_dir("foreign-format"));
-  c.cache.store("conv", "k", "v");
-  edit_file(c.cache, "k", [](Json& j) { j["format"] = kDiskCacheFormat + 1; });
-  expect_ignored(c, "k", "format " + std::to_string(kDiskCacheFormat + 1));
-}
+INSTANTIATE_TEST_SUITE_P(
+    Fields, DiskCacheEdited,
+    ::testing::Values(FieldEdit{"ForeignFingerprint",
+                                [](Json& j) { j["fingerprint"] = "another device"; },
+                                "fingerprint"},
+                      FieldEdit{"ForeignFormat",
+                                [](Json& j) { j["format"] = kDiskCacheFormat + 1; },
+                                "format " + std::to_string(kDiskCacheFormat + 1)},
+                      FieldEdit{"ChecksumMismatch", [](Json& j) { j["value"] = "forward 1 2 4"; },
+                                "checksum mismatch"},
+                      FieldEdit{"MissingField", [](Json& j) { j.erase("checksum"); }, "missing"}),
+    [](const ::testing::TestParamInfo<FieldEdit>& info) { return info.param.name; });
 
 TEST(DiskCache, AnotherKeyInTheFileIsIgnoredWithOneWarning) {
   // A colliding file name: the file of key "a" holds key "b", whole and with a valid checksum.
@@ -166,20 +183,6 @@ TEST(DiskCache, AnotherKindInTheFileIsIgnoredWithOneWarning) {
   c.cache.store("costs", "k", "v");
   fs::rename(c.cache.file("costs", "k"), c.cache.file("conv", "k"));
   expect_ignored(c, "k", "kind");
-}
-
-TEST(DiskCache, AChecksumMismatchIsIgnoredWithOneWarning) {
-  Collected c(fresh_dir("checksum"));
-  c.cache.store("conv", "k", "forward 1 2 3");
-  edit_file(c.cache, "k", [](Json& j) { j["value"] = "forward 1 2 4"; });
-  expect_ignored(c, "k", "checksum mismatch");
-}
-
-TEST(DiskCache, AFileMissingAFieldIsIgnoredWithOneWarning) {
-  Collected c(fresh_dir("missing-field"));
-  c.cache.store("conv", "k", "v");
-  edit_file(c.cache, "k", [](Json& j) { j.erase("checksum"); });
-  expect_ignored(c, "k", "missing");
 }
 
 TEST(DiskCache, AFileTooLargeIsIgnoredUnread) {
