@@ -105,6 +105,7 @@ FitLimits machine_limits(const CompareOptions& o, const models::TrainerOptions& 
   }
   l.host_extra_bytes = models::dataset_host_bytes(
       o.run.data, {def.channels, def.height, def.width, def.num_classes});
+  l.fuse = !o.run.no_fuse;
   return l;
 }
 

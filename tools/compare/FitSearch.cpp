@@ -3,9 +3,9 @@
 
 #include <algorithm>
 
-#include "graph/LayerSet.hpp"
 #include "graph/MemoryCheck.hpp"
 #include "graph/Planner.hpp"
+#include "graph/Search.hpp"
 #include "runtime/HostMemory.hpp"
 
 namespace vdnn::tools {
@@ -38,13 +38,16 @@ Rule rule_of(models::ZooFamily family, models::ZooInput input) {
 }  // namespace
 
 bool plan_fits(const graph::Graph& graph, const FitLimits& limits) {
-  graph::PlanRequest request;
-  request.policy = limits.policy;
-  request.budget_bytes = limits.budget_bytes;
-  request.workspace = graph::LayerSet(graph, layers::Backend::Cpu, {}).workspaces();
+  graph::SessionOptions options;
+  options.policy = limits.policy;
+  options.budget_bytes = limits.budget_bytes;
+  options.fuse = limits.fuse;
+  layers::LayerCache cache;
+  graph::SearchContext ctx;
+  ctx.layer_options.cache = &cache;
   graph::Plan plan;
   try {
-    plan = graph::make_plan(graph, request);
+    plan = graph::search_run(graph, options, ctx).plan;
   } catch (const graph::DoesNotFit&) {
     return false;
   }

@@ -21,12 +21,14 @@ struct FitLimits {
   layers::Backend backend = layers::Backend::Cpu;
   std::uint64_t managed_limit_bytes = 0;  // managed pools above this are refused; 0: no limit
   std::uint64_t host_extra_bytes = 0;     // host bytes beside the graph's own (the dataset)
+  bool fuse = true;                       // the runs' fusion switch (--no-fuse: false)
 };
 
-/// True when the planner places `graph` within `limits` (the CPU backend's workspace sizes stand
-/// in for the device's; the confirming run downgrades algorithms where the device needs more) and
-/// the host keeps an eighth of its available memory (at least 4 GiB) besides.
-/// Throws what make_plan throws, except DoesNotFit.
+/// True when the search a run makes (graph::search_run: fusion, workspaces, placement; the CPU
+/// backend's workspace sizes stand in for the device's, and the confirming run downgrades
+/// algorithms where the device needs more) places `graph` within `limits`, and the host keeps an
+/// eighth of its available memory (at least 4 GiB) besides. Throws what the search throws, except
+/// DoesNotFit.
 bool plan_fits(const graph::Graph& graph, const FitLimits& limits);
 
 /// The largest n in [lo, hi] with fits(n), for a `fits` that is true up to some n and false
