@@ -75,18 +75,21 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool migration_counters_defau
                "Keep batchnorm2d -> relu and batchnorm2d -> add -> relu chains as separate layers "
                "(to compare; fused by default)");
   cmd.add_option("--layout", o.layout,
-                 "Memory order of feature maps on CUDA: nchw, nhwc (channels-last) or auto (the "
-                 "faster for this network's convolutions, measured at setup); the CPU runs nchw")
+                 "Memory order of feature maps on CUDA: nchw, nhwc (channels-last) or auto (nhwc "
+                 "for TF32 convolutions on large maps without concatenations, else the faster of "
+                 "a step measured in both at the first setup, kept in the setup cache); the CPU "
+                 "runs nchw")
       ->capture_default_str()
       ->check(CLI::IsMember(graph::layout_choice_names()));
-  CLI::Option* cache_dir =
-      cmd.add_option("--cost-cache", o.cost_cache,
-                     "Directory of the setup cache: measured convolution algorithms and layer "
-                     "and copy costs, per problem, network, batch and device, read instead of "
-                     "measuring at setup and written after it (default: $XDG_CACHE_HOME/vdnn, "
-                     "else ~/.cache/vdnn)");
+  CLI::Option* cache_dir = cmd.add_option(
+      "--cost-cache", o.cost_cache,
+      "Directory of the setup cache: measured convolution algorithms, layer "
+      "and copy costs and layouts, per problem, network, batch and device, read instead of "
+      "measuring at setup and written after it (default: $XDG_CACHE_HOME/vdnn, "
+      "else ~/.cache/vdnn)");
   cmd.add_flag("--no-cache", o.no_cache,
-               "No setup cache: measure convolution algorithms and costs at every setup")
+               "No setup cache: measure convolution algorithms, costs and layouts at every "
+               "setup")
       ->excludes(cache_dir);
   cmd.add_flag("--measure-costs", o.measure_costs,
                "Profile layer and copy costs at setup for any policy, so that the predicted step "
