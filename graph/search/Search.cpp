@@ -117,10 +117,10 @@ struct ChainCost {
   std::uint64_t extra = 0;
 };
 
-// The chains whose fused layer holds more in backward than its parts, the dearest first.
-std::vector<ChainCost> chains_that_cost_memory(const Graph& source,
+// The chains whose fused layer holds more in backward than its parts, the dearest first; `fused`
+// is `source` with every chain fused.
+std::vector<ChainCost> chains_that_cost_memory(const Graph& source, const Graph& fused,
                                                const std::vector<FusedChain>& chains) {
-  const Graph fused = fuse(source);
   std::vector<ChainCost> costly;
   for (const FusedChain& c : chains) {
     const std::uint64_t extra = fusion_extra_bytes(source, fused, c);
@@ -232,11 +232,12 @@ Fitted fit(Variant v, const SessionOptions& options, const SearchContext& ctx) {
 // first; else the chains that cost memory declined dearest first, their number found by bisection
 // on plans with estimated costs (declining more never raises the floor); else every chain
 // declined (the --no-fuse graph). Throws the all-fused plan's DoesNotFit when none fits.
-// `reasons` gets a line per chain declined.
-Fitted fitting_variant(const Graph& source, const SessionOptions& options, const SearchContext& ctx,
-                       runtime::Layout layout, std::vector<std::string>& reasons) {
-  std::vector<FusedChain> chains;
-  if (options.fuse) fuse(source, &chains);
+// `chains` are those fuse() finds in `source` (none without SessionOptions::fuse), `fused` the
+// graph with all of them fused; `reasons` gets a line per chain declined.
+Fitted fitting_variant(const Graph& source, const Graph& fused,
+                       const std::vector<FusedChain>& chains, const SessionOptions& options,
+                       const SearchContext& ctx, runtime::Layout layout,
+                       std::vector<std::string>& reasons) {
   std::exception_ptr failure;
   try {
     return fit(make_variant(source, {}, layout, options, ctx), options, ctx);
@@ -261,7 +262,7 @@ Fitted fitting_variant(const Graph& source, const SessionOptions& options, const
       return std::nullopt;
     }
   };
-  const std::vector<ChainCost> costly = chains_that_cost_memory(source, chains);
+  const std::vector<ChainCost> costly = chains_that_cost_memory(source, fused, chains);
   std::optional<Trial> found = costly.empty() ? std::nullopt : fits(heads(costly, costly.size()));
   std::size_t good = costly.size();
   if (found) {
@@ -312,7 +313,9 @@ SearchResult search_run(const Graph& source, const SessionOptions& options,
                         const SearchContext& ctx) {
   SearchResult r{source, {}, {}, {}, nullptr, {}, {}, {}};
   r.layout = choose_layout(source, options, ctx);
-  Fitted f = fitting_variant(source, options, ctx, r.layout.layout, r.reasons);
+  std::vector<FusedChain> chains;
+  const Graph fused = options.fuse ? fuse(source, &chains) : source;
+  Fitted f = fitting_variant(source, fused, chains, options, ctx, r.layout.layout, r.reasons);
   Variant& v = f.variant;
   r.costs = std::move(f.costs);
   r.plan = std::move(f.plan);
@@ -336,12 +339,10 @@ SearchResult search_run(const Graph& source, const SessionOptions& options,
   r.graph = std::move(v.graph);
   r.fusion = std::move(v.fused);
   r.layers = std::move(v.layers);
-  std::vector<FusedChain> all;
-  if (options.fuse) fuse(source, &all);
-  for (const FusedChain& c : all) {
-    const bool fused = std::any_of(r.fusion.begin(), r.fusion.end(),
-                                   [&](const FusedChain& f) { return f.node == c.node; });
-    if (!fused) r.declined.push_back(c);
+  std::set<std::string> kept;
+  for (const FusedChain& c : r.fusion) kept.insert(c.node);
+  for (const FusedChain& c : chains) {
+    if (kept.count(c.node) == 0) r.declined.push_back(c);
   }
   return r;
 }
