@@ -139,26 +139,36 @@ std::uint64_t backward_bytes(const Graph& g, NodeId id) {
   return bytes;
 }
 
-std::optional<NodeId> named(const Graph& g, const std::string& name) {
-  for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id) {
-    if (g.node(id).name == name) return id;
-  }
-  return std::nullopt;
+// Each node's id by its name.
+std::unordered_map<std::string, NodeId> ids(const Graph& g) {
+  std::unordered_map<std::string, NodeId> by_name;
+  for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id)
+    by_name[g.node(id).name] = id;
+  return by_name;
+}
+
+NodeId id_of(const std::unordered_map<std::string, NodeId>& by_name, const std::string& name) {
+  const auto it = by_name.find(name);
+  VDNN_EXPECTS(it != by_name.end(), "fusion_extra_bytes: no layer " + name);
+  return it->second;
 }
 
 }  // namespace
 
-std::uint64_t fusion_extra_bytes(const Graph& source, const Graph& fused, const FusedChain& chain) {
-  const std::optional<NodeId> node = named(fused, chain.node);
-  VDNN_EXPECTS(node.has_value(), "fusion_extra_bytes: no fused node " + chain.node);
-  std::uint64_t parts = 0;
-  for (const std::string& m : chain.merged) {
-    const std::optional<NodeId> part = named(source, m);
-    VDNN_EXPECTS(part.has_value(), "fusion_extra_bytes: no layer " + m);
-    parts = std::max(parts, backward_bytes(source, *part));
+std::vector<std::uint64_t> fusion_extra_bytes(const Graph& source, const Graph& fused,
+                                              const std::vector<FusedChain>& chains) {
+  const auto in_source = ids(source);
+  const auto in_fused = ids(fused);
+  std::vector<std::uint64_t> extra;
+  for (const FusedChain& chain : chains) {
+    std::uint64_t parts = 0;
+    for (const std::string& m : chain.merged) {
+      parts = std::max(parts, backward_bytes(source, id_of(in_source, m)));
+    }
+    const std::uint64_t whole = backward_bytes(fused, id_of(in_fused, chain.node));
+    extra.push_back(whole > parts ? whole - parts : 0);
   }
-  const std::uint64_t whole = backward_bytes(fused, *node);
-  return whole > parts ? whole - parts : 0;
+  return extra;
 }
 
 std::string format_fusion(const std::vector<FusedChain>& chains) {

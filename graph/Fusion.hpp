@@ -31,11 +31,13 @@ struct FusedChain {
 Graph fuse(const Graph& graph, std::vector<FusedChain>* chains = nullptr,
            const std::set<std::string>& declined = {});
 
-/// Device bytes a chain's fused layer holds in its backward beyond the most any of its unfused
-/// layers holds in theirs (inputs and outputs backward reads, the output gradient, the input
-/// gradients): what fusing it may add to the memory floor (Note [Search]). `fused` is `source`
-/// after fuse(); 0 when fusing holds no more.
-std::uint64_t fusion_extra_bytes(const Graph& source, const Graph& fused, const FusedChain& chain);
+/// Per chain, the device bytes its fused layer holds in its backward beyond the most any of its
+/// unfused layers holds in theirs (inputs and outputs backward reads, the output gradient, the
+/// input gradients): what fusing it may add to the memory floor (Note [Search]); 0 when fusing
+/// holds no more. `fused` is `source` after fuse(), `chains` fuse()'s record of what it merged.
+/// O(N + C) for N nodes and C chains.
+std::vector<std::uint64_t> fusion_extra_bytes(const Graph& source, const Graph& fused,
+                                              const std::vector<FusedChain>& chains);
 
 /// One line per chain, "  layer1.0.bn1 <- layer1.0.bn1 + layer1.0.relu1 (batchnorm2d_relu)", after
 /// a header line with the count; "fusion: none" when `chains` is empty.

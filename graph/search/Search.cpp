@@ -121,10 +121,10 @@ struct ChainCost {
 // is `source` with every chain fused.
 std::vector<ChainCost> chains_that_cost_memory(const Graph& source, const Graph& fused,
                                                const std::vector<FusedChain>& chains) {
+  const std::vector<std::uint64_t> extra = fusion_extra_bytes(source, fused, chains);
   std::vector<ChainCost> costly;
-  for (const FusedChain& c : chains) {
-    const std::uint64_t extra = fusion_extra_bytes(source, fused, c);
-    if (extra > 0) costly.push_back({c, extra});
+  for (std::size_t i = 0; i < chains.size(); ++i) {
+    if (extra[i] > 0) costly.push_back({chains[i], extra[i]});
   }
   std::stable_sort(costly.begin(), costly.end(),
                    [](const ChainCost& a, const ChainCost& b) { return a.extra > b.extra; });
