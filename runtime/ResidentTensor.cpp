@@ -26,10 +26,11 @@ const char* residency_name(Residency residency) noexcept {
 }
 
 ResidentTensor::ResidentTensor(std::string name, Shape shape, ExecutionContext& context,
-                               Layout layout)
+                               Layout layout, DType dtype)
     : name_(std::move(name)),
       shape_(shape),
       layout_(layout),
+      dtype_(dtype),
       context_(context),
       produced_(context.make_event()),
       offload_started_(context.make_event(/*timing=*/true)),
@@ -162,7 +163,7 @@ TensorView ResidentTensor::view() const {
     throw InvalidArgument("tensor '" + name_ + "' is not resident on the device (it is " +
                           residency_name(residency_) + "); the plan must prefetch it first");
   }
-  return {device_.data(), shape_, DType::F32, layout_};
+  return {device_.data(), shape_, dtype_, layout_};
 }
 
 }  // namespace vdnn::runtime

@@ -32,10 +32,10 @@ const char* residency_name(Residency residency) noexcept;
 /// (naming the tensor) when a pool cannot give memory. The memory resources must outlive it.
 class ResidentTensor {
  public:
-  /// `layout`: how the feature map lies in memory (Note [Layout]); copies move its bytes as they
-  /// are.
+  /// `layout`: how the feature map lies in memory (Note [Layout]); `dtype`: its elements (Note
+  /// [Precision]); copies move its bytes as they are.
   ResidentTensor(std::string name, Shape shape, ExecutionContext& context,
-                 Layout layout = Layout::Nchw);
+                 Layout layout = Layout::Nchw, DType dtype = DType::F32);
   ResidentTensor(const ResidentTensor&) = delete;
   ResidentTensor& operator=(const ResidentTensor&) = delete;
   ResidentTensor(ResidentTensor&&) = delete;
@@ -98,7 +98,7 @@ class ResidentTensor {
 
   Residency residency() const noexcept { return residency_; }
   const std::string& name() const noexcept { return name_; }
-  std::size_t bytes() const noexcept { return shape_.bytes(DType::F32); }
+  std::size_t bytes() const noexcept { return shape_.bytes(dtype_); }
 
  private:
   void expect(Residency state, const char* transition) const;
@@ -113,6 +113,7 @@ class ResidentTensor {
   std::string name_;
   Shape shape_;
   Layout layout_;
+  DType dtype_;
   ExecutionContext& context_;
   Residency residency_ = Residency::Absent;
   Buffer device_;

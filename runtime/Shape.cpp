@@ -7,7 +7,9 @@
 
 namespace vdnn::runtime {
 
-const char* dtype_name(DType dtype) noexcept { return dtype == DType::F64 ? "f64" : "f32"; }
+const char* dtype_name(DType dtype) noexcept {
+  return dtype == DType::F64 ? "f64" : dtype == DType::BF16 ? "bf16" : "f32";
+}
 
 const char* layout_name(Layout layout) noexcept { return layout == Layout::Nhwc ? "nhwc" : "nchw"; }
 

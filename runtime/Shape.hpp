@@ -10,12 +10,15 @@
 
 namespace vdnn::runtime {
 
-/// Element type of a tensor. Feature maps and parameters are F32; F64 exists so the CPU backend
-/// can run finite-difference gradient checks in double.
-enum class DType : std::uint8_t { F32, F64 };
+/// Element type of a tensor. Parameters are F32; feature maps are F32, or BF16 in mixed precision
+/// (Note [Precision]); F64 exists so the CPU backend can run finite-difference gradient checks in
+/// double.
+enum class DType : std::uint8_t { F32, F64, BF16 };
 
 /// Bytes of one element of `dtype`.
-constexpr std::size_t dtype_size(DType dtype) noexcept { return dtype == DType::F64 ? 8 : 4; }
+constexpr std::size_t dtype_size(DType dtype) noexcept {
+  return dtype == DType::F64 ? 8 : dtype == DType::BF16 ? 2 : 4;
+}
 const char* dtype_name(DType dtype) noexcept;
 
 /// Memory order of a feature map (Note [Layout]). A Shape is always NCHW-logical (n(), c(), h(),

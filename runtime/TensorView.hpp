@@ -3,6 +3,7 @@
 
 #include <cstddef>
 
+#include "runtime/BFloat16.hpp"
 #include "runtime/Error.hpp"
 #include "runtime/Shape.hpp"
 
@@ -17,6 +18,10 @@ constexpr DType dtype_of<float>() {
 template <>
 constexpr DType dtype_of<double>() {
   return DType::F64;
+}
+template <>
+constexpr DType dtype_of<BFloat16>() {
+  return DType::BF16;
 }
 
 /// Non-owning view: a pointer, a shape, an element type and a memory layout. Copying a view never copies data and

@@ -2,7 +2,7 @@
 #include "runtime/cpu/CpuContext.hpp"
 
 #include <algorithm>
-#include <limits>
+#include <cstdint>
 
 #include "runtime/cpu/CpuEvent.hpp"
 
@@ -20,8 +20,9 @@ std::unique_ptr<Event> CpuContext::make_event(bool /*timing*/) {
 
 void CpuContext::fill_nan_async(Stream& stream, void* ptr, std::size_t bytes) {
   stream.enqueue([ptr, bytes] {
-    float* data = static_cast<float*>(ptr);
-    std::fill(data, data + bytes / sizeof(float), std::numeric_limits<float>::quiet_NaN());
+    // 0x7FFF per 2 bytes, as the CUDA fill: a NaN read as BF16, F32 or F64.
+    auto* data = static_cast<std::uint16_t*>(ptr);
+    std::fill(data, data + bytes / sizeof(std::uint16_t), std::uint16_t{0x7FFF});
   });
 }
 

@@ -9,9 +9,9 @@
 namespace vdnn::runtime::cuda {
 
 /// Enqueues on `stream` a kernel that fills the `bytes` bytes at device address `ptr` with a quiet
-/// NaN bit pattern (0x7FFFFFFF per 4 bytes: a NaN read as F32, and read as F64 too). Returns
-/// without waiting; nothing for zero bytes. Throws InvalidArgument for the NULL stream, a null
-/// `ptr` with bytes > 0, or `ptr` or `bytes` not a multiple of 4; CudaError when the launch fails.
+/// NaN bit pattern (0x7FFF per 2 bytes: a NaN read as BF16, F32 or F64). Returns without waiting;
+/// nothing for zero bytes. Throws InvalidArgument for the NULL stream, a null `ptr` with bytes > 0,
+/// or `ptr` or `bytes` not a multiple of 2; CudaError when the launch fails.
 void fill_nan_async(cudaStream_t stream, void* ptr, std::size_t bytes);
 
 }  // namespace vdnn::runtime::cuda

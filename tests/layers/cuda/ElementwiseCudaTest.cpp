@@ -300,7 +300,7 @@ TEST_F(ElementwiseCuda, ConstructorsRejectF64AndAMissingContext) {
   }
 }
 
-TEST_F(FillNanCuda, FillsExactlyTheRangeWithNanForF32AndF64) {
+TEST_F(FillNanCuda, FillsExactlyTheRangeWithNanForF32F64AndBf16) {
   constexpr std::size_t kFloats = 3000;
   DeviceTensor tensor(stream(), std::vector<float>(kFloats, 1.0f),
                       Shape{static_cast<std::int64_t>(kFloats)});
@@ -313,6 +313,10 @@ TEST_F(FillNanCuda, FillsExactlyTheRangeWithNanForF32AndF64) {
   }
   const auto* as_doubles = reinterpret_cast<const double*>(host.data() + 2);
   for (std::size_t i = 0; i < (kFloats - 4) / 2; ++i) ASSERT_TRUE(std::isnan(as_doubles[i])) << i;
+  const auto* as_bf16 = reinterpret_cast<const runtime::BFloat16*>(host.data() + 2);
+  for (std::size_t i = 0; i < (kFloats - 4) * 2; ++i) {
+    ASSERT_TRUE(std::isnan(runtime::to_float(as_bf16[i]))) << i;
+  }
 }
 
 TEST_F(FillNanCuda, ZeroBytesIsANoOpAndBadArgumentsThrow) {
@@ -320,8 +324,8 @@ TEST_F(FillNanCuda, ZeroBytesIsANoOpAndBadArgumentsThrow) {
   auto* data = static_cast<float*>(tensor.view().data);
   runtime::cuda::fill_nan_async(stream(), data, 0);
   EXPECT_EQ(tensor.download_now(stream()), std::vector<float>(4, 1.0f));
-  EXPECT_THROW(runtime::cuda::fill_nan_async(stream(), data, 6), runtime::InvalidArgument);
-  EXPECT_THROW(runtime::cuda::fill_nan_async(stream(), reinterpret_cast<char*>(data) + 2, 4),
+  EXPECT_THROW(runtime::cuda::fill_nan_async(stream(), data, 5), runtime::InvalidArgument);
+  EXPECT_THROW(runtime::cuda::fill_nan_async(stream(), reinterpret_cast<char*>(data) + 1, 4),
                runtime::InvalidArgument);
   EXPECT_THROW(runtime::cuda::fill_nan_async(nullptr, data, 4), runtime::InvalidArgument);
   EXPECT_THROW(runtime::cuda::fill_nan_async(stream(), nullptr, 4), runtime::InvalidArgument);
