@@ -100,6 +100,7 @@ std::string_view type_name(const LayerSpec& spec) {
     return fused->residual ? "batchnorm2d_add_relu" : "batchnorm2d_relu";
   }
   if (std::holds_alternative<Conv2dReluSpec>(spec)) return "conv2d_relu";
+  if (std::holds_alternative<CastSpec>(spec)) return "cast";
   return known_type_names().at(spec.index());
 }
 
@@ -108,7 +109,7 @@ const std::vector<std::string_view>& known_type_names() {
   static const std::vector<std::string_view> kNames = {
       "conv2d", "batchnorm2d", "relu",   "maxpool2d", "avgpool2d", "global_avgpool",
       "linear", "add",         "concat", "dropout",   "flatten",   "softmax_cross_entropy"};
-  static_assert(std::variant_size_v<LayerSpec> == 14, "keep kNames in step with LayerSpec");
+  static_assert(std::variant_size_v<LayerSpec> == 15, "keep kNames in step with LayerSpec");
   return kNames;
 }
 
@@ -120,6 +121,16 @@ const BatchNorm2dSpec* batch_norm_of(const LayerSpec& spec) {
 const Conv2dSpec* conv_of(const LayerSpec& spec) {
   if (const auto* fused = std::get_if<Conv2dReluSpec>(&spec)) return &fused->conv;
   return std::get_if<Conv2dSpec>(&spec);
+}
+
+runtime::DType output_dtype(const LayerSpec& spec, runtime::DType input) {
+  if (const auto* cast = std::get_if<CastSpec>(&spec)) return cast->to;
+  if (std::holds_alternative<SoftmaxCrossEntropySpec>(spec)) return runtime::DType::F32;
+  return input;
+}
+
+bool param_read_in_precision(const LayerSpec& spec, std::size_t index) {
+  return index == 0 && (conv_of(spec) != nullptr || std::holds_alternative<LinearSpec>(spec));
 }
 
 Arity arity(const LayerSpec& spec) {
@@ -240,6 +251,7 @@ Shape infer_output_shape(const LayerSpec& spec, const std::vector<Shape>& inputs
           },
           [&](const SoftmaxCrossEntropySpec&) { return Shape{1}; },
           [&](const ReluSpec&) { return x; },
+          [&](const CastSpec&) { return x; },
       },
       spec);
 }

@@ -71,15 +71,22 @@ struct Conv2dReluSpec {
   Conv2dSpec conv;
 };
 
+/// The network input converted to the feature maps' element type (Note [Precision]): y = x
+/// rounded to `to`; backward, where asked, dx (+)= dy in the input's type. Only the precision
+/// pass (graph::with_precision) makes it, never a config.
+struct CastSpec {
+  runtime::DType to = runtime::DType::BF16;
+};
+
 using LayerSpec =
     std::variant<Conv2dSpec, BatchNorm2dSpec, ReluSpec, MaxPool2dSpec, AvgPool2dSpec,
                  GlobalAvgPoolSpec, LinearSpec, AddSpec, ConcatSpec, DropoutSpec, FlattenSpec,
-                 SoftmaxCrossEntropySpec, BatchNormReluSpec, Conv2dReluSpec>;
+                 SoftmaxCrossEntropySpec, BatchNormReluSpec, Conv2dReluSpec, CastSpec>;
 
 /// Name of the layer type: "conv2d", "batchnorm2d", "relu", "maxpool2d", "avgpool2d",
 /// "global_avgpool", "linear", "add", "concat", "dropout", "flatten", "softmax_cross_entropy" (the
 /// types a config may write), then the fused "batchnorm2d_relu", "batchnorm2d_add_relu" and
-/// "conv2d_relu".
+/// "conv2d_relu", and "cast".
 std::string_view type_name(const LayerSpec& spec);
 /// The types a config may write, in LayerSpec's order (the first alternatives of the variant).
 const std::vector<std::string_view>& known_type_names();
@@ -87,6 +94,15 @@ const std::vector<std::string_view>& known_type_names();
 const BatchNorm2dSpec* batch_norm_of(const LayerSpec& spec);
 /// The convolution a spec computes (conv2d or the fused conv2d_relu), else null.
 const Conv2dSpec* conv_of(const LayerSpec& spec);
+
+/// The element type of a layer's output when its inputs are `input` (Note [Precision]): a cast's
+/// target, F32 for the loss (the loss is FP32 in every precision), else `input`.
+runtime::DType output_dtype(const LayerSpec& spec, runtime::DType input);
+
+/// Whether parameter `index` of `spec` is read through a copy in the feature maps' element type
+/// when the layer runs in bf16 (Note [Precision]): convolution and linear weights, which tensor
+/// cores take in bf16; biases and batch-norm parameters are read in FP32.
+bool param_read_in_precision(const LayerSpec& spec, std::size_t index);
 
 /// Number of inputs a layer takes.
 struct Arity {

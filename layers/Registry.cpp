@@ -10,6 +10,8 @@
 #include "layers/cpu/AvgPool2dCpu.hpp"
 #include "layers/cpu/BatchNorm2dCpu.hpp"
 #include "layers/cpu/BatchNormReluCpu.hpp"
+#include "layers/cpu/Bf16EmulationCpu.hpp"
+#include "layers/cpu/CastCpu.hpp"
 #include "layers/cpu/ConcatCpu.hpp"
 #include "layers/cpu/Conv2dCpu.hpp"
 #include "layers/cpu/Conv2dReluCpu.hpp"
@@ -27,6 +29,7 @@
 #include "layers/cuda/AvgPool2dCuda.hpp"
 #include "layers/cuda/BatchNorm2dCuda.hpp"
 #include "layers/cuda/BatchNormReluCuda.hpp"
+#include "layers/cuda/CastCuda.hpp"
 #include "layers/cuda/ConcatCuda.hpp"
 #include "layers/cuda/Conv2dCuda.hpp"
 #include "layers/cuda/DropoutCuda.hpp"
@@ -73,6 +76,7 @@ VDNN_LAYER(Dropout);
 VDNN_LAYER(Flatten);
 VDNN_LAYER(SoftmaxCrossEntropy);
 VDNN_LAYER(BatchNormRelu);
+VDNN_LAYER(Cast);
 #undef VDNN_LAYER
 
 // conv2d_relu: on CUDA the convolution itself, built from the fused spec, runs the ReLU as its
@@ -103,7 +107,16 @@ std::unique_ptr<Layer> build(Backend backend, const LayerSpec& spec,
       [&](const auto& s) -> std::unique_ptr<Layer> {
         using Spec = std::decay_t<decltype(s)>;
         if (backend == Backend::Cpu) {
-          return std::make_unique<typename Implementation<Spec>::Cpu>(s, input_shapes, options);
+          using Cpu = typename Implementation<Spec>::Cpu;
+          // The CPU layers compute in F32 or F64; bf16 storage is emulated around F32 (Note
+          // [Precision]), except by the cast, which converts itself.
+          if (options.dtype != DType::BF16 || std::is_same_v<Spec, CastSpec>) {
+            return std::make_unique<Cpu>(s, input_shapes, options);
+          }
+          LayerOptions f32 = options;
+          f32.dtype = DType::F32;
+          return std::make_unique<cpu::Bf16EmulationCpu>(
+              std::make_unique<Cpu>(s, input_shapes, f32));
         }
 #ifdef VDNN_HAVE_CUDA
         if (backend == Backend::Cuda) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "layers/Registry.hpp"
+#include "runtime/BFloat16.hpp"
 #include "runtime/Device.hpp"
 #include "runtime/MemoryResource.hpp"
 #include "runtime/cuda/CudaCheck.hpp"
@@ -89,6 +90,15 @@ StepInputs make_inputs(const Layer& layer, const StepSettings& settings) {
       in.grad_inputs_before.push_back(random_floats(shape.numel(), -1.0f, 1.0f, 0, rng));
     }
   }
+  if (layer.dtype() == DType::BF16) {
+    // The CPU reference reads exactly the values the bf16 layer is given.
+    const auto round_all = [](Floats& values) {
+      for (float& v : values) v = runtime::round_to_bfloat16(v);
+    };
+    for (Floats& input : in.inputs) round_all(input);
+    for (Floats& before : in.grad_inputs_before) round_all(before);
+    if (layers::output_dtype(layer.spec(), DType::BF16) == DType::BF16) round_all(in.grad_output);
+  }
   if (is_loss(layer)) {
     const Shape& logits = layer.input_shapes()[0];
     std::uniform_int_distribution<std::int32_t> label(
@@ -99,8 +109,8 @@ StepInputs make_inputs(const Layer& layer, const StepSettings& settings) {
 }
 
 TensorView view(const void* data, const Shape& shape,
-                runtime::Layout layout = runtime::Layout::Nchw) {
-  return TensorView{const_cast<void*>(data), shape, DType::F32, layout};
+                runtime::Layout layout = runtime::Layout::Nchw, DType dtype = DType::F32) {
+  return TensorView{const_cast<void*>(data), shape, dtype, layout};
 }
 
 // A workspace of `bytes` bytes as an F32 view (empty for 0 bytes).
@@ -160,13 +170,22 @@ class DeviceTensors {
  public:
   explicit DeviceTensors(cudaStream_t stream) : stream_(stream) {}
 
-  // A device copy of `host` (NCHW order) stored in `layout`.
+  // A device copy of `host` (NCHW order) stored in `layout` as `dtype` (F32, or BF16 rounded).
   void* upload(const Floats& host, const Shape& shape = {},
-               runtime::Layout layout = runtime::Layout::Nchw) {
-    staged_.push_back(to_layout(host, shape, layout));
-    void* data = allocate(host.size() * sizeof(float));
-    VDNN_CHECK_CUDA(cudaMemcpyAsync(data, staged_.back().data(), host.size() * sizeof(float),
-                                    cudaMemcpyHostToDevice, stream_));
+               runtime::Layout layout = runtime::Layout::Nchw, DType dtype = DType::F32) {
+    const Floats ordered = to_layout(host, shape, layout);
+    const std::size_t bytes = host.size() * runtime::dtype_size(dtype);
+    staged_.emplace_back(bytes);
+    if (dtype == DType::BF16) {
+      runtime::to_bfloat16(ordered.data(),
+                           reinterpret_cast<runtime::BFloat16*>(staged_.back().data()),
+                           ordered.size());
+    } else {
+      std::memcpy(staged_.back().data(), ordered.data(), bytes);
+    }
+    void* data = allocate(bytes);
+    VDNN_CHECK_CUDA(
+        cudaMemcpyAsync(data, staged_.back().data(), bytes, cudaMemcpyHostToDevice, stream_));
     return data;
   }
   // `bytes` of device memory, every float of it a NaN.
@@ -175,12 +194,21 @@ class DeviceTensors {
     if (data != nullptr) VDNN_CHECK_CUDA(cudaMemsetAsync(data, 0xFF, bytes, stream_));
     return data;
   }
-  // Synchronizes the stream; `host` gets the NCHW order of a tensor stored in `layout`.
+  // Synchronizes the stream; `host` gets the NCHW order of a tensor stored in `layout` as
+  // `dtype`.
   void download(const void* data, Floats& host, const Shape& shape = {},
-                runtime::Layout layout = runtime::Layout::Nchw) {
-    VDNN_CHECK_CUDA(cudaMemcpyAsync(host.data(), data, host.size() * sizeof(float),
-                                    cudaMemcpyDeviceToHost, stream_));
-    VDNN_CHECK_CUDA(cudaStreamSynchronize(stream_));
+                runtime::Layout layout = runtime::Layout::Nchw, DType dtype = DType::F32) {
+    if (dtype == DType::BF16) {
+      std::vector<runtime::BFloat16> stored(host.size());
+      VDNN_CHECK_CUDA(cudaMemcpyAsync(stored.data(), data, stored.size() * sizeof(stored[0]),
+                                      cudaMemcpyDeviceToHost, stream_));
+      VDNN_CHECK_CUDA(cudaStreamSynchronize(stream_));
+      runtime::to_float(stored.data(), host.data(), host.size());
+    } else {
+      VDNN_CHECK_CUDA(cudaMemcpyAsync(host.data(), data, host.size() * sizeof(float),
+                                      cudaMemcpyDeviceToHost, stream_));
+      VDNN_CHECK_CUDA(cudaStreamSynchronize(stream_));
+    }
     host = from_layout(host, shape, layout);
   }
 
@@ -193,25 +221,30 @@ class DeviceTensors {
   cudaStream_t stream_;
   runtime::cuda::DeviceMemoryResource resource_;
   std::vector<runtime::Buffer> buffers_;  // declared after resource_: freed before it goes
-  std::vector<Floats> staged_;  // host sources of queued uploads, alive until the stream ran them
+  // Host sources of queued uploads, alive until the stream ran them.
+  std::vector<std::vector<unsigned char>> staged_;
 };
 
 StepResults run_cuda(runtime::cuda::DeviceContext& context, Layer& layer, const StepInputs& in,
                      const StepSettings& settings) {
   const cudaStream_t stream = context.compute_stream();
   DeviceTensors device(stream);
-  const std::size_t output_bytes = layer.output_shape().bytes(DType::F32);
+  // Feature maps in the layer's element type, the output in its own (the loss's is F32).
+  const DType maps = layer.dtype();
+  const DType out_type = layers::output_dtype(layer.spec(), maps);
+  const std::size_t output_bytes = layer.output_shape().bytes(out_type);
   ForwardArgs f;
   const runtime::Layout in_layout = layer.input_layout();
   const runtime::Layout out_layout = layer.layout();
   for (std::size_t i = 0; i < in.inputs.size(); ++i) {
     const Shape& shape = layer.input_shapes()[i];
-    f.inputs.push_back(view(device.upload(in.inputs[i], shape, in_layout), shape, in_layout));
+    f.inputs.push_back(
+        view(device.upload(in.inputs[i], shape, in_layout, maps), shape, in_layout, maps));
   }
   for (std::size_t i = 0; i < in.params.size(); ++i) {
     f.params.push_back(view(device.upload(in.params[i]), in.param_shapes[i]));
   }
-  f.output = view(device.poisoned(output_bytes), layer.output_shape(), out_layout);
+  f.output = view(device.poisoned(output_bytes), layer.output_shape(), out_layout, out_type);
   f.workspace = workspace_view(device.poisoned(layer.workspace_bytes()), layer.workspace_bytes());
   f.training = settings.training;
   f.step = settings.step;
@@ -226,13 +259,14 @@ StepResults run_cuda(runtime::cuda::DeviceContext& context, Layer& layer, const 
     b.inputs.push_back(needs.input(i) ? f.inputs[i] : TensorView{});
   }
   b.output = needs.output ? f.output : TensorView{};
-  b.grad_output = view(device.upload(in.grad_output, layer.output_shape(), out_layout),
-                       layer.output_shape(), out_layout);
+  b.grad_output = view(device.upload(in.grad_output, layer.output_shape(), out_layout, out_type),
+                       layer.output_shape(), out_layout, out_type);
   for (std::size_t i = 0; i < in.inputs.size() && settings.input_grads; ++i) {
     const Shape& shape = layer.input_shapes()[i];
-    void* data = settings.accumulate ? device.upload(in.grad_inputs_before[i], shape, in_layout)
-                                     : device.poisoned(shape.bytes(DType::F32));
-    b.grad_inputs.push_back(GradTarget{view(data, shape, in_layout), settings.accumulate});
+    void* data = settings.accumulate
+                     ? device.upload(in.grad_inputs_before[i], shape, in_layout, maps)
+                     : device.poisoned(shape.bytes(maps));
+    b.grad_inputs.push_back(GradTarget{view(data, shape, in_layout, maps), settings.accumulate});
   }
   b.grad_inputs.resize(in.inputs.size(), GradTarget{TensorView{}, settings.accumulate});
   b.params = f.params;
@@ -246,7 +280,7 @@ StepResults run_cuda(runtime::cuda::DeviceContext& context, Layer& layer, const 
   layer.backward(b);
 
   r.output.resize(static_cast<std::size_t>(layer.output_shape().numel()));
-  device.download(f.output.data, r.output, layer.output_shape(), out_layout);
+  device.download(f.output.data, r.output, layer.output_shape(), out_layout, out_type);
   for (std::size_t i = 0; i < in.params.size(); ++i) {
     r.params.emplace_back(in.params[i].size());
     device.download(f.params[i].data, r.params.back());
@@ -254,7 +288,7 @@ StepResults run_cuda(runtime::cuda::DeviceContext& context, Layer& layer, const 
   for (std::size_t i = 0; i < in.inputs.size() && settings.input_grads; ++i) {
     r.grad_inputs.emplace_back(in.inputs[i].size());
     device.download(b.grad_inputs[i].tensor.data, r.grad_inputs.back(), layer.input_shapes()[i],
-                    in_layout);
+                    in_layout, maps);
   }
   for (std::size_t i = 0; i < in.trainable; ++i) {
     r.grad_params.emplace_back(static_cast<std::size_t>(in.param_shapes[i].numel()));
@@ -266,6 +300,25 @@ StepResults run_cuda(runtime::cuda::DeviceContext& context, Layer& layer, const 
 
 // Appends to `failures` when some element of `actual` is further from `expected` than allowed (a
 // NaN always is).
+// Appends to `failures` when ||actual - expected|| > norm_tolerance * ||expected|| (2-norms; not
+// checked for norm_tolerance 0, nor where ||expected|| is below 1e-6 * sqrt(n)).
+void compare_norm(const std::string& what, const Floats& actual, const Floats& expected,
+                  double norm_tolerance, std::string& failures) {
+  if (norm_tolerance <= 0.0 || actual.size() != expected.size()) return;
+  double error = 0.0;
+  double norm = 0.0;
+  for (std::size_t i = 0; i < actual.size(); ++i) {
+    const double d = static_cast<double>(actual[i]) - expected[i];
+    error += d * d;
+    norm += static_cast<double>(expected[i]) * expected[i];
+  }
+  if (norm <= 1e-12 * static_cast<double>(expected.size())) return;
+  const double relative = std::sqrt(error / norm);
+  if (relative <= norm_tolerance) return;
+  failures += what + ": relative 2-norm error " + std::to_string(relative) + " > " +
+              std::to_string(norm_tolerance) + "\n";
+}
+
 void compare(const std::string& what, const Floats& actual, const Floats& expected,
              double tolerance, std::string& failures) {
   if (actual.size() != expected.size()) {
@@ -294,8 +347,12 @@ void compare(const std::string& what, const Floats& actual, const Floats& expect
 }
 
 void compare_all(const std::string& run, const StepResults& actual, const StepResults& expected,
-                 double tolerance, std::string& failures) {
-  compare(run + "output", actual.output, expected.output, tolerance, failures);
+                 double tolerance, double norm_tolerance, std::string& failures) {
+  const auto both = [&](const std::string& what, const Floats& a, const Floats& e) {
+    compare(what, a, e, tolerance, failures);
+    compare_norm(what, a, e, norm_tolerance, failures);
+  };
+  both(run + "output", actual.output, expected.output);
   compare(run + "loss", {static_cast<float>(actual.loss.loss)},
           {static_cast<float>(expected.loss.loss)}, tolerance, failures);
   compare(run + "accuracy", {static_cast<float>(actual.loss.accuracy)},
@@ -307,7 +364,7 @@ void compare_all(const std::string& run, const StepResults& actual, const StepRe
       return;
     }
     for (std::size_t i = 0; i < a.size(); ++i) {
-      compare(run + name + "[" + std::to_string(i) + "]", a[i], e[i], tolerance, failures);
+      both(run + name + "[" + std::to_string(i) + "]", a[i], e[i]);
     }
   };
   each("params", actual.params, expected.params);
@@ -339,6 +396,12 @@ void CudaLayerTest::SetUp() {
   context_ = std::make_unique<runtime::cuda::DeviceContext>(0);
 }
 
+layers::LayerOptions CudaLayerTest::bf16_options() {
+  layers::LayerOptions o = options();
+  o.dtype = DType::BF16;
+  return o;
+}
+
 layers::LayerOptions CudaLayerTest::options(bool allow_tf32) {
   layers::LayerOptions o;
   o.dtype = DType::F32;
@@ -364,7 +427,7 @@ layers::LayerOptions CudaLayerTest::options(bool allow_tf32) {
   const StepResults expected = run_cpu(*cpu_layer, in, settings);
   const StepResults actual = run_cuda(context, layer, in, settings);
   std::string failures;
-  compare_all("", actual, expected, tolerance, failures);
+  compare_all("", actual, expected, tolerance, settings.norm_tolerance, failures);
   if (settings.bitwise_repeatable) {
     const StepResults again = run_cuda(context, layer, in, settings);
     if (!bitwise_equal(again.output, actual.output) ||

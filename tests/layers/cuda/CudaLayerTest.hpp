@@ -23,6 +23,8 @@ class CudaLayerTest : public ::testing::Test {
   /// Options for the CUDA layer under test: F32 on this context, deterministic algorithms, and TF32
   /// only when asked.
   layers::LayerOptions options(bool allow_tf32 = false);
+  /// options() with bf16 feature maps (Note [Precision]).
+  layers::LayerOptions bf16_options();
 
  private:
   std::unique_ptr<runtime::cuda::DeviceContext> context_;
@@ -40,6 +42,9 @@ struct StepSettings {
   /// Also run the CUDA step a second time and require bitwise the same results (deterministic
   /// algorithms and kernels).
   bool bitwise_repeatable = true;
+  /// > 0: also require ||cuda - cpu|| <= norm_tolerance * ||cpu|| (2-norms) per tensor, the
+  /// norm-wise bound of the bf16 tests.
+  double norm_tolerance = 0.0;
 };
 
 /// The values of an NCHW-ordered rank-4 tensor of `shape` in `layout`'s memory order, and back.
@@ -51,15 +56,18 @@ std::vector<float> from_layout(const std::vector<float>& stored, const runtime::
 
 /// Runs one forward and one backward step of `layer` (a CUDA layer on `context`) and of the CPU
 /// layer built through the registry from the same spec, input shapes and layer seed, in F32, on the
-/// same random inputs (uniform in [-1, 1]), parameters (trainable in [-1, 1], buffers in [0.5,
-/// 1.5]), output gradient and, for loss layers, labels (host memory, as the executor passes them).
-/// The CUDA layer's rank-4 inputs are stored in its input_layout() and its output and output
-/// gradient in its layout(), converted on upload and download, so both layouts compare with the
-/// NCHW CPU layer. The CUDA backward gets only the views layers::backward_needs() declares; its outputs, gradients
-/// and workspace start as NaN, so an element left unwritten fails. Compares the output, every
-/// parameter and buffer after the step, the loss statistics, every input gradient and every
-/// parameter gradient: |cuda - cpu| <= tolerance * max(|cpu| over the tensor, 1e-3). The failure
-/// names the tensor and its worst element. Synchronizes the context's compute stream.
+/// same random inputs (for a BF16 layer: its feature maps, output gradient and accumulated input
+/// gradients are stored in bf16 on the device, and the F32 CPU reference reads the same
+/// bf16-rounded values; parameters are F32 in both) (uniform in [-1, 1]), parameters (trainable in
+/// [-1, 1], buffers in [0.5, 1.5]), output gradient and, for loss layers, labels (host memory, as
+/// the executor passes them). The CUDA layer's rank-4 inputs are stored in its input_layout() and
+/// its output and output gradient in its layout(), converted on upload and download, so both
+/// layouts compare with the NCHW CPU layer. The CUDA backward gets only the views
+/// layers::backward_needs() declares; its outputs, gradients and workspace start as NaN, so an
+/// element left unwritten fails. Compares the output, every parameter and buffer after the step,
+/// the loss statistics, every input gradient and every parameter gradient: |cuda - cpu| <=
+/// tolerance * max(|cpu| over the tensor, 1e-3). The failure names the tensor and its worst
+/// element. Synchronizes the context's compute stream.
 ::testing::AssertionResult cuda_matches_cpu(runtime::cuda::DeviceContext& context,
                                             layers::Layer& layer, double tolerance,
                                             const StepSettings& settings = {});

@@ -1,0 +1,113 @@
+// bf16 storage emulated around an FP32 CPU layer: views widened to float before, results rounded
+// after.
+#include "layers/cpu/Bf16EmulationCpu.hpp"
+
+#include <cstddef>
+#include <deque>
+#include <utility>
+#include <vector>
+
+#include "runtime/BFloat16.hpp"
+#include "runtime/Error.hpp"
+
+namespace vdnn::layers::cpu {
+namespace {
+
+using runtime::BFloat16;
+
+// Float copies of the BF16 views a call gets, and where the inner layer's results go back.
+class Widened {
+ public:
+  // `view` as the inner layer reads it: BF16 widened to a float copy, anything else as it is.
+  TensorView read(const TensorView& view) {
+    if (view.empty() || view.dtype != DType::BF16) return view;
+    std::vector<float>& copy = scratch(view);
+    runtime::to_float(view.as<BFloat16>(), copy.data(), copy.size());
+    return {copy.data(), view.shape, DType::F32, view.layout};
+  }
+  // A float view the inner layer writes in place of `view`; finish() rounds it into `view`.
+  TensorView write(const TensorView& view, bool accumulate) {
+    if (view.empty() || view.dtype != DType::BF16) return view;
+    std::vector<float>& copy = scratch(view);
+    results_.push_back({view, &copy, accumulate});
+    return {copy.data(), view.shape, DType::F32, view.layout};
+  }
+  // A parameter rounded to bf16, as the CUDA layer's weight copy.
+  TensorView rounded(const TensorView& view) {
+    std::vector<float>& copy = scratch(view);
+    const float* values = view.as<float>();
+    for (std::size_t i = 0; i < copy.size(); ++i) copy[i] = runtime::round_to_bfloat16(values[i]);
+    return {copy.data(), view.shape, DType::F32, view.layout};
+  }
+  // Every written float view into its BF16 view, rounded once.
+  void finish() const {
+    for (const Result& r : results_) {
+      BFloat16* out = r.target.as<BFloat16>();
+      for (std::size_t i = 0; i < r.values->size(); ++i) {
+        const float v = (*r.values)[i];
+        out[i] = runtime::to_bfloat16(r.accumulate ? runtime::to_float(out[i]) + v : v);
+      }
+    }
+  }
+
+ private:
+  struct Result {
+    TensorView target;
+    std::vector<float>* values;
+    bool accumulate;
+  };
+  std::vector<float>& scratch(const TensorView& view) {
+    copies_.emplace_back(static_cast<std::size_t>(view.numel()));
+    return copies_.back();
+  }
+
+  std::deque<std::vector<float>> copies_;  // a deque: results_ points into it as it grows
+  std::vector<Result> results_;
+};
+
+std::vector<TensorView> params_for_inner(const LayerSpec& spec,
+                                         const std::vector<TensorView>& params, Widened& widened) {
+  std::vector<TensorView> out;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    out.push_back(param_read_in_precision(spec, i) ? widened.rounded(params[i]) : params[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+Bf16EmulationCpu::Bf16EmulationCpu(std::unique_ptr<Layer> inner)
+    : Layer(inner->spec(), inner->input_shapes(), DType::BF16, inner->layout(),
+            inner->input_layout()),
+      inner_(std::move(inner)) {
+  VDNN_EXPECTS(inner_->dtype() == DType::F32, "bf16 emulation wraps an F32 CPU layer");
+}
+
+void Bf16EmulationCpu::forward(const ForwardArgs& args) {
+  Widened widened;
+  ForwardArgs inner = args;
+  for (TensorView& in : inner.inputs) in = widened.read(in);
+  inner.params = params_for_inner(spec(), args.params, widened);
+  inner.output = widened.write(args.output, false);
+  inner_->forward(inner);
+  widened.finish();
+}
+
+void Bf16EmulationCpu::backward(const BackwardArgs& args) {
+  Widened widened;
+  BackwardArgs inner = args;
+  for (TensorView& in : inner.inputs) in = widened.read(in);
+  inner.output = widened.read(args.output);
+  inner.grad_output = widened.read(args.grad_output);
+  for (std::size_t i = 0; i < inner.grad_inputs.size(); ++i) {
+    const GradTarget& outer = args.grad_inputs[i];
+    if (outer.tensor.empty() || outer.tensor.dtype != DType::BF16) continue;
+    // The inner layer writes a fresh float gradient; finish() adds it to the old bf16 value.
+    inner.grad_inputs[i] = {widened.write(outer.tensor, outer.accumulate), false};
+  }
+  inner.params = params_for_inner(spec(), args.params, widened);
+  inner_->backward(inner);
+  widened.finish();
+}
+
+}  // namespace vdnn::layers::cpu
