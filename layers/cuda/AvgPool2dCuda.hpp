@@ -1,5 +1,5 @@
-// AvgPool2dCuda: 2-D average pooling on the CUDA backend in NCHW or NHWC (cuDNN forward, own
-// backward kernel), F32 only.
+// AvgPool2dCuda: 2-D average pooling on the CUDA backend in NCHW or NHWC (cuDNN forward in F32, an
+// own forward kernel summing in float in BF16; own backward kernel), F32 or BF16.
 #pragma once
 
 #include <memory>
@@ -19,8 +19,8 @@ class CudnnPooling;
 /// only the output gradient (as backward_needs() declares): each input element gathers its shares
 /// in a fixed order, so results are deterministic; it writes or accumulates the input gradient
 /// unless its view is empty. Not thread-safe. Throws runtime::InvalidArgument for dtypes other than
-/// F32, a missing context or views that do not match the layer; runtime::CudaError when cuDNN or a
-/// launch fails.
+/// F32 and BF16 (options.dtype, of every view), a missing context or views that do not match the
+/// layer; runtime::CudaError when cuDNN or a launch fails.
 class AvgPool2dCuda final : public Layer {
  public:
   AvgPool2dCuda(const AvgPool2dSpec& spec, std::vector<Shape> input_shapes,
@@ -33,7 +33,7 @@ class AvgPool2dCuda final : public Layer {
   runtime::cuda::DeviceContext* context_;
   PoolWindow window_;
   bool count_include_pad_;
-  std::unique_ptr<CudnnPooling> pooling_;
+  std::unique_ptr<CudnnPooling> pooling_;  // F32 only
 };
 
 }  // namespace vdnn::layers::cuda

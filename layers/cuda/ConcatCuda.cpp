@@ -43,27 +43,35 @@ ConcatCuda::ConcatCuda(const ConcatSpec& spec, std::vector<Shape> input_shapes,
                        const LayerOptions& options)
     : Layer(spec, std::move(input_shapes), options.dtype, shared_layout(options),
             shared_layout(options)),
-      context_(&checked_context(options, "ConcatCuda")) {}
+      context_(&checked_context(options, "ConcatCuda", Precisions::F32OrBf16)) {}
 
 void ConcatCuda::forward(const ForwardArgs& args) {
-  float* y = args.output.as<float>();
   const Rows rows = rows_of(output_shape(), layout());
   const std::int64_t row = output_shape().c() * rows.per_channel;
-  for_each_input(input_shapes(), rows, [&](std::size_t k, std::int64_t offset, std::int64_t block) {
-    copy_rows(context_->compute_stream(), y + offset, row, args.inputs[k].as<float>(), block,
-              rows.count, block, /*accumulate=*/false);
+  with_element_type(dtype(), [&](auto element) {
+    using T = decltype(element);
+    T* y = args.output.as<T>();
+    for_each_input(input_shapes(), rows,
+                   [&](std::size_t k, std::int64_t offset, std::int64_t block) {
+                     copy_rows(context_->compute_stream(), y + offset, row, args.inputs[k].as<T>(),
+                               block, rows.count, block, /*accumulate=*/false);
+                   });
   });
 }
 
 void ConcatCuda::backward(const BackwardArgs& args) {
-  const float* dy = args.grad_output.as<float>();
   const Rows rows = rows_of(output_shape(), layout());
   const std::int64_t row = output_shape().c() * rows.per_channel;
-  for_each_input(input_shapes(), rows, [&](std::size_t k, std::int64_t offset, std::int64_t block) {
-    const GradTarget& target = args.grad_inputs[k];
-    if (target.tensor.empty()) return;
-    copy_rows(context_->compute_stream(), target.tensor.as<float>(), block, dy + offset, row,
-              rows.count, block, target.accumulate);
+  with_element_type(dtype(), [&](auto element) {
+    using T = decltype(element);
+    const T* dy = args.grad_output.as<T>();
+    for_each_input(input_shapes(), rows,
+                   [&](std::size_t k, std::int64_t offset, std::int64_t block) {
+                     const GradTarget& target = args.grad_inputs[k];
+                     if (target.tensor.empty()) return;
+                     copy_rows(context_->compute_stream(), target.tensor.as<T>(), block,
+                               dy + offset, row, rows.count, block, target.accumulate);
+                   });
   });
 }
 

@@ -1,5 +1,5 @@
 // ConcatCuda: concatenation of two or more NCHW or NHWC inputs along channels on the CUDA backend,
-// F32.
+// F32 or BF16.
 #pragma once
 
 #include <vector>
@@ -13,8 +13,8 @@ namespace vdnn::layers::cuda {
 /// activations. Inputs and output are in options.layout, NCHW or NHWC, when options.input_layout is
 /// the same (else NCHW, which make_layer refuses). Views are device memory; all work is enqueued on
 /// options.cuda's compute stream and nothing waits for it. The constructor throws
-/// runtime::InvalidArgument for a dtype other than F32 or a missing options.cuda. Not thread-safe;
-/// see layers/Layer.hpp.
+/// runtime::InvalidArgument for a dtype other than F32 or BF16 or a missing options.cuda. Not
+/// thread-safe; see layers/Layer.hpp.
 class ConcatCuda final : public Layer {
  public:
   ConcatCuda(const ConcatSpec& spec, std::vector<Shape> input_shapes, const LayerOptions& options);

@@ -9,10 +9,14 @@
 
 namespace vdnn::layers::cuda {
 
-runtime::cuda::DeviceContext& checked_context(const LayerOptions& options, std::string_view layer) {
-  if (options.dtype != DType::F32) {
-    throw runtime::InvalidArgument(std::string(layer) + ": the CUDA backend runs F32 only, not " +
-                                   runtime::dtype_name(options.dtype));
+runtime::cuda::DeviceContext& checked_context(const LayerOptions& options, std::string_view layer,
+                                              Precisions precisions) {
+  const bool bf16 = precisions == Precisions::F32OrBf16 && options.dtype == DType::BF16;
+  if (options.dtype != DType::F32 && !bf16) {
+    throw runtime::InvalidArgument(
+        std::string(layer) + ": this CUDA layer runs " +
+        (precisions == Precisions::F32 ? "F32 only" : "F32 or BF16 only") + ", not " +
+        runtime::dtype_name(options.dtype));
   }
   if (options.cuda == nullptr) {
     throw runtime::InvalidArgument(std::string(layer) +
@@ -27,12 +31,19 @@ std::vector<Shape> param_shapes(const LayerSpec& spec, const std::vector<Shape>&
   return shapes;
 }
 
-bool view_matches(const TensorView& view, const Shape& shape) noexcept {
-  return !view.empty() && view.dtype == DType::F32 && view.shape == shape;
+void throw_unsupported_dtype(DType dtype) {
+  throw runtime::InvalidArgument(std::string("the CUDA backend has no kernels for ") +
+                                 runtime::dtype_name(dtype));
+}
+
+bool view_matches(const TensorView& view, const Shape& shape, DType dtype) noexcept {
+  return !view.empty() && view.dtype == dtype && view.shape == shape;
 }
 
 bool views_match(const std::vector<TensorView>& views, const std::vector<Shape>& shapes) noexcept {
-  return std::equal(views.begin(), views.end(), shapes.begin(), shapes.end(), view_matches);
+  return std::equal(
+      views.begin(), views.end(), shapes.begin(), shapes.end(),
+      [](const TensorView& view, const Shape& shape) { return view_matches(view, shape); });
 }
 
 bool workspace_fits(const TensorView& workspace, std::size_t bytes) noexcept {

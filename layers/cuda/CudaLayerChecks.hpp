@@ -7,18 +7,42 @@
 #include <vector>
 
 #include "layers/Layer.hpp"
+#include "runtime/BFloat16.hpp"
 
 namespace vdnn::layers::cuda {
 
+/// The feature-map dtypes a CUDA layer takes (LayerOptions::dtype, Note [Precision]).
+enum class Precisions {
+  F32,        // F32 only
+  F32OrBf16,  // F32 or BF16
+};
+
 /// The device context `options` carry. Throws runtime::InvalidArgument naming `layer` unless the
-/// options ask for F32 (the only dtype of the CUDA backend) and carry a context.
-runtime::cuda::DeviceContext& checked_context(const LayerOptions& options, std::string_view layer);
+/// options ask for a dtype of `precisions` and carry a context.
+runtime::cuda::DeviceContext& checked_context(const LayerOptions& options, std::string_view layer,
+                                              Precisions precisions = Precisions::F32);
+
+/// Throws runtime::InvalidArgument: the CUDA backend has no kernels for `dtype`.
+[[noreturn]] void throw_unsupported_dtype(DType dtype);
+
+/// Calls fn(T{}) with T the host element type of `dtype`: float for F32, runtime::BFloat16 for
+/// BF16. Throws runtime::InvalidArgument for another dtype.
+template <typename Fn>
+void with_element_type(DType dtype, Fn&& fn) {
+  if (dtype == DType::BF16) {
+    fn(runtime::BFloat16{});
+  } else if (dtype == DType::F32) {
+    fn(float{});
+  } else {
+    throw_unsupported_dtype(dtype);
+  }
+}
 
 /// The shapes param_specs() gives, in its order.
 std::vector<Shape> param_shapes(const LayerSpec& spec, const std::vector<Shape>& inputs);
 
-/// True when `view` is a non-empty F32 view of exactly `shape`.
-bool view_matches(const TensorView& view, const Shape& shape) noexcept;
+/// True when `view` is a non-empty view of exactly `shape` whose elements are `dtype`.
+bool view_matches(const TensorView& view, const Shape& shape, DType dtype = DType::F32) noexcept;
 /// True when `views` are non-empty F32 views of exactly `shapes`, in order.
 bool views_match(const std::vector<TensorView>& views, const std::vector<Shape>& shapes) noexcept;
 /// True when `workspace` holds at least `bytes` bytes (an empty view holds 0).

@@ -17,33 +17,35 @@ DropoutCuda::DropoutCuda(const DropoutSpec& spec, std::vector<Shape> input_shape
             shared_layout(options)),
       spec_(spec),
       seed_(options.seed),
-      context_(&checked_context(options, "DropoutCuda")) {}
+      context_(&checked_context(options, "DropoutCuda", Precisions::F32OrBf16)) {}
 
 void DropoutCuda::forward(const ForwardArgs& args) {
-  const float* x = args.inputs[0].as<float>();
-  float* y = args.output.as<float>();
-  if (!args.training) {
-    copy_elements(context_->compute_stream(), y, x, args.output.numel(), /*accumulate=*/false);
-    return;
-  }
-  apply(args.step, x, y, /*accumulate=*/false);
+  apply(args.training, args.step, args.inputs[0], args.output, /*accumulate=*/false);
 }
 
 void DropoutCuda::backward(const BackwardArgs& args) {
   const GradTarget& target = args.grad_inputs[0];
   if (target.tensor.empty()) return;
-  apply(args.step, args.grad_output.as<float>(), target.tensor.as<float>(), target.accumulate);
+  apply(/*training=*/true, args.step, args.grad_output, target.tensor, target.accumulate);
 }
 
-void DropoutCuda::apply(std::uint64_t step, const float* in, float* out, bool accumulate) const {
+void DropoutCuda::apply(bool training, std::uint64_t step, const TensorView& in_view,
+                        const TensorView& out_view, bool accumulate) const {
   const Shape& shape = input_shapes()[0];
-  if (layout() == Layout::Nhwc && !same_in_both_layouts(shape)) {
-    dropout_apply_channels_last(context_->compute_stream(), spec_.p, seed_, step, in, out,
-                                shape.numel(), shape.c(), shape.h() * shape.w(), accumulate);
-    return;
-  }
-  dropout_apply(context_->compute_stream(), spec_.p, seed_, step, in, out, shape.numel(),
-                accumulate);
+  with_element_type(dtype(), [&](auto element) {
+    using T = decltype(element);
+    const T* in = in_view.as<T>();
+    T* out = out_view.as<T>();
+    if (!training) {
+      copy_elements(context_->compute_stream(), out, in, shape.numel(), accumulate);
+    } else if (layout() == Layout::Nhwc && !same_in_both_layouts(shape)) {
+      dropout_apply_channels_last(context_->compute_stream(), spec_.p, seed_, step, in, out,
+                                  shape.numel(), shape.c(), shape.h() * shape.w(), accumulate);
+    } else {
+      dropout_apply(context_->compute_stream(), spec_.p, seed_, step, in, out, shape.numel(),
+                    accumulate);
+    }
+  });
 }
 
 }  // namespace vdnn::layers::cuda

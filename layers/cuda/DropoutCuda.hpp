@@ -1,5 +1,5 @@
 // DropoutCuda: inverted dropout whose mask is a pure function of (seed, step, element) on the CUDA
-// backend, F32; bitwise the mask of DropoutCpu.
+// backend, F32 or BF16; bitwise the mask of DropoutCpu.
 #pragma once
 
 #include <cstdint>
@@ -17,8 +17,8 @@ namespace vdnn::layers::cuda {
 /// of an NHWC tensor gets the multiplier of its NCHW index, so the masks of both layouts are the
 /// CPU's on the same logical tensor. Views are device memory; all work is enqueued on
 /// options.cuda's compute stream and nothing waits for it. The constructor throws
-/// runtime::InvalidArgument for a dtype other than F32 or a missing options.cuda. Not thread-safe;
-/// see layers/Layer.hpp for the argument contract.
+/// runtime::InvalidArgument for a dtype other than F32 or BF16 or a missing options.cuda. Not
+/// thread-safe; see layers/Layer.hpp for the argument contract.
 class DropoutCuda final : public Layer {
  public:
   DropoutCuda(const DropoutSpec& spec, std::vector<Shape> input_shapes,
@@ -27,8 +27,9 @@ class DropoutCuda final : public Layer {
   void backward(const BackwardArgs& args) override;
 
  private:
-  // out (+)= in * mask of `step`, on the compute stream.
-  void apply(std::uint64_t step, const float* in, float* out, bool accumulate) const;
+  // out (+)= in * mask of `step` (training) or in (inference), on the compute stream.
+  void apply(bool training, std::uint64_t step, const TensorView& in_view,
+             const TensorView& out_view, bool accumulate) const;
 
   DropoutSpec spec_;
   std::uint64_t seed_;

@@ -1,11 +1,13 @@
 // The element-wise kernels behind ElementwiseKernels.hpp: one thread per element (KernelGrid.hpp),
-// or per float4 of elements for the memory-bound passes (ReLU, add, SGD) where the count and the
-// pointers allow (Vectors.cuh).
+// or per vector of four elements for the memory-bound passes (ReLU, add, SGD) where the count and
+// the pointers allow (Vectors.cuh). The feature-map kernels are templates on the device element
+// type T (float or __nv_bfloat16), computing in float.
 #include "layers/cuda/ElementwiseKernels.hpp"
 
 #include <initializer_list>
 
 #include "layers/DropoutMask.hpp"
+#include "layers/cuda/Elements.cuh"
 #include "layers/cuda/KernelGrid.hpp"
 #include "layers/cuda/Vectors.cuh"
 #include "runtime/cuda/CudaCheck.hpp"
@@ -17,17 +19,33 @@ __device__ std::int64_t element_index() {
   return static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
 }
 
-__device__ void store(float* out, float value, bool accumulate) {
-  *out = accumulate ? *out + value : value;
+// *out (+)= value, in float, rounded once to T.
+template <typename T>
+__device__ void store(T* out, float value, bool accumulate) {
+  *out = from_float<T>(accumulate ? to_float(*out) + value : value);
 }
 
-__global__ void add_rows_kernel(float* dst, std::int64_t dst_stride, const float* src,
+template <typename T>
+__global__ void add_rows_kernel(T* dst, std::int64_t dst_stride, const T* src,
                                 std::int64_t src_stride, std::int64_t rows, std::int64_t cols) {
   const std::int64_t i = element_index();
   if (i >= rows * cols) return;
   const std::int64_t r = i / cols;
   const std::int64_t c = i - r * cols;
-  dst[r * dst_stride + c] += src[r * src_stride + c];
+  store(dst + r * dst_stride + c, to_float(src[r * src_stride + c]), /*accumulate=*/true);
+}
+
+// One thread per element of dst, so that its writes coalesce: dst[b][j][i] (+)= src[b][i][j].
+template <typename T>
+__global__ void transpose_kernel(const T* src, T* dst, std::int64_t batches, std::int64_t rows,
+                                 std::int64_t cols, bool accumulate) {
+  const std::int64_t k = element_index();
+  if (k >= batches * rows * cols) return;
+  const std::int64_t b = k / (rows * cols);
+  const std::int64_t rest = k - b * rows * cols;  // j * rows + i
+  const std::int64_t j = rest / rows;
+  const std::int64_t i = rest - j * rows;
+  store(dst + k, to_float(src[(b * rows + i) * cols + j]), accumulate);
 }
 
 // A pass over `vecs` vectors of kVec elements, one thread each: op.template apply<kVec>(i).
@@ -37,7 +55,8 @@ __global__ void vector_kernel(Op op, std::int64_t vecs) {
   if (i < vecs) op.template apply<kVec>(i);
 }
 
-// Enqueues op over n elements: by float4 when n % 4 == 0 and every pointer is 16-byte aligned.
+// Enqueues op over n elements: by vectors of four when n % 4 == 0 and every pointer is 16-byte
+// aligned (more than the 8 bytes that four bf16 need).
 template <typename Op>
 void launch_vectors(cudaStream_t stream, std::int64_t n,
                     std::initializer_list<const void*> pointers, const Op& op) {
@@ -49,10 +68,11 @@ void launch_vectors(cudaStream_t stream, std::int64_t n,
   VDNN_CHECK_LAUNCH();
 }
 
+template <typename T>
 struct AddPair {
-  const float* a;
-  const float* b;
-  float* y;
+  const T* a;
+  const T* b;
+  T* y;
   template <int kVec>
   __device__ void apply(std::int64_t i) const {
     float u[kVec];
@@ -65,9 +85,10 @@ struct AddPair {
   }
 };
 
+template <typename T>
 struct ReluForward {
-  const float* x;
-  float* y;
+  const T* x;
+  T* y;
   template <int kVec>
   __device__ void apply(std::int64_t i) const {
     float v[kVec];
@@ -79,9 +100,10 @@ struct ReluForward {
   }
 };
 
+template <typename T>
 struct ReluMaskInPlace {
-  const float* y;
-  float* g;
+  const T* y;
+  T* g;
   template <int kVec>
   __device__ void apply(std::int64_t i) const {
     float mask[kVec];
@@ -94,10 +116,11 @@ struct ReluMaskInPlace {
   }
 };
 
+template <typename T>
 struct ReluBackward {
-  const float* y;
-  const float* dy;
-  float* dx;
+  const T* y;
+  const T* dy;
+  T* dx;
   bool accumulate;
   template <int kVec>
   __device__ void apply(std::int64_t i) const {
@@ -135,22 +158,22 @@ struct NchwIndexOfNhwc {
   }
 };
 
-template <typename MaskIndex>
-__global__ void dropout_kernel(double p, float scale, std::uint64_t state, const float* in,
-                               float* out, std::int64_t n, bool accumulate, MaskIndex mask_index) {
+template <typename T, typename MaskIndex>
+__global__ void dropout_kernel(double p, float scale, std::uint64_t state, const T* in, T* out,
+                               std::int64_t n, bool accumulate, MaskIndex mask_index) {
   const std::int64_t i = element_index();
   if (i >= n) return;
-  store(out + i, in[i] * (dropout::keep(state, mask_index(i), p) ? scale : 0.0f), accumulate);
+  store(out + i, to_float(in[i]) * (dropout::keep(state, mask_index(i), p) ? scale : 0.0f),
+        accumulate);
 }
 
-template <typename MaskIndex>
+template <typename T, typename MaskIndex>
 void launch_dropout(cudaStream_t stream, double p, std::uint64_t seed, std::uint64_t step,
-                    const float* in, float* out, std::int64_t n, bool accumulate,
-                    MaskIndex mask_index) {
+                    const T* in, T* out, std::int64_t n, bool accumulate, MaskIndex mask_index) {
   const auto scale = static_cast<float>(1.0 / (1.0 - p));
   const std::uint64_t state = dropout::state(seed, step);
-  dropout_kernel<<<blocks_for(n), kBlockThreads, 0, stream>>>(p, scale, state, in, out, n,
-                                                              accumulate, mask_index);
+  dropout_kernel<<<blocks_for(n), kBlockThreads, 0, stream>>>(
+      p, scale, state, device_pointer(in), device_pointer(out), n, accumulate, mask_index);
   VDNN_CHECK_LAUNCH();
 }
 
@@ -181,54 +204,95 @@ struct SgdStep {
 
 }  // namespace
 
-void copy_rows(cudaStream_t stream, float* dst, std::int64_t dst_stride, const float* src,
+template <typename T>
+void copy_rows(cudaStream_t stream, T* dst, std::int64_t dst_stride, const T* src,
                std::int64_t src_stride, std::int64_t rows, std::int64_t cols, bool accumulate) {
-  constexpr auto kFloat = static_cast<std::int64_t>(sizeof(float));
+  constexpr auto kBytes = static_cast<std::int64_t>(sizeof(T));
   if (!accumulate && dst_stride == cols && src_stride == cols) {
     // Contiguous: one plain copy, which also avoids the 2-D copy's limit on the pitch.
-    VDNN_CHECK_CUDA(cudaMemcpyAsync(dst, src, static_cast<std::size_t>(rows * cols * kFloat),
+    VDNN_CHECK_CUDA(cudaMemcpyAsync(dst, src, static_cast<std::size_t>(rows * cols * kBytes),
                                     cudaMemcpyDeviceToDevice, stream));
     return;
   }
   if (!accumulate) {
     VDNN_CHECK_CUDA(cudaMemcpy2DAsync(
-        dst, static_cast<std::size_t>(dst_stride * kFloat), src,
-        static_cast<std::size_t>(src_stride * kFloat), static_cast<std::size_t>(cols * kFloat),
+        dst, static_cast<std::size_t>(dst_stride * kBytes), src,
+        static_cast<std::size_t>(src_stride * kBytes), static_cast<std::size_t>(cols * kBytes),
         static_cast<std::size_t>(rows), cudaMemcpyDeviceToDevice, stream));
     return;
   }
-  add_rows_kernel<<<blocks_for(rows * cols), kBlockThreads, 0, stream>>>(dst, dst_stride, src,
-                                                                         src_stride, rows, cols);
+  add_rows_kernel<<<blocks_for(rows * cols), kBlockThreads, 0, stream>>>(
+      device_pointer(dst), dst_stride, device_pointer(src), src_stride, rows, cols);
   VDNN_CHECK_LAUNCH();
 }
 
-void add_pair(cudaStream_t stream, const float* a, const float* b, float* y, std::int64_t n) {
-  launch_vectors(stream, n, {a, b, y}, AddPair{a, b, y});
+template <typename T>
+void transpose_batches(cudaStream_t stream, const T* src, T* dst, std::int64_t batches,
+                       std::int64_t rows, std::int64_t cols, bool accumulate) {
+  transpose_kernel<<<blocks_for(batches * rows * cols), kBlockThreads, 0, stream>>>(
+      device_pointer(src), device_pointer(dst), batches, rows, cols, accumulate);
+  VDNN_CHECK_LAUNCH();
 }
 
-void relu_forward(cudaStream_t stream, const float* x, float* y, std::int64_t n) {
-  launch_vectors(stream, n, {x, y}, ReluForward{x, y});
+template <typename T>
+void add_pair(cudaStream_t stream, const T* a, const T* b, T* y, std::int64_t n) {
+  using D = DeviceElementOf<T>;
+  launch_vectors(stream, n, {a, b, y},
+                 AddPair<D>{device_pointer(a), device_pointer(b), device_pointer(y)});
 }
 
-void relu_backward(cudaStream_t stream, const float* y, const float* dy, float* dx, std::int64_t n,
+template <typename T>
+void relu_forward(cudaStream_t stream, const T* x, T* y, std::int64_t n) {
+  using D = DeviceElementOf<T>;
+  launch_vectors(stream, n, {x, y}, ReluForward<D>{device_pointer(x), device_pointer(y)});
+}
+
+template <typename T>
+void relu_backward(cudaStream_t stream, const T* y, const T* dy, T* dx, std::int64_t n,
                    bool accumulate) {
-  launch_vectors(stream, n, {y, dy, dx}, ReluBackward{y, dy, dx, accumulate});
+  using D = DeviceElementOf<T>;
+  launch_vectors(
+      stream, n, {y, dy, dx},
+      ReluBackward<D>{device_pointer(y), device_pointer(dy), device_pointer(dx), accumulate});
 }
 
-void relu_mask_in_place(cudaStream_t stream, const float* y, float* g, std::int64_t n) {
-  launch_vectors(stream, n, {y, g}, ReluMaskInPlace{y, g});
+template <typename T>
+void relu_mask_in_place(cudaStream_t stream, const T* y, T* g, std::int64_t n) {
+  using D = DeviceElementOf<T>;
+  launch_vectors(stream, n, {y, g}, ReluMaskInPlace<D>{device_pointer(y), device_pointer(g)});
 }
 
+template <typename T>
 void dropout_apply(cudaStream_t stream, double p, std::uint64_t seed, std::uint64_t step,
-                   const float* in, float* out, std::int64_t n, bool accumulate) {
+                   const T* in, T* out, std::int64_t n, bool accumulate) {
   launch_dropout(stream, p, seed, step, in, out, n, accumulate, SameIndex{});
 }
 
+template <typename T>
 void dropout_apply_channels_last(cudaStream_t stream, double p, std::uint64_t seed,
-                                 std::uint64_t step, const float* in, float* out, std::int64_t n,
+                                 std::uint64_t step, const T* in, T* out, std::int64_t n,
                                  std::int64_t channels, std::int64_t pixels, bool accumulate) {
   launch_dropout(stream, p, seed, step, in, out, n, accumulate, NchwIndexOfNhwc{channels, pixels});
 }
+
+// The launchers of both element types (ElementwiseKernels.hpp).
+#define VDNN_ELEMENTWISE_LAUNCHERS(T)                                                              \
+  template void copy_rows<T>(cudaStream_t, T*, std::int64_t, const T*, std::int64_t, std::int64_t, \
+                             std::int64_t, bool);                                                  \
+  template void transpose_batches<T>(cudaStream_t, const T*, T*, std::int64_t, std::int64_t,       \
+                                     std::int64_t, bool);                                          \
+  template void add_pair<T>(cudaStream_t, const T*, const T*, T*, std::int64_t);                   \
+  template void relu_forward<T>(cudaStream_t, const T*, T*, std::int64_t);                         \
+  template void relu_backward<T>(cudaStream_t, const T*, const T*, T*, std::int64_t, bool);        \
+  template void relu_mask_in_place<T>(cudaStream_t, const T*, T*, std::int64_t);                   \
+  template void dropout_apply<T>(cudaStream_t, double, std::uint64_t, std::uint64_t, const T*, T*, \
+                                 std::int64_t, bool);                                              \
+  template void dropout_apply_channels_last<T>(cudaStream_t, double, std::uint64_t, std::uint64_t, \
+                                               const T*, T*, std::int64_t, std::int64_t,           \
+                                               std::int64_t, bool);
+VDNN_ELEMENTWISE_LAUNCHERS(float)
+VDNN_ELEMENTWISE_LAUNCHERS(runtime::BFloat16)
+#undef VDNN_ELEMENTWISE_LAUNCHERS
 
 void sgd_update(cudaStream_t stream, float* param, const float* grad, float* velocity,
                 std::int64_t n, const SgdHyper& hyper) {

@@ -1,6 +1,6 @@
 // Flatten on the CUDA backend: a device-to-device copy, because input and output are separate
-// buffers owned by the executor (row-major NCHW already is the (N, features) layout), or a cuDNN
-// transform that reorders an NHWC input into that NCHW order and back.
+// buffers owned by the executor (row-major NCHW already is the (N, features) layout), or a reorder
+// of an NHWC input into that NCHW order and back (a cuDNN transform in F32, an own kernel in BF16).
 #include "layers/cuda/FlattenCuda.hpp"
 
 #include <utility>
@@ -34,9 +34,10 @@ FlattenCuda::FlattenCuda(const FlattenSpec& spec, std::vector<Shape> input_shape
                          const LayerOptions& options)
     // The output is rank 2, the same in either layout.
     : Layer(spec, std::move(input_shapes), options.dtype, options.layout, options.input_layout),
-      context_(&checked_context(options, "FlattenCuda")),
-      permute_(options.input_layout == Layout::Nhwc &&
-                       !same_in_both_layouts(this->input_shapes()[0])
+      context_(&checked_context(options, "FlattenCuda", Precisions::F32OrBf16)),
+      channels_last_(options.input_layout == Layout::Nhwc &&
+                     !same_in_both_layouts(this->input_shapes()[0])),
+      permute_(channels_last_ && options.dtype == DType::F32
                    ? std::make_unique<Permute>(this->input_shapes()[0])
                    : nullptr) {}
 
@@ -48,8 +49,7 @@ void FlattenCuda::forward(const ForwardArgs& args) {
                  args.output.data, /*accumulate=*/false);
     return;
   }
-  copy_elements(context_->compute_stream(), args.output.as<float>(), args.inputs[0].as<float>(),
-                args.output.numel(), /*accumulate=*/false);
+  reorder(args.inputs[0], args.output, /*to_nchw=*/true, /*accumulate=*/false);
 }
 
 void FlattenCuda::backward(const BackwardArgs& args) {
@@ -60,8 +60,23 @@ void FlattenCuda::backward(const BackwardArgs& args) {
                  target.tensor.data, target.accumulate);
     return;
   }
-  copy_elements(context_->compute_stream(), target.tensor.as<float>(), args.grad_output.as<float>(),
-                args.grad_output.numel(), target.accumulate);
+  reorder(args.grad_output, target.tensor, /*to_nchw=*/false, target.accumulate);
+}
+
+void FlattenCuda::reorder(const TensorView& src, const TensorView& dst, bool to_nchw,
+                          bool accumulate) const {
+  const Shape& input = input_shapes()[0];
+  with_element_type(dtype(), [&](auto element) {
+    using T = decltype(element);
+    if (!channels_last_) {
+      copy_elements(context_->compute_stream(), dst.as<T>(), src.as<T>(), src.numel(), accumulate);
+      return;
+    }
+    // Per sample, NHWC is a [H * W, C] matrix and NCHW its transpose.
+    const std::int64_t pixels = input.h() * input.w();
+    transpose_batches(context_->compute_stream(), src.as<T>(), dst.as<T>(), input.n(),
+                      to_nchw ? pixels : input.c(), to_nchw ? input.c() : pixels, accumulate);
+  });
 }
 
 }  // namespace vdnn::layers::cuda

@@ -1,4 +1,4 @@
-// FlattenCuda: reshape (N, ...) to (N, features) on the CUDA backend, F32.
+// FlattenCuda: reshape (N, ...) to (N, features) on the CUDA backend, F32 or BF16.
 #pragma once
 
 #include <memory>
@@ -14,8 +14,8 @@ namespace vdnn::layers::cuda {
 /// (or, with GradTarget::accumulate, adds) grad_output back into the input gradient in the input's
 /// layout and reads no activations. Views are device memory; all work is enqueued on options.cuda's
 /// compute stream and nothing waits for it. The constructor throws runtime::InvalidArgument for a
-/// dtype other than F32 or a missing options.cuda, runtime::CudaError when cuDNN refuses the shape.
-/// Not thread-safe; see layers/Layer.hpp for the argument contract.
+/// dtype other than F32 or BF16 or a missing options.cuda, runtime::CudaError when cuDNN refuses
+/// the shape. Not thread-safe; see layers/Layer.hpp for the argument contract.
 class FlattenCuda final : public Layer {
  public:
   FlattenCuda(const FlattenSpec& spec, std::vector<Shape> input_shapes,
@@ -31,8 +31,13 @@ class FlattenCuda final : public Layer {
  private:
   struct Permute;  // cuDNN descriptors of an NHWC input that needs reordering
 
+  // dst (+)= src, reordered from NHWC to NCHW (to_nchw) or back when channels_last_, else copied;
+  // by own kernels (all of BF16, and F32 without permute_).
+  void reorder(const TensorView& src, const TensorView& dst, bool to_nchw, bool accumulate) const;
+
   runtime::cuda::DeviceContext* context_;
-  std::unique_ptr<Permute> permute_;  // null: input bytes already in NCHW order, a plain copy
+  bool channels_last_;                // an NHWC input whose bytes are not in NCHW order
+  std::unique_ptr<Permute> permute_;  // F32 with channels_last_: the cuDNN reorder
 };
 
 }  // namespace vdnn::layers::cuda

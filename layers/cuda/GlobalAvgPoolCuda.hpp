@@ -1,5 +1,5 @@
 // GlobalAvgPoolCuda: the mean over H and W of every channel on the CUDA backend in NCHW or NHWC
-// (own kernels), F32 only.
+// (own kernels), F32 or BF16 (summed in float).
 #pragma once
 
 #include <vector>
@@ -14,9 +14,9 @@ namespace vdnn::layers::cuda {
 /// options.cuda->compute_stream(); no workspace. Each mean is reduced in a fixed order, the same
 /// in both layouts, so results are deterministic and bitwise the same in NCHW and NHWC. Backward
 /// reads only the output gradient and writes or accumulates the input gradient unless its view is
-/// empty. Not thread-safe. Throws runtime::InvalidArgument for dtypes other than F32, a missing
-/// context or views that do not match the layer; runtime::ShapeError when N * C * H * W exceeds an
-/// int; runtime::CudaError when a launch fails.
+/// empty. Not thread-safe. Throws runtime::InvalidArgument for dtypes other than F32 and BF16, a
+/// missing context or views that do not match the layer; runtime::ShapeError when N * C * H * W
+/// exceeds an int; runtime::CudaError when a launch fails.
 class GlobalAvgPoolCuda final : public Layer {
  public:
   GlobalAvgPoolCuda(const GlobalAvgPoolSpec& spec, std::vector<Shape> input_shapes,

@@ -4,7 +4,8 @@
 // arg-max in the input, since the output is not kept for backward. For the square stride-2 windows
 // of ResNet, VGG and GoogLeNet one thread gathers a 2 x 2 cell of input elements (of four channels
 // in NHWC with C % 4 == 0) and finds each window's arg-max once for the cell instead of once per
-// element.
+// element. In BF16 the own kernels do all of it (cuDNN is not asked): max pooling only compares
+// and copies, so it is exact, and the gradient sums run in float.
 #include "layers/cuda/MaxPool2dCuda.hpp"
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 
 #include "layers/cuda/CudaLayerChecks.hpp"
 #include "layers/cuda/CudnnPooling.hpp"
+#include "layers/cuda/Elements.cuh"
 #include "layers/cuda/ElementwiseKernels.hpp"
 #include "layers/cuda/KernelGrid.hpp"
 #include "layers/cuda/Vectors.cuh"
@@ -24,9 +26,9 @@ namespace {
 
 // Per lane (of kVec adjacent channels; `plane` in vectors), the pixel of the first maximum under
 // the window, row-major, and its value; a NaN beats every number so that the gradient follows the
-// NaN that forward propagated (the MaxPool2dCpu rule).
-template <Layout L, int kVec>
-__device__ void window_argmax(const float* x, PlaneOffsets<L> plane, int width, IndexRange rows,
+// NaN that forward propagated (the MaxPool2dCpu rule). T is float or __nv_bfloat16.
+template <Layout L, int kVec, typename T>
+__device__ void window_argmax(const T* x, PlaneOffsets<L> plane, int width, IndexRange rows,
                               IndexRange cols, int (&best)[kVec], float (&best_value)[kVec]) {
   const int first = rows.begin * width + cols.begin;
   load_vec<kVec>(x, plane[first], best_value);
@@ -49,8 +51,8 @@ __device__ void window_argmax(const float* x, PlaneOffsets<L> plane, int width, 
 }
 
 // window_argmax of one channel.
-template <Layout L>
-__device__ int window_argmax(const float* x, PlaneOffsets<L> plane, int width, IndexRange rows,
+template <Layout L, typename T>
+__device__ int window_argmax(const T* x, PlaneOffsets<L> plane, int width, IndexRange rows,
                              IndexRange cols) {
   int best[1];
   float best_value[1];
@@ -59,10 +61,10 @@ __device__ int window_argmax(const float* x, PlaneOffsets<L> plane, int width, I
 }
 
 // A window passes its gradient to its arg-max only.
-template <Layout L>
+template <Layout L, typename T>
 struct ArgmaxShare {
   int in_w;
-  const float* x;
+  const T* x;
   __device__ float operator()(PlaneOffsets<L> x_plane, int pixel, IndexRange rows, IndexRange cols,
                               float dy) const {
     return window_argmax(x, x_plane, in_w, rows, cols) == pixel ? dy : 0.0f;
@@ -79,8 +81,8 @@ __device__ int thread_index() { return static_cast<int>(blockIdx.x * blockDim.x 
 
 // One thread per output vector (w's channels count vectors of kVec channels); the windows are
 // clipped to the input, so the extra last window of ceil mode reads only input pixels.
-template <Layout L, int kVec>
-__global__ void max_pool_forward(PoolWindow w, const float* __restrict__ x, float* __restrict__ y) {
+template <Layout L, int kVec, typename T>
+__global__ void max_pool_forward(PoolWindow w, const T* __restrict__ x, T* __restrict__ y) {
   const int index = thread_index();
   if (index >= w.planes() * w.out_plane()) return;
   const PlanePixel at = w.outputs<L>().locate(index);
@@ -93,13 +95,12 @@ __global__ void max_pool_forward(PoolWindow w, const float* __restrict__ x, floa
 }
 
 // One thread per input element.
-template <Layout L>
-__global__ void max_pool_backward(PoolWindow w, const float* __restrict__ x,
-                                  const float* __restrict__ dy, float* __restrict__ dx,
-                                  bool accumulate) {
+template <Layout L, typename T>
+__global__ void max_pool_backward(PoolWindow w, const T* __restrict__ x, const T* __restrict__ dy,
+                                  T* __restrict__ dx, bool accumulate) {
   const int index = thread_index();
   if (index >= w.planes() * w.in_plane()) return;
-  gather_window_gradients<L>(w, index, dy, dx, accumulate, ArgmaxShare<L>{w.in_w, x});
+  gather_window_gradients<L>(w, index, dy, dx, accumulate, ArgmaxShare<L, T>{w.in_w, x});
 }
 
 // The stride x stride cells of input elements that max_pool_backward_cells gives a thread each:
@@ -127,9 +128,9 @@ __device__ bool inside(const PoolWindow& w, int ih, int iw) {
 // window's gradient to the element it names. Each element gets the sums of max_pool_backward (and
 // of the CPU) in the same order: its starting value, then its windows in output order. Input
 // elements are adjacent threads' in NHWC (coalesced) and S apart in NCHW.
-template <Layout L, int K, int S, int kVec>
-__global__ void max_pool_backward_cells(PoolWindow w, Cells cells, const float* __restrict__ x,
-                                        const float* __restrict__ dy, float* __restrict__ dx,
+template <Layout L, int K, int S, int kVec, typename T>
+__global__ void max_pool_backward_cells(PoolWindow w, Cells cells, const T* __restrict__ x,
+                                        const T* __restrict__ dy, T* __restrict__ dx,
                                         bool accumulate) {
   constexpr int kReach = (K + S - 1) / S;  // windows per axis that overlap a cell
   const PlaneLayout<L> cell_planes{w.channels, cells.rows * cells.cols};
@@ -197,7 +198,8 @@ __global__ void max_pool_backward_cells(PoolWindow w, Cells cells, const float* 
   }
 }
 
-// Whether an NHWC pass can take four channels per thread: C % 4 == 0 and 16-byte aligned tensors.
+// Whether an NHWC pass can take four channels per thread: C % 4 == 0 and 16-byte aligned tensors
+// (float4; bf16 vectors need only 8 bytes).
 bool four_channels(const PoolWindow& w, Layout layout, std::initializer_list<const void*> tensors) {
   return layout == Layout::Nhwc && w.channels % 4 == 0 && aligned16(tensors);
 }
@@ -210,23 +212,23 @@ PoolWindow in_vectors(PoolWindow w) {
 
 // Enqueues the backward in L: per cell for 2 x 2 and 3 x 3 windows at stride 2 (four channels per
 // thread when four_channels), else per element.
-template <Layout L>
-void launch_backward(cudaStream_t stream, const PoolWindow& w, const float* x, const float* dy,
-                     float* dx, bool accumulate) {
+template <Layout L, typename T>
+void launch_backward(cudaStream_t stream, const PoolWindow& w, const T* x, const T* dy, T* dx,
+                     bool accumulate) {
   const bool square_stride2 = w.stride_h == 2 && w.stride_w == 2 && w.kernel_h == w.kernel_w;
   if (square_stride2 && (w.kernel_h == 2 || w.kernel_h == 3)) {
     const Cells cells = Cells::of(w);
     const bool vec4 = four_channels(w, L, {x, dy, dx});
     const PoolWindow run = vec4 ? in_vectors(w) : w;
-    const auto kernel = vec4 ? (w.kernel_h == 2 ? max_pool_backward_cells<L, 2, 2, 4>
-                                                : max_pool_backward_cells<L, 3, 2, 4>)
-                             : (w.kernel_h == 2 ? max_pool_backward_cells<L, 2, 2, 1>
-                                                : max_pool_backward_cells<L, 3, 2, 1>);
+    const auto kernel = vec4 ? (w.kernel_h == 2 ? max_pool_backward_cells<L, 2, 2, 4, T>
+                                                : max_pool_backward_cells<L, 3, 2, 4, T>)
+                             : (w.kernel_h == 2 ? max_pool_backward_cells<L, 2, 2, 1, T>
+                                                : max_pool_backward_cells<L, 3, 2, 1, T>);
     kernel<<<blocks_for(static_cast<std::int64_t>(run.planes()) * cells.rows * cells.cols),
              kBlockThreads, 0, stream>>>(run, cells, x, dy, dx, accumulate);
   } else {
-    max_pool_backward<L><<<blocks_for(static_cast<std::int64_t>(w.planes()) * w.in_plane()),
-                           kBlockThreads, 0, stream>>>(w, x, dy, dx, accumulate);
+    max_pool_backward<L, T><<<blocks_for(static_cast<std::int64_t>(w.planes()) * w.in_plane()),
+                              kBlockThreads, 0, stream>>>(w, x, dy, dx, accumulate);
   }
   VDNN_CHECK_LAUNCH();
 }
@@ -237,10 +239,11 @@ MaxPool2dCuda::MaxPool2dCuda(const MaxPool2dSpec& spec, std::vector<Shape> input
                              const LayerOptions& options)
     : Layer(spec, std::move(input_shapes), options.dtype, shared_layout(options),
             shared_layout(options)),
-      context_(&checked_context(options, "MaxPool2dCuda")),
+      context_(&checked_context(options, "MaxPool2dCuda", Precisions::F32OrBf16)),
       window_(PoolWindow::make(spec.kernel, spec.stride, spec.padding, this->input_shapes()[0],
                                output_shape(), layout())),
-      pooling_(cudnn_can_pool(spec, this->input_shapes()[0], output_shape())
+      pooling_(options.dtype == DType::F32 &&
+                       cudnn_can_pool(spec, this->input_shapes()[0], output_shape())
                    ? std::make_unique<CudnnPooling>(CUDNN_POOLING_MAX_DETERMINISTIC, window_,
                                                     this->input_shapes()[0], output_shape(),
                                                     layout())
@@ -249,41 +252,48 @@ MaxPool2dCuda::MaxPool2dCuda(const MaxPool2dSpec& spec, std::vector<Shape> input
 MaxPool2dCuda::~MaxPool2dCuda() = default;
 
 void MaxPool2dCuda::forward(const ForwardArgs& args) {
-  VDNN_EXPECTS(args.inputs.size() == 1 && view_matches(args.inputs[0], input_shapes()[0]) &&
-                   view_matches(args.output, output_shape()),
+  VDNN_EXPECTS(args.inputs.size() == 1 &&
+                   view_matches(args.inputs[0], input_shapes()[0], dtype()) &&
+                   view_matches(args.output, output_shape(), dtype()),
                "MaxPool2dCuda::forward: views do not match the layer's shapes");
-  const float* x = args.inputs[0].as<float>();
-  float* y = args.output.as<float>();
-  const cudaStream_t stream = context_->compute_stream();
-  if (four_channels(window_, layout(), {x, y})) {
-    max_pool_forward<Layout::Nhwc, 4>
-        <<<blocks_for(args.output.numel() / 4), kBlockThreads, 0, stream>>>(in_vectors(window_), x,
-                                                                            y);
-  } else if (pooling_) {
-    pooling_->forward(context_->cudnn(), x, y);
-    return;
-  } else {
-    with_layout(layout(), [&](auto tag) {
-      max_pool_forward<decltype(tag)::value, 1>
-          <<<blocks_for(args.output.numel()), kBlockThreads, 0, stream>>>(window_, x, y);
-    });
-  }
-  VDNN_CHECK_LAUNCH();
+  with_element_type(dtype(), [&](auto element) {
+    using T = DeviceElementOf<decltype(element)>;
+    const T* x = device_data<T>(args.inputs[0]);
+    T* y = device_data<T>(args.output);
+    const cudaStream_t stream = context_->compute_stream();
+    if (four_channels(window_, layout(), {x, y})) {
+      max_pool_forward<Layout::Nhwc, 4>
+          <<<blocks_for(args.output.numel() / 4), kBlockThreads, 0, stream>>>(in_vectors(window_),
+                                                                              x, y);
+    } else if (pooling_) {
+      pooling_->forward(context_->cudnn(), x, y);
+      return;
+    } else {
+      with_layout(layout(), [&](auto tag) {
+        max_pool_forward<decltype(tag)::value, 1>
+            <<<blocks_for(args.output.numel()), kBlockThreads, 0, stream>>>(window_, x, y);
+      });
+    }
+    VDNN_CHECK_LAUNCH();
+  });
 }
 
 void MaxPool2dCuda::backward(const BackwardArgs& args) {
   VDNN_EXPECTS(args.inputs.size() == 1 && args.grad_inputs.size() == 1 &&
-                   view_matches(args.inputs[0], input_shapes()[0]) &&
-                   view_matches(args.grad_output, output_shape()),
+                   view_matches(args.inputs[0], input_shapes()[0], dtype()) &&
+                   view_matches(args.grad_output, output_shape(), dtype()),
                "MaxPool2dCuda::backward: views do not match the layer's shapes");
   const GradTarget& target = args.grad_inputs[0];
   if (target.tensor.empty()) return;
-  VDNN_EXPECTS(view_matches(target.tensor, input_shapes()[0]),
+  VDNN_EXPECTS(view_matches(target.tensor, input_shapes()[0], dtype()),
                "MaxPool2dCuda::backward: input gradient view does not match the input shape");
-  with_layout(layout(), [&](auto tag) {
-    launch_backward<decltype(tag)::value>(context_->compute_stream(), window_,
-                                          args.inputs[0].as<float>(), args.grad_output.as<float>(),
-                                          target.tensor.as<float>(), target.accumulate);
+  with_element_type(dtype(), [&](auto element) {
+    using T = DeviceElementOf<decltype(element)>;
+    with_layout(layout(), [&](auto tag) {
+      launch_backward<decltype(tag)::value>(
+          context_->compute_stream(), window_, device_data<T>(args.inputs[0]),
+          device_data<T>(args.grad_output), device_data<T>(target.tensor), target.accumulate);
+    });
   });
 }
 

@@ -1,6 +1,6 @@
-// MaxPool2dCuda: 2-D max pooling on the CUDA backend in NCHW or NHWC (cuDNN forward in NCHW, own
-// kernels in NHWC with C % 4 == 0 and in ceil mode, which cuDNN lacks; own backward kernels), F32
-// only.
+// MaxPool2dCuda: 2-D max pooling on the CUDA backend in NCHW or NHWC (F32: cuDNN forward in NCHW,
+// own kernels in NHWC with C % 4 == 0 and in ceil mode, which cuDNN lacks; BF16: own kernels only;
+// own backward kernels), F32 or BF16.
 #pragma once
 
 #include <memory>
@@ -21,8 +21,8 @@ class CudnnPooling;
 /// MaxPool2dCpu does; each input element gathers its shares in a fixed order (no atomics), so
 /// results are deterministic and bitwise the CPU's. It writes or accumulates the input gradient
 /// unless its view is empty. Not thread-safe. Throws runtime::InvalidArgument for dtypes other than
-/// F32, a missing context or views that do not match the layer; runtime::CudaError when cuDNN or a
-/// launch fails.
+/// F32 and BF16 (options.dtype, of every view), a missing context or views that do not match the
+/// layer; runtime::CudaError when cuDNN or a launch fails.
 class MaxPool2dCuda final : public Layer {
  public:
   MaxPool2dCuda(const MaxPool2dSpec& spec, std::vector<Shape> input_shapes,
@@ -34,7 +34,7 @@ class MaxPool2dCuda final : public Layer {
  private:
   runtime::cuda::DeviceContext* context_;
   PoolWindow window_;
-  std::unique_ptr<CudnnPooling> pooling_;  // null when ceil mode adds a window: own kernel
+  std::unique_ptr<CudnnPooling> pooling_;  // null in BF16 or when ceil mode adds a window
 };
 
 }  // namespace vdnn::layers::cuda

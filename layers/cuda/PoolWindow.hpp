@@ -163,29 +163,36 @@ struct PoolWindow {
   }
 };
 
+}  // namespace vdnn::layers::cuda
+
 #ifdef __CUDACC__
+#include "layers/cuda/Vectors.cuh"
+
+namespace vdnn::layers::cuda {
+
 /// Pooling backward for the input element at memory index `index` of dx (one thread each), both
-/// tensors stored in L: adds, in output order (as the CPU layers do), contribution(x_plane, pixel,
-/// rows, cols, dy) of every output window that covers the element, where x_plane is the offsets of
-/// the element's input plane and rows/cols the window's extent, onto dx when `accumulate`.
-template <Layout L, typename Contribution>
-__device__ void gather_window_gradients(const PoolWindow& w, int index, const float* dy, float* dx,
+/// tensors stored in L with elements T (float or __nv_bfloat16): adds in float, in output order (as
+/// the CPU layers do), contribution(x_plane, pixel, rows, cols, dy) of every output window that
+/// covers the element, where x_plane is the offsets of the element's input plane and rows/cols the
+/// window's extent, onto dx when `accumulate`; stores the sum rounded once.
+template <Layout L, typename T, typename Contribution>
+__device__ void gather_window_gradients(const PoolWindow& w, int index, const T* dy, T* dx,
                                         bool accumulate, const Contribution& contribution) {
   const PlanePixel at = w.inputs<L>().locate(index);
   const PlaneOffsets<L> x_plane = w.inputs<L>().plane(at.sample, at.channel);
   const PlaneOffsets<L> dy_plane = w.outputs<L>().plane(at.sample, at.channel);
   const IndexRange out_rows = w.rows_over(at.pixel / w.in_w);
   const IndexRange out_cols = w.cols_over(at.pixel % w.in_w);
-  float sum = accumulate ? dx[index] : 0.0f;
+  float sum = accumulate ? to_float(dx[index]) : 0.0f;
   for (int oh = out_rows.begin; oh < out_rows.end; ++oh) {
     const IndexRange rows = w.rows_under(oh);
     for (int ow = out_cols.begin; ow < out_cols.end; ++ow) {
-      sum +=
-          contribution(x_plane, at.pixel, rows, w.cols_under(ow), dy[dy_plane[oh * w.out_w + ow]]);
+      sum += contribution(x_plane, at.pixel, rows, w.cols_under(ow),
+                          to_float(dy[dy_plane[oh * w.out_w + ow]]));
     }
   }
-  dx[index] = sum;
+  dx[index] = from_float<T>(sum);
 }
-#endif
 
 }  // namespace vdnn::layers::cuda
+#endif

@@ -1,4 +1,4 @@
-// ReluCuda: rectified linear unit on the CUDA backend (own kernels), F32.
+// ReluCuda: rectified linear unit on the CUDA backend (own kernels), F32 or BF16.
 #pragma once
 
 #include <vector>
@@ -12,8 +12,8 @@ namespace vdnn::layers::cuda {
 /// options.layout, NCHW or NHWC, when options.input_layout is the same (else it keeps NCHW and
 /// make_layer refuses it). Views are device memory; all work is enqueued on options.cuda's compute
 /// stream and nothing waits for it. The constructor throws runtime::InvalidArgument for a dtype
-/// other than F32 or a missing options.cuda. Not thread-safe; see layers/Layer.hpp for the argument
-/// contract.
+/// other than F32 or BF16 or a missing options.cuda. Not thread-safe; see layers/Layer.hpp for the
+/// argument contract.
 class ReluCuda final : public Layer {
  public:
   ReluCuda(const ReluSpec& spec, std::vector<Shape> input_shapes, const LayerOptions& options);

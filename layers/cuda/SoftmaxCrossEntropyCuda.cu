@@ -1,6 +1,8 @@
 // Softmax cross-entropy on the CUDA backend: one block per sample for the row statistics and one
 // block for the batch mean, both reducing in a fixed order, then a copy (into pinned memory) or a
-// host callback (elsewhere) that hands the statistics to the host without blocking it.
+// host callback (elsewhere) that hands the statistics to the host without blocking it. BF16 logits
+// are read into float: the softmax, the loss and its output stay FP32; only the logits' gradient is
+// stored in BF16.
 #include "layers/cuda/SoftmaxCrossEntropyCuda.hpp"
 
 #include <cmath>
@@ -9,8 +11,10 @@
 #include "layers/LossLabels.hpp"
 #include "layers/cuda/BlockReduce.cuh"
 #include "layers/cuda/CudaLayerChecks.hpp"
+#include "layers/cuda/Elements.cuh"
 #include "layers/cuda/ElementwiseKernels.hpp"
 #include "layers/cuda/RawBuffer.hpp"
+#include "layers/cuda/Vectors.cuh"
 #include "runtime/cuda/CudaCheck.hpp"
 #include "runtime/cuda/DeviceContext.hpp"
 
@@ -41,30 +45,35 @@ bool pinned(const void* host) {
 }
 
 // Block-wide maximum of a row; every thread gets it.
-__device__ float block_row_max(const float* row, std::int64_t classes) {
+template <typename T>
+__device__ float block_row_max(const T* row, std::int64_t classes) {
   float max = -INFINITY;
-  for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) max = Max{}(max, row[j]);
+  for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) {
+    max = Max{}(max, to_float(row[j]));
+  }
   return block_reduce(max, Max{});
 }
 
 // Per sample n (one block each): losses[n] = logsumexp(row) - row[label] and correct[n] = whether
 // the first maximal logit is the label's.
-__global__ void loss_rows_kernel(const float* logits, const std::int32_t* labels,
-                                 std::int64_t classes, float* losses, std::int32_t* correct) {
+template <typename T>
+__global__ void loss_rows_kernel(const T* logits, const std::int32_t* labels, std::int64_t classes,
+                                 float* losses, std::int32_t* correct) {
   const std::int64_t n = blockIdx.x;
-  const float* row = logits + n * classes;
+  const T* row = logits + n * classes;
   const float max = block_row_max(row, classes);
   float sum = 0.0f;
   std::int64_t first_max = classes;
   for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) {
-    sum += expf(row[j] - max);
-    if (row[j] == max && first_max == classes) first_max = j;
+    const float logit = to_float(row[j]);
+    sum += expf(logit - max);
+    if (logit == max && first_max == classes) first_max = j;
   }
   sum = block_reduce(sum, Sum{});
   first_max = block_reduce(first_max, Min{});
   if (threadIdx.x != 0) return;
   const std::int32_t label = labels[n];
-  losses[n] = max + logf(sum) - row[label];
+  losses[n] = max + logf(sum) - to_float(row[label]);
   correct[n] = first_max == label ? 1 : 0;
 }
 
@@ -87,21 +96,24 @@ __global__ void loss_mean_kernel(const float* losses, const std::int32_t* correc
 }
 
 // Per sample n (one block each): dx (+)= grad_loss / N * (softmax(row) - onehot(label)).
-__global__ void loss_backward_kernel(const float* logits, const std::int32_t* labels,
+template <typename T>
+__global__ void loss_backward_kernel(const T* logits, const std::int32_t* labels,
                                      const float* grad_loss, std::int64_t samples,
-                                     std::int64_t classes, float* dx, bool accumulate) {
+                                     std::int64_t classes, T* dx, bool accumulate) {
   const std::int64_t n = blockIdx.x;
-  const float* row = logits + n * classes;
+  const T* row = logits + n * classes;
   const float max = block_row_max(row, classes);
   float sum = 0.0f;
-  for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) sum += expf(row[j] - max);
+  for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) {
+    sum += expf(to_float(row[j]) - max);
+  }
   const float log_sum_exp = max + logf(block_reduce(sum, Sum{}));
   const float scale = grad_loss[0] / static_cast<float>(samples);
   const std::int32_t label = labels[n];
-  float* out = dx + n * classes;
+  T* out = dx + n * classes;
   for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) {
-    const float g = scale * expf(row[j] - log_sum_exp) - (j == label ? scale : 0.0f);
-    out[j] = accumulate ? out[j] + g : g;
+    const float g = scale * expf(to_float(row[j]) - log_sum_exp) - (j == label ? scale : 0.0f);
+    out[j] = from_float<T>(accumulate ? to_float(out[j]) + g : g);
   }
 }
 
@@ -133,7 +145,7 @@ SoftmaxCrossEntropyCuda::SoftmaxCrossEntropyCuda(const SoftmaxCrossEntropySpec& 
     // The output [1] is the same in either layout.
     : Layer(spec, input_shapes, options.dtype, options.layout,
             nchw_bytes_layout(input_shapes, options.input_layout)),
-      context_(&checked_context(options, "SoftmaxCrossEntropyCuda")),
+      context_(&checked_context(options, "SoftmaxCrossEntropyCuda", Precisions::F32OrBf16)),
       // this->: the parameter input_shapes hides the accessor here.
       state_(std::make_unique<State>(this->input_shapes()[0].n())) {}
 
@@ -158,8 +170,11 @@ void SoftmaxCrossEntropyCuda::forward(const ForwardArgs& args) {
   auto* losses = state_->losses.as<float>();
   auto* correct = state_->correct.as<std::int32_t>();
   auto* record = state_->record.as<StatsRecord>();
-  loss_rows_kernel<<<static_cast<unsigned>(samples), kReduceBlock, 0, stream>>>(
-      args.inputs[0].as<float>(), labels, classes, losses, correct);
+  with_element_type(dtype(), [&](auto element) {
+    using T = DeviceElementOf<decltype(element)>;
+    loss_rows_kernel<<<static_cast<unsigned>(samples), kReduceBlock, 0, stream>>>(
+        device_data<T>(args.inputs[0]), labels, classes, losses, correct);
+  });
   VDNN_CHECK_LAUNCH();
   loss_mean_kernel<<<1, kReduceBlock, 0, stream>>>(
       losses, correct, samples, args.output.as<float>(), record, args.loss_stats);
@@ -183,10 +198,13 @@ void SoftmaxCrossEntropyCuda::backward(const BackwardArgs& args) {
   if (target.tensor.empty()) return;
   const std::int64_t samples = input_shapes()[0].n();
   const std::int32_t* labels = upload_labels(args.labels);
-  loss_backward_kernel<<<static_cast<unsigned>(samples), kReduceBlock, 0,
-                         context_->compute_stream()>>>(
-      args.inputs[0].as<float>(), labels, args.grad_output.as<float>(), samples,
-      input_shapes()[0].sample_numel(), target.tensor.as<float>(), target.accumulate);
+  with_element_type(dtype(), [&](auto element) {
+    using T = DeviceElementOf<decltype(element)>;
+    loss_backward_kernel<<<static_cast<unsigned>(samples), kReduceBlock, 0,
+                           context_->compute_stream()>>>(
+        device_data<T>(args.inputs[0]), labels, args.grad_output.as<float>(), samples,
+        input_shapes()[0].sample_numel(), device_data<T>(target.tensor), target.accumulate);
+  });
   VDNN_CHECK_LAUNCH();
 }
 

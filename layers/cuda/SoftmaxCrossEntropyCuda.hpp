@@ -1,5 +1,5 @@
 // SoftmaxCrossEntropyCuda: mean softmax cross-entropy over the batch, with accuracy, on the CUDA
-// backend (own kernels), F32.
+// backend (own kernels), F32 or BF16 logits, FP32 loss.
 #pragma once
 
 #include <memory>
@@ -24,8 +24,10 @@ namespace vdnn::layers::cuda {
 /// (backward_needs: inputs) and grad_output[0] (device) and writes grad_output[0] *
 /// (softmax - onehot) / N, honouring GradTarget::accumulate. Reductions run in a fixed order:
 /// results are bitwise reproducible. All work is enqueued on options.cuda's compute stream. The
-/// constructor allocates every buffer once and throws runtime::InvalidArgument for a dtype other
-/// than F32 or a missing options.cuda. Not thread-safe; see layers/Layer.hpp.
+/// With options.dtype BF16 the logits and their gradient are BF16 (read into float, the gradient
+/// rounded once) while the output [1] and grad_output stay F32 views, and all arithmetic is FP32.
+/// The constructor allocates every buffer once and throws runtime::InvalidArgument for a dtype
+/// other than F32 or BF16 or a missing options.cuda. Not thread-safe; see layers/Layer.hpp.
 class SoftmaxCrossEntropyCuda final : public Layer {
  public:
   SoftmaxCrossEntropyCuda(const SoftmaxCrossEntropySpec& spec,
