@@ -9,6 +9,8 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
+
 #include "runtime/Shape.hpp"
 
 namespace vdnn::layers::cuda {
