@@ -1,6 +1,7 @@
-// ChannelSums: the per-channel sum of a channels-last tensor, deterministic (the NHWC convolution's
-// bias gradient: cuDNN's cudnnConvolutionBackwardBias is several times slower than a pass over the
-// gradient there). Internal to layers/cuda/.
+// ChannelSums: the per-channel sum of a tensor, deterministic (the NHWC convolution's bias
+// gradient: cuDNN's cudnnConvolutionBackwardBias is several times slower than a pass over the
+// gradient there; and every bias gradient of a BF16 layer, which cuDNN cannot reduce into an F32
+// gradient). Internal to layers/cuda/.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -10,23 +11,27 @@
 
 namespace vdnn::layers::cuda {
 
-/// Sums over the rows of a row-major [rows, channels] F32 tensor (NHWC: rows = N * H * W), in two
+/// Sums over the rows and the plane of a row-major [rows, channels, plane] F32 or bf16 tensor
+/// (plane 1: channels-last, NHWC with rows = N * H * W; NCHW: rows = N, plane = H * W), in two
 /// levels with a summation order fixed by the extents (bitwise reproducible, no atomics).
 class ChannelSums {
  public:
   /// Throws runtime::InvalidArgument for extents below 1.
-  ChannelSums(std::int64_t rows, std::int64_t channels);
+  ChannelSums(std::int64_t rows, std::int64_t channels, std::int64_t plane = 1);
   /// Device scratch bytes sums() needs.
   std::size_t scratch_bytes() const noexcept;
-  /// out[c] = sum over r of x[r * channels + c], accumulated in double, enqueued on `stream`;
-  /// `scratch` holds scratch_bytes() of device memory, 8-byte aligned. Throws runtime::CudaError
-  /// when the launch fails.
-  void sums(cudaStream_t stream, const float* x, void* scratch, float* out) const;
+  /// out[c] = sum over r and p of x[(r * channels + c) * plane + p], accumulated in double (bf16
+  /// elements read exactly), enqueued on `stream`; `scratch` holds scratch_bytes() of device
+  /// memory, 8-byte aligned. T is float or __nv_bfloat16. Throws runtime::CudaError when the
+  /// launch fails.
+  template <typename T>
+  void sums(cudaStream_t stream, const T* x, void* scratch, float* out) const;
 
  private:
   std::int64_t rows_;
   std::int64_t channels_;
-  std::int64_t parts_;  // row chunks of the first level
+  std::int64_t plane_;
+  std::int64_t parts_;  // chunks of the first level (of rows, or of each channel's elements)
 };
 
 }  // namespace vdnn::layers::cuda

@@ -5,6 +5,8 @@
 // cache on disk, checked against cuDNN before use (Note [Cost model]).
 #include "layers/cuda/Conv2dCuda.hpp"
 
+#include <cuda_bf16.h>
+
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -43,11 +45,16 @@ constexpr std::size_t kChunkFromBytes = std::size_t{16} << 20;
 constexpr std::size_t kTimedBytes = std::size_t{256} << 20;
 
 // The descriptors of one convolution problem, every tensor in the layout the convolution runs in
-// (Note [Layout]: NHWC runs with KRSC filters).
+// (Note [Layout]: NHWC runs with KRSC filters) and of the layer's dtype (BF16: cuDNN's pseudo-bf16
+// configuration, F32 compute on the convolution descriptor; the bias, F32, is used in F32 only).
 struct Descriptors {
   Descriptors(const Conv2dSpec& spec, const Shape& x_shape, const Shape& w_shape,
-              const Shape& y_shape, cudnnMathType_t math, runtime::Layout layout)
-      : x(x_shape, layout), y(y_shape, layout), w(w_shape, layout), conv(spec, math) {
+              const Shape& y_shape, cudnnMathType_t math, runtime::Layout layout,
+              runtime::DType dtype)
+      : x(x_shape, layout, dtype),
+        y(y_shape, layout, dtype),
+        w(w_shape, layout, dtype),
+        conv(spec, math) {
     if (spec.bias) bias.emplace(Shape::nchw(1, spec.out_channels, 1, 1), layout);
   }
   TensorDescriptor x;
@@ -96,7 +103,7 @@ struct SearchPolicy {
   cudnnMathType_t math = CUDNN_FMA_MATH;  // the descriptor's math type while ranking
   bool measure = false;                   // cudnnFind* timings, else cuDNN's heuristic order
   bool deterministic = false;             // CUDNN_DETERMINISTIC algorithms only
-  bool allow_tf32 = false;                // else FMA math only
+  bool allow_tf32 = false;                // tensor-op math too (TF32, or bf16), else FMA only
 };
 
 // The cuDNN entry points of each direction, so that one search routine serves all three.
@@ -283,61 +290,73 @@ AlgoChoices<typename Api::Algo> choose_chunked(cudnnHandle_t handle, std::vector
 
 // The layer's problem, then one per chunk count that divides the batch.
 std::vector<Problem> problems_of(const Conv2dSpec& spec, const Shape& x_shape, const Shape& w_shape,
-                                 const Shape& y_shape, cudnnMathType_t math,
-                                 runtime::Layout layout) {
+                                 const Shape& y_shape, cudnnMathType_t math, runtime::Layout layout,
+                                 runtime::DType dtype) {
   std::vector<Problem> problems;
-  const auto bytes = [](const Shape& x, const Shape& y) {
-    return static_cast<std::size_t>(
-        std::max(x.bytes(runtime::DType::F32), y.bytes(runtime::DType::F32)));
+  const auto bytes = [dtype](const Shape& x, const Shape& y) {
+    return static_cast<std::size_t>(std::max(x.bytes(dtype), y.bytes(dtype)));
   };
-  problems.push_back(
-      {1, Descriptors(spec, x_shape, w_shape, y_shape, math, layout), bytes(x_shape, y_shape)});
+  problems.push_back({1, Descriptors(spec, x_shape, w_shape, y_shape, math, layout, dtype),
+                      bytes(x_shape, y_shape)});
   for (const std::int64_t chunks : kChunkCounts) {
     if (x_shape.n() % chunks != 0) continue;
     Shape x = x_shape;
     Shape y = y_shape;
     x[0] = y[0] = x_shape.n() / chunks;
-    problems.push_back({chunks, Descriptors(spec, x, w_shape, y, math, layout), bytes(x, y)});
+    problems.push_back(
+        {chunks, Descriptors(spec, x, w_shape, y, math, layout, dtype), bytes(x, y)});
   }
   return problems;
 }
 
-// Chunk `c` of `chunks` equal batch chunks of `data`, a tensor of `shape` (the batch is the
-// outermost dimension in both layouts).
-float* chunk(void* data, const Shape& shape, std::int64_t c, std::int64_t chunks) {
-  return static_cast<float*>(data) + shape.numel() / chunks * c;
+// Chunk `c` of `chunks` equal batch chunks of `data`, a tensor of `shape` and `dtype` (the batch is
+// the outermost dimension in both layouts).
+void* chunk(void* data, const Shape& shape, runtime::DType dtype, std::int64_t c,
+            std::int64_t chunks) {
+  return static_cast<char*>(data) + static_cast<std::size_t>(shape.bytes(dtype)) /
+                                        static_cast<std::size_t>(chunks) *
+                                        static_cast<std::size_t>(c);
 }
 
 std::size_t aligned(std::size_t bytes) { return runtime::MemoryResource::align_up(bytes); }
 
 // In NHWC the weight runs KRSC while the parameter stays KCRS, an NCHW input (the network's) is
 // converted for the convolution, and the bias gradient is our own channel sum: the scratch of
-// those comes first in each pass's workspace, then the algorithm's (Note [Layout]).
+// those comes first in each pass's workspace, then the algorithm's (Note [Layout]). BF16 always
+// stages the weight (a bf16 copy of the F32 master, in the layout the convolution runs in) and its
+// gradient (cuDNN's bf16 dW, converted into the F32 gradient), and sums every bias gradient itself
+// (cuDNN reduces no bf16 gradient into an F32 one); the weight copies are then bf16-sized, the
+// converted input too (Note [Precision]).
 struct Staging {
   Staging(const Shape& x_shape, const Shape& w_shape, const Shape& y_shape, bool bias,
-          runtime::Layout layout, runtime::Layout input_layout)
-      : weight(layout == runtime::Layout::Nhwc ? aligned(w_shape.bytes(runtime::DType::F32)) : 0),
-        input(input_layout != layout ? aligned(x_shape.bytes(runtime::DType::F32)) : 0),
+          runtime::Layout layout, runtime::Layout input_layout, runtime::DType dtype)
+      : bf16(dtype == runtime::DType::BF16),
+        weight(layout == runtime::Layout::Nhwc || bf16 ? aligned(w_shape.bytes(dtype)) : 0),
+        input(input_layout != layout ? aligned(x_shape.bytes(dtype)) : 0),
         w_kcrs(w_shape),
         w_run(w_shape, layout),
         x_given(x_shape, input_layout),
         x_run(x_shape, layout) {
     if (bias && layout == runtime::Layout::Nhwc) {
       bias_sums.emplace(y_shape.n() * y_shape.h() * y_shape.w(), y_shape.c());
-      bias_scratch = aligned(bias_sums->scratch_bytes());
+    } else if (bias && bf16) {
+      bias_sums.emplace(y_shape.n(), y_shape.c(), y_shape.h() * y_shape.w());
     }
+    if (bias_sums) bias_scratch = aligned(bias_sums->scratch_bytes());
   }
   // Scratch before the algorithm's workspace: forward (weight, input), backward (weight, its
   // gradient, input, the bias sums').
   std::size_t forward() const { return weight + input; }
-  // Whether a weight (or weight gradient) view in `view`'s layout goes through the KRSC copy: an
-  // NHWC convolution given a KCRS one. The executor's are KRSC already (graph::ParameterStore).
+  // Whether a weight (or weight gradient) view in `view`'s layout goes through the copy: always in
+  // BF16, else an NHWC convolution given a KCRS one. The executor's are KRSC already
+  // (graph::ParameterStore).
   bool staged(const TensorView& view) const {
-    return weight > 0 && view.layout != runtime::Layout::Nhwc;
+    return bf16 || (weight > 0 && view.layout != runtime::Layout::Nhwc);
   }
   std::size_t backward() const { return 2 * weight + input + bias_scratch; }
 
-  std::size_t weight;  // bytes of the KRSC weight copy, 0 in NCHW
+  bool bf16;           // the layer's dtype is BF16
+  std::size_t weight;  // bytes of the weight copy (KRSC F32 in NHWC, bf16 in BF16), else 0
   std::size_t input;   // bytes of the converted input, 0 when the input is in the layer's layout
   std::size_t bias_scratch = 0;
   std::optional<ChannelSums> bias_sums;  // NHWC with a bias
@@ -399,9 +418,14 @@ std::optional<AlgoChoices<typename Api::Algo>> restored(cudnnHandle_t handle,
   return choices;
 }
 
+// Tensor-op math: TF32 in F32 where allowed; bf16 needs it (and allow_tf32 means nothing there).
+bool tensor_ops(const LayerOptions& options) {
+  return options.allow_tf32 || options.dtype == runtime::DType::BF16;
+}
+
 // FMA math rules TF32 out (cuDNN's default math allows it on Ampere and later).
 cudnnMathType_t search_math(const LayerOptions& options) {
-  return options.allow_tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+  return tensor_ops(options) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
 }
 
 }  // namespace
@@ -410,14 +434,15 @@ struct Conv2dCuda::Impl {
   Impl(runtime::cuda::DeviceContext& device, const Conv2dSpec& spec, const Shape& x_shape,
        const Shape& w_shape, const Shape& y_shape, const LayerOptions& options)
       : context(&device),
-        problems(
-            problems_of(spec, x_shape, w_shape, y_shape, search_math(options), options.layout)),
-        staging(x_shape, w_shape, y_shape, spec.bias, options.layout, options.input_layout) {
+        problems(problems_of(spec, x_shape, w_shape, y_shape, search_math(options), options.layout,
+                             options.dtype)),
+        staging(x_shape, w_shape, y_shape, spec.bias, options.layout, options.input_layout,
+                options.dtype) {
     // Measuring runs every candidate, so its choice varies with timing noise; deterministic runs
     // need the same choice on every construction, which the heuristic ranking gives.
     const SearchPolicy policy{search_math(options), !options.deterministic, options.deterministic,
-                              options.allow_tf32};
-    const std::string key = cache_key(spec, x_shape, policy, options.layout);
+                              tensor_ops(options)};
+    const std::string key = cache_key(spec, x_shape, policy, options.layout, options.dtype);
     if (const Choices* cached = options.cache ? options.cache->find<Choices>(key) : nullptr) {
       choices = *cached;
       return;
@@ -482,15 +507,18 @@ struct Conv2dCuda::Impl {
     return restored_choices;
   }
 
+  // BF16 problems rank other algorithms than F32's: the dtype is part of the key (F32 keys stay
+  // as they were, so earlier runs' files still serve).
   static std::string cache_key(const Conv2dSpec& s, const Shape& x, const SearchPolicy& p,
-                               runtime::Layout layout) {
+                               runtime::Layout layout, runtime::DType dtype) {
     std::string key = std::string("conv2d ") + runtime::layout_name(layout) + " " + x.to_string();
     for (std::int64_t v : {s.out_channels, s.kernel[0], s.kernel[1], s.stride[0], s.stride[1],
                            s.padding[0], s.padding[1], s.dilation[0], s.dilation[1], s.groups}) {
       key += " " + std::to_string(v);
     }
     return key + (s.bias ? " bias" : "") + " math" + std::to_string(static_cast<int>(p.math)) +
-           (p.measure ? " measured" : "") + (p.deterministic ? " deterministic" : "");
+           (p.measure ? " measured" : "") + (p.deterministic ? " deterministic" : "") +
+           (dtype == runtime::DType::F32 ? "" : std::string(" ") + runtime::dtype_name(dtype));
   }
 
   // The algorithm each direction runs under `limit` (set by limit_workspace, read by every pass),
@@ -530,6 +558,13 @@ bool supported(const LayerOptions& o) {
   return o.layout == o.input_layout || o.layout == runtime::Layout::Nhwc;
 }
 
+// checked_context takes F32 only; the convolution also runs BF16 (Note [Precision]).
+runtime::cuda::DeviceContext& context_for(const LayerOptions& options) {
+  LayerOptions checked = options;
+  if (options.dtype == runtime::DType::BF16) checked.dtype = runtime::DType::F32;
+  return checked_context(checked, "Conv2dCuda");
+}
+
 }  // namespace
 
 Conv2dCuda::Conv2dCuda(const Conv2dSpec& spec, std::vector<Shape> input_shapes,
@@ -551,8 +586,8 @@ Conv2dCuda::Conv2dCuda(const LayerSpec& layer, const Conv2dSpec& spec, bool relu
   LayerOptions run = options;
   run.layout = layout();
   run.input_layout = input_layout();
-  impl_ = std::make_unique<Impl>(checked_context(options, "Conv2dCuda"), spec,
-                                 this->input_shapes()[0], param_shapes_[0], output_shape(), run);
+  impl_ = std::make_unique<Impl>(context_for(options), spec, this->input_shapes()[0],
+                                 param_shapes_[0], output_shape(), run);
   impl_->pick({kUnlimitedWorkspace, kUnlimitedWorkspace});
 }
 
@@ -620,37 +655,85 @@ void convert(cudnnHandle_t handle, const TensorDescriptor& from, const void* src
   VDNN_CHECK_CUDNN(cudnnTransformTensor(handle, &kOne, from.get(), src, &kZero, to.get(), dst));
 }
 
+__nv_bfloat16* bf16(void* p) { return static_cast<__nv_bfloat16*>(p); }
+
+// A feature map's view (input, output and their gradients): non-empty, of the layer's dtype and
+// exactly `shape` (parameters are F32 in every precision: views_match).
+bool map_matches(const TensorView& view, const Shape& shape, runtime::DType dtype) {
+  return !view.empty() && view.dtype == dtype && view.shape == shape;
+}
+
+// The memory order of a weight view: KRSC (Layout::Nhwc) or KCRS.
+runtime::Layout weight_layout(const TensorView& view) {
+  return view.layout == runtime::Layout::Nhwc ? runtime::Layout::Nhwc : runtime::Layout::Nchw;
+}
+
 }  // namespace
+
+// The weight the convolution reads: the parameter itself, or its staged copy at the front of the
+// workspace (KRSC in NHWC; bf16 in BF16, Note [Precision]).
+void* Conv2dCuda::staged_weight(const TensorView& weight, void* scratch) const {
+  const Impl& m = *impl_;
+  const Staging& st = m.staging;
+  if (!st.staged(weight)) return weight.data;
+  if (st.bf16) {
+    convert_layout(m.context->compute_stream(), weight.as<float>(), weight_layout(weight),
+                   bf16(scratch), layout(), param_shapes_[0]);
+  } else {
+    convert(m.context->cudnn(), st.w_kcrs, weight.data, st.w_run, scratch);
+  }
+  return scratch;
+}
+
+// The input the convolution reads: the view itself, or, when it comes in another layout (the
+// network's NCHW input to an NHWC convolution), its copy in the layer's layout at `scratch`.
+void* Conv2dCuda::staged_input(const TensorView& x, void* scratch) const {
+  const Impl& m = *impl_;
+  const Staging& st = m.staging;
+  if (st.input == 0) return x.data;
+  if (st.bf16) {
+    convert_layout(m.context->compute_stream(), bf16(x.data), input_layout(), bf16(scratch),
+                   layout(), input_shapes()[0]);
+  } else {
+    convert(m.context->cudnn(), st.x_given, x.data, st.x_run, scratch);
+  }
+  return scratch;
+}
 
 void Conv2dCuda::forward(const ForwardArgs& args) {
   VDNN_EXPECTS(args.inputs.size() == 1 && views_match(args.params, param_shapes_),
                "Conv2dCuda::forward: expected one input and the weight (and bias) views of the "
                "parameter shapes");
-  VDNN_EXPECTS(view_matches(args.inputs[0], input_shapes()[0]) &&
-                   view_matches(args.output, output_shape()) &&
+  VDNN_EXPECTS(map_matches(args.inputs[0], input_shapes()[0], dtype()) &&
+                   map_matches(args.output, output_shape(), dtype()) &&
                    workspace_fits(args.workspace, workspace().forward),
                "Conv2dCuda::forward: input, output or workspace view does not match the layer");
   Impl& m = *impl_;
   const Staging& st = m.staging;
   const cudnnHandle_t handle = m.context->cudnn();
+  const cudaStream_t stream = m.context->compute_stream();
   char* scratch = static_cast<char*>(args.workspace.data);
-  void* w = st.staged(args.params[0]) ? scratch : args.params[0].data;
-  if (st.staged(args.params[0])) convert(handle, st.w_kcrs, args.params[0].data, st.w_run, w);
-  void* x = st.input > 0 ? scratch + st.weight : args.inputs[0].data;
-  if (st.input > 0) convert(handle, st.x_given, args.inputs[0].data, st.x_run, x);
+  void* w = staged_weight(args.params[0], scratch);
+  void* x = staged_input(args.inputs[0], scratch + st.weight);
   const auto& algo = m.forward;
   Descriptors& d = m.descriptors(algo);
   d.conv.set_math(algo.math);
   for (std::int64_t c = 0; c < algo.chunks; ++c) {
     VDNN_CHECK_CUDNN(cudnnConvolutionForward(
-        handle, &kOne, d.x.get(), chunk(x, input_shapes()[0], c, algo.chunks), d.w.get(), w,
-        d.conv.get(), algo.algo, scratch + st.forward(), algo.workspace, &kZero, d.y.get(),
-        chunk(args.output.data, output_shape(), c, algo.chunks)));
+        handle, &kOne, d.x.get(), chunk(x, input_shapes()[0], dtype(), c, algo.chunks), d.w.get(),
+        w, d.conv.get(), algo.algo, scratch + st.forward(), algo.workspace, &kZero, d.y.get(),
+        chunk(args.output.data, output_shape(), dtype(), c, algo.chunks)));
   }
-  if (relu_) {
+  const float* bias = spec_.bias ? args.params[1].as<float>() : nullptr;
+  if (st.bf16) {
+    // The bias in FP32 from the F32 parameter, rounded once (and the ReLU after the rounding, as
+    // the unfused chain runs it).
+    if (relu_ || bias != nullptr) {
+      bias_relu_forward(stream, bf16(args.output.data), bias, output_shape(), layout(), relu_);
+    }
+  } else if (relu_) {
     // One pass for the bias and the ReLU, rounded as cudnnAddTensor and ReluCuda round them.
-    bias_relu_forward(m.context->compute_stream(), args.output.as<float>(),
-                      spec_.bias ? args.params[1].as<float>() : nullptr, output_shape(), layout());
+    bias_relu_forward(stream, args.output.as<float>(), bias, output_shape(), layout());
   } else if (spec_.bias) {
     VDNN_CHECK_CUDNN(cudnnAddTensor(handle, &kOne, m.whole().bias->get(), args.params[1].data,
                                     &kOne, m.whole().y.get(), args.output.data));
@@ -664,10 +747,10 @@ void Conv2dCuda::backward(const BackwardArgs& args) {
                "Conv2dCuda::backward: expected one input, one input gradient and the weight (and "
                "bias) views with their gradients, of the parameter shapes");
   const GradTarget& dx = args.grad_inputs[0];
-  VDNN_EXPECTS(view_matches(args.inputs[0], input_shapes()[0]) &&
-                   view_matches(args.grad_output, output_shape()) &&
-                   (!relu_ || view_matches(args.output, output_shape())) &&
-                   (dx.tensor.empty() || view_matches(dx.tensor, input_shapes()[0])) &&
+  VDNN_EXPECTS(map_matches(args.inputs[0], input_shapes()[0], dtype()) &&
+                   map_matches(args.grad_output, output_shape(), dtype()) &&
+                   (!relu_ || map_matches(args.output, output_shape(), dtype())) &&
+                   (dx.tensor.empty() || map_matches(dx.tensor, input_shapes()[0], dtype())) &&
                    workspace_fits(args.workspace, workspace().backward),
                "Conv2dCuda::backward: a view does not match the layer");
   Impl& m = *impl_;
@@ -676,49 +759,62 @@ void Conv2dCuda::backward(const BackwardArgs& args) {
                "Conv2dCuda::backward: a convolution that converts its input's layout reads the "
                "network input, which takes no gradient");
   const cudnnHandle_t handle = m.context->cudnn();
+  const cudaStream_t stream = m.context->compute_stream();
   // The convolution's gradient: dy, with the fused ReLU masked in place
   // (BackwardArgs::grad_output).
   void* dy = args.grad_output.data;
-  if (relu_) {
-    relu_mask_in_place(m.context->compute_stream(), args.output.as<float>(),
-                       args.grad_output.as<float>(), output_shape().numel());
+  if (relu_ && st.bf16) {
+    relu_mask_in_place_bf16(stream, bf16(args.output.data), bf16(dy), output_shape().numel());
+  } else if (relu_) {
+    relu_mask_in_place(stream, args.output.as<float>(), args.grad_output.as<float>(),
+                       output_shape().numel());
   }
   char* scratch = static_cast<char*>(args.workspace.data);
   if (st.bias_sums) {
-    st.bias_sums->sums(m.context->compute_stream(), static_cast<const float*>(dy),
-                       scratch + 2 * st.weight + st.input, args.grad_params[1].as<float>());
+    // The bias gradient in FP32 (bf16 elements read exactly), into the F32 parameter gradient.
+    void* sums_scratch = scratch + 2 * st.weight + st.input;
+    float* db = args.grad_params[1].as<float>();
+    if (st.bf16) {
+      st.bias_sums->sums(stream, bf16(dy), sums_scratch, db);
+    } else {
+      st.bias_sums->sums(stream, static_cast<const float*>(dy), sums_scratch, db);
+    }
   } else if (spec_.bias) {
     VDNN_CHECK_CUDNN(cudnnConvolutionBackwardBias(handle, &kOne, m.whole().y.get(), dy, &kZero,
                                                   m.whole().bias->get(), args.grad_params[1].data));
   }
   char* algo_workspace = scratch + st.backward();
-  void* x = st.input > 0 ? scratch + 2 * st.weight : args.inputs[0].data;
-  if (st.input > 0) convert(handle, st.x_given, args.inputs[0].data, st.x_run, x);
-  void* dw = st.staged(args.grad_params[0]) ? scratch + st.weight : args.grad_params[0].data;
+  void* x = staged_input(args.inputs[0], scratch + 2 * st.weight);
+  const TensorView& dw_view = args.grad_params[0];
+  void* dw = st.staged(dw_view) ? scratch + st.weight : dw_view.data;
   const auto& filter_algo = m.backward_filter;
   Descriptors& fd = m.descriptors(filter_algo);
   fd.conv.set_math(filter_algo.math);
-  for (std::int64_t c = 0; c < filter_algo.chunks; ++c) {  // the chunks' gradients add up
+  for (std::int64_t c = 0; c < filter_algo.chunks; ++c) {
+    // F32: the chunks' gradients add up in cuDNN's output. BF16: each chunk's bf16 dW is added to
+    // the F32 gradient in FP32, so that the sum is not rounded to bf16 chunk by chunk.
     VDNN_CHECK_CUDNN(cudnnConvolutionBackwardFilter(
-        handle, &kOne, fd.x.get(), chunk(x, input_shapes()[0], c, filter_algo.chunks), fd.y.get(),
-        chunk(dy, output_shape(), c, filter_algo.chunks), fd.conv.get(), filter_algo.algo,
-        algo_workspace, filter_algo.workspace, c == 0 ? &kZero : &kOne, fd.w.get(), dw));
+        handle, &kOne, fd.x.get(), chunk(x, input_shapes()[0], dtype(), c, filter_algo.chunks),
+        fd.y.get(), chunk(dy, output_shape(), dtype(), c, filter_algo.chunks), fd.conv.get(),
+        filter_algo.algo, algo_workspace, filter_algo.workspace, c == 0 || st.bf16 ? &kZero : &kOne,
+        fd.w.get(), dw));
+    if (st.bf16) {
+      convert_layout(stream, bf16(dw), layout(), dw_view.as<float>(), weight_layout(dw_view),
+                     param_shapes_[0], /*accumulate=*/c > 0);
+    }
   }
-  if (st.staged(args.grad_params[0])) {
-    convert(handle, st.w_run, dw, st.w_kcrs, args.grad_params[0].data);
-  }
+  if (st.staged(dw_view) && !st.bf16) convert(handle, st.w_run, dw, st.w_kcrs, dw_view.data);
   if (dx.tensor.empty()) return;
-  void* w = st.staged(args.params[0]) ? scratch : args.params[0].data;
-  if (st.staged(args.params[0])) convert(handle, st.w_kcrs, args.params[0].data, st.w_run, w);
+  void* w = staged_weight(args.params[0], scratch);
   const auto& data_algo = m.backward_data;
   Descriptors& dd = m.descriptors(data_algo);
   dd.conv.set_math(data_algo.math);
   for (std::int64_t c = 0; c < data_algo.chunks; ++c) {
     VDNN_CHECK_CUDNN(cudnnConvolutionBackwardData(
-        handle, &kOne, dd.w.get(), w, dd.y.get(), chunk(dy, output_shape(), c, data_algo.chunks),
-        dd.conv.get(), data_algo.algo, algo_workspace, data_algo.workspace,
-        dx.accumulate ? &kOne : &kZero, dd.x.get(),
-        chunk(dx.tensor.data, input_shapes()[0], c, data_algo.chunks)));
+        handle, &kOne, dd.w.get(), w, dd.y.get(),
+        chunk(dy, output_shape(), dtype(), c, data_algo.chunks), dd.conv.get(), data_algo.algo,
+        algo_workspace, data_algo.workspace, dx.accumulate ? &kOne : &kZero, dd.x.get(),
+        chunk(dx.tensor.data, input_shapes()[0], dtype(), c, data_algo.chunks)));
   }
 }
 

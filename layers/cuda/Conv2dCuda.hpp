@@ -1,5 +1,6 @@
 // Conv2dCuda: 2-D convolution with stride, padding, dilation, groups and optional bias on the CUDA
-// backend (cuDNN), F32 only; also the fused conv2d_relu (Note [Fusion]) with a ReLU epilogue.
+// backend (cuDNN), F32 or BF16 (Note [Precision]); also the fused conv2d_relu (Note [Fusion]) with
+// a ReLU epilogue.
 #pragma once
 
 #include <cstddef>
@@ -26,6 +27,15 @@ namespace vdnn::layers::cuda {
 /// is, the one needing least). Math: FP32 FMA only unless options.allow_tf32, then TF32 tensor
 /// cores where cuDNN picks them.
 ///
+/// BF16 (options.dtype, Note [Precision]): the feature maps and their gradients are bf16, the
+/// parameters and their gradients F32. cuDNN runs its pseudo-bf16 configuration (bf16 tensors and
+/// filters, FP32 accumulation, tensor-op math whatever allow_tf32 says; its algorithms are searched
+/// and cached apart from F32's). Each pass that needs the weight converts it to a bf16 copy in its
+/// workspace (in the layout the convolution runs in); the weight gradient comes out of cuDNN in
+/// bf16 in the backward workspace and is converted into the F32 gradient, batch chunks adding up
+/// in FP32; the bias is added in FP32 and rounded once, its gradient reduced in FP32 from the bf16
+/// output gradient. workspace() and workspace_options() count those copies.
+///
 /// Layouts (Note [Layout]): NCHW, NHWC, or an NCHW input (the network's) to an NHWC output, which
 /// the forward and the weight gradient convert in their workspace and which takes no input
 /// gradient; any other pair keeps NCHW so that the registry refuses it. In NHWC cuDNN runs KRSC
@@ -36,8 +46,10 @@ namespace vdnn::layers::cuda {
 ///
 /// Backward reads the input (for the weight gradient), the output gradient and the weight; it
 /// overwrites grad_params (weight, then bias) and writes or accumulates the input gradient unless
-/// its view is empty. Not thread-safe. Throws runtime::InvalidArgument for dtypes other than F32,
-/// a missing context or views that do not match the layer; runtime::CudaError when cuDNN fails.
+/// its view is empty. Not thread-safe. Throws runtime::InvalidArgument for dtypes other than F32
+/// and BF16, a missing context or views that do not match the layer (feature maps of the layer's
+/// dtype, parameters F32); runtime::CudaError when cuDNN fails (BF16 needs a GPU of compute
+/// capability 8.0 or later).
 class Conv2dCuda final : public Layer {
  public:
   Conv2dCuda(const Conv2dSpec& spec, std::vector<Shape> input_shapes, const LayerOptions& options);
@@ -74,6 +86,10 @@ class Conv2dCuda final : public Layer {
 
   Conv2dCuda(const LayerSpec& layer, const Conv2dSpec& spec, bool relu,
              std::vector<Shape> input_shapes, const LayerOptions& options);
+  // The weight and the input the convolution reads: the views' memory, or their staged copies at
+  // `scratch` (enqueued on the compute stream).
+  void* staged_weight(const TensorView& weight, void* scratch) const;
+  void* staged_input(const TensorView& x, void* scratch) const;
 
   Conv2dSpec spec_;
   bool relu_;  // conv2d_relu: the ReLU epilogue forward, its mask before backward

@@ -1,6 +1,8 @@
-// The conv2d_relu epilogue kernel behind ConvEpilogue.hpp: one thread per element, or per four
-// elements (float4) where the launcher found the tensor and its channels allow it, so that the
-// pass runs near memory bandwidth.
+// The kernels behind ConvEpilogue.hpp: the bias-and-ReLU epilogue, one thread per element or per
+// four elements where the launcher found the tensor and its channels allow it (so that the pass
+// runs near memory bandwidth), the bf16 ReLU mask, and the layout and type conversions that stage
+// a BF16 layer's tensors (one thread per written element; they move weights and the network input,
+// small next to the convolutions).
 #include "layers/cuda/ConvEpilogue.hpp"
 
 #include <cstdint>
@@ -18,6 +20,12 @@ namespace {
 // rule, so the fused layer keeps the unfused chain's bits).
 __device__ __forceinline__ float relu(float z) { return z < 0.0f ? 0.0f : z; }
 
+// What a store of x to a T element keeps of it: the unfused chain stores y + bias before its ReLU.
+template <typename T>
+__device__ __forceinline__ float rounded(float x) {
+  return to_float(from_float<T>(x));
+}
+
 // Element and vector indices are 32-bit where every element index fits: the channel's division is
 // then a 32-bit one, several times cheaper than a 64-bit one at one per four elements.
 template <typename Index>
@@ -26,99 +34,193 @@ __device__ __forceinline__ Index thread_index() {
          static_cast<Index>(threadIdx.x);
 }
 
-// The bias an element gets, or the four biases of the vector starting at element i. No bias adds
-// nothing (adding 0 would turn a -0 into +0, which the unfused chain keeps).
+// Adds the biases of the kVec elements starting at element i. No bias adds nothing (adding 0
+// would turn a -0 into +0, which the unfused chain keeps).
 template <typename Index>
 struct NoBias {
-  __device__ float add(float z, Index /*i*/) const { return z; }
-  __device__ float4 add4(float4 z, Index /*i*/) const { return z; }
+  template <int kVec>
+  __device__ void add(float (&/*z*/)[kVec], Index /*i*/) const {}
 };
 
-// NHWC: the channel moves fastest. add4 needs C % 4 == 0: the vector holds channels c to c + 3.
+// NHWC: the channel moves fastest. kVec 4 needs C % 4 == 0: the vector holds channels c to c + 3.
 template <typename Index>
 struct ChannelsLastBias {
   const float* bias;
   Index channels;
-  __device__ float add(float z, Index i) const { return z + __ldg(bias + i % channels); }
-  __device__ float4 add4(float4 z, Index i) const {
+  template <int kVec>
+  __device__ void add(float (&z)[kVec], Index i) const {
     const float* b = bias + i % channels;
-    return make_float4(z.x + __ldg(b), z.y + __ldg(b + 1), z.z + __ldg(b + 2), z.w + __ldg(b + 3));
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) z[k] += __ldg(b + k);
   }
 };
 
-// NCHW: one channel per plane of H * W elements. add4 needs H * W % 4 == 0: the vector lies in one
-// plane.
+// NCHW: one channel per plane of H * W elements. kVec 4 needs H * W % 4 == 0: the vector lies in
+// one plane.
 template <typename Index>
 struct ChannelsFirstBias {
   const float* bias;
   Index channels;
   Index plane;
-  __device__ float add(float z, Index i) const { return z + __ldg(bias + (i / plane) % channels); }
-  __device__ float4 add4(float4 z, Index i) const {
+  template <int kVec>
+  __device__ void add(float (&z)[kVec], Index i) const {
     const float b = __ldg(bias + (i / plane) % channels);
-    return make_float4(z.x + b, z.y + b, z.z + b, z.w + b);
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) z[k] += b;
   }
 };
 
-template <typename Index, typename Bias>
-__global__ void bias_relu_kernel(float* y, Index n, Bias bias) {
-  const Index i = thread_index<Index>();
-  if (i < n) y[i] = relu(bias.add(y[i], i));
-}
-
-template <typename Index, typename Bias>
-__global__ void bias_relu_vec4_kernel(float4* y, Index vectors, Bias bias) {
+template <int kVec, bool kRelu, typename T, typename Index, typename Bias>
+__global__ void bias_relu_kernel(T* y, Index vectors, Bias bias) {
   const Index v = thread_index<Index>();
   if (v >= vectors) return;
-  const float4 z = bias.add4(y[v], 4 * v);
-  y[v] = make_float4(relu(z.x), relu(z.y), relu(z.z), relu(z.w));
+  float z[kVec];
+  load_vec_mutable<kVec>(y, v, z);
+  bias.template add<kVec>(z, static_cast<Index>(kVec) * v);
+  if constexpr (kRelu) {
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) z[k] = relu(rounded<T>(z[k]));
+  }
+  store_vec<kVec>(y, v, z);
 }
 
 // Whether 32-bit indices cover `n` elements (and the thread indices of their launch).
 bool fits_32_bits(std::int64_t n) { return n <= std::numeric_limits<std::int32_t>::max(); }
 
-template <typename Index, typename Bias>
-void launch_bias_relu(cudaStream_t stream, float* y, std::int64_t n, Bias bias, bool vectorize) {
+template <typename Index, typename T, typename Bias>
+void launch_bias_relu(cudaStream_t stream, T* y, std::int64_t n, Bias bias, bool vectorize,
+                      bool relu) {
+  const auto launch = [&](auto kernel, std::int64_t vectors) {
+    kernel<<<blocks_for(vectors), kBlockThreads, 0, stream>>>(y, static_cast<Index>(vectors), bias);
+  };
   if (vectorize) {
-    const std::int64_t vectors = n / 4;
-    bias_relu_vec4_kernel<<<blocks_for(vectors), kBlockThreads, 0, stream>>>(
-        reinterpret_cast<float4*>(y), static_cast<Index>(vectors), bias);
+    launch(relu ? bias_relu_kernel<4, true, T, Index, Bias>
+                : bias_relu_kernel<4, false, T, Index, Bias>,
+           n / 4);
   } else {
-    bias_relu_kernel<<<blocks_for(n), kBlockThreads, 0, stream>>>(y, static_cast<Index>(n), bias);
+    launch(relu ? bias_relu_kernel<1, true, T, Index, Bias>
+                : bias_relu_kernel<1, false, T, Index, Bias>,
+           n);
   }
   VDNN_CHECK_LAUNCH();
 }
 
-template <typename Index>
-void bias_relu_indexed(cudaStream_t stream, float* y, const float* bias,
-                       const runtime::Shape& shape, runtime::Layout layout) {
+template <typename Index, typename T>
+void bias_relu_indexed(cudaStream_t stream, T* y, const float* bias, const runtime::Shape& shape,
+                       runtime::Layout layout, bool relu) {
   const std::int64_t n = shape.numel();
   const bool vectors = n % 4 == 0 && aligned16({y});
   const auto channels = static_cast<Index>(shape.c());
   if (bias == nullptr) {
-    launch_bias_relu<Index>(stream, y, n, NoBias<Index>{}, vectors);
+    launch_bias_relu<Index>(stream, y, n, NoBias<Index>{}, vectors, relu);
   } else if (layout == runtime::Layout::Nhwc) {
     launch_bias_relu<Index>(stream, y, n, ChannelsLastBias<Index>{bias, channels},
-                            vectors && shape.c() % 4 == 0);
+                            vectors && shape.c() % 4 == 0, relu);
   } else {
     const std::int64_t plane = shape.h() * shape.w();
     launch_bias_relu<Index>(stream, y, n,
                             ChannelsFirstBias<Index>{bias, channels, static_cast<Index>(plane)},
-                            vectors && plane % 4 == 0);
+                            vectors && plane % 4 == 0, relu);
   }
+}
+
+template <int kVec>
+__global__ void relu_mask_bf16_kernel(const __nv_bfloat16* y, __nv_bfloat16* g,
+                                      std::int64_t vectors) {
+  const auto v = thread_index<std::int64_t>();
+  if (v >= vectors) return;
+  float mask[kVec];
+  float z[kVec];
+  load_vec<kVec>(y, v, mask);
+  load_vec_mutable<kVec>(g, v, z);
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) z[k] = mask[k] > 0.0f ? z[k] : 0.0f;
+  store_vec<kVec>(g, v, z);
+}
+
+// One thread per element of dst, in dst's order. The channel is the second index of the logical
+// [outer, channels, plane] tensor (NCHW: outer N, plane H * W; a weight: outer K, plane R * S);
+// the channels-last order is [outer, plane, channels]. A plane of 1 makes both orders one: a
+// plain type conversion.
+template <typename Src, typename Dst>
+__global__ void convert_layout_kernel(const Src* src, bool src_last, Dst* dst, bool dst_last,
+                                      std::int64_t n, std::int64_t channels, std::int64_t plane,
+                                      bool accumulate) {
+  const auto i = thread_index<std::int64_t>();
+  if (i >= n) return;
+  std::int64_t o = 0;
+  std::int64_t c = 0;
+  std::int64_t p = 0;
+  if (dst_last) {
+    c = i % channels;
+    p = (i / channels) % plane;
+    o = i / (channels * plane);
+  } else {
+    p = i % plane;
+    c = (i / plane) % channels;
+    o = i / (channels * plane);
+  }
+  const std::int64_t s = src_last ? (o * plane + p) * channels + c : (o * channels + c) * plane + p;
+  float value = to_float(src[s]);
+  if (accumulate) value += to_float(dst[i]);
+  dst[i] = from_float<Dst>(value);
 }
 
 }  // namespace
 
-void bias_relu_forward(cudaStream_t stream, float* y, const float* bias,
-                       const runtime::Shape& shape, runtime::Layout layout) {
-  VDNN_EXPECTS(shape.rank() == 4 && shape.numel() > 0,
-               "bias_relu_forward: expected a non-empty rank-4 shape");
+template <typename T>
+void bias_relu_forward(cudaStream_t stream, T* y, const float* bias, const runtime::Shape& shape,
+                       runtime::Layout layout, bool relu) {
+  VDNN_EXPECTS(shape.rank() == 4 && shape.numel() > 0 && (relu || bias != nullptr),
+               "bias_relu_forward: expected a non-empty rank-4 shape and a bias or the ReLU");
   if (fits_32_bits(shape.numel())) {
-    bias_relu_indexed<std::uint32_t>(stream, y, bias, shape, layout);
+    bias_relu_indexed<std::uint32_t>(stream, y, bias, shape, layout, relu);
   } else {
-    bias_relu_indexed<std::int64_t>(stream, y, bias, shape, layout);
+    bias_relu_indexed<std::int64_t>(stream, y, bias, shape, layout, relu);
   }
 }
+
+template void bias_relu_forward<float>(cudaStream_t, float*, const float*, const runtime::Shape&,
+                                       runtime::Layout, bool);
+template void bias_relu_forward<__nv_bfloat16>(cudaStream_t, __nv_bfloat16*, const float*,
+                                               const runtime::Shape&, runtime::Layout, bool);
+
+void relu_mask_in_place_bf16(cudaStream_t stream, const __nv_bfloat16* y, __nv_bfloat16* g,
+                             std::int64_t n) {
+  if (n <= 0) return;
+  if (n % 4 == 0 && aligned16({y, g})) {
+    relu_mask_bf16_kernel<4><<<blocks_for(n / 4), kBlockThreads, 0, stream>>>(y, g, n / 4);
+  } else {
+    relu_mask_bf16_kernel<1><<<blocks_for(n), kBlockThreads, 0, stream>>>(y, g, n);
+  }
+  VDNN_CHECK_LAUNCH();
+}
+
+template <typename Src, typename Dst>
+void convert_layout(cudaStream_t stream, const Src* src, runtime::Layout src_layout, Dst* dst,
+                    runtime::Layout dst_layout, const runtime::Shape& shape, bool accumulate) {
+  VDNN_EXPECTS(shape.rank() == 4,
+               "convert_layout: expected a rank-4 shape, got " + shape.to_string());
+  const std::int64_t n = shape.numel();
+  if (n == 0) return;
+  const bool same = src_layout == dst_layout;
+  // In one layout the tensor is [numel / C, C, 1] either way: a plane of 1 skips the division.
+  const std::int64_t plane = same ? 1 : shape.h() * shape.w();
+  convert_layout_kernel<<<blocks_for(n), kBlockThreads, 0, stream>>>(
+      src, src_layout == runtime::Layout::Nhwc, dst, dst_layout == runtime::Layout::Nhwc, n,
+      shape.c(), plane, accumulate);
+  VDNN_CHECK_LAUNCH();
+}
+
+template void convert_layout<float, __nv_bfloat16>(cudaStream_t, const float*, runtime::Layout,
+                                                   __nv_bfloat16*, runtime::Layout,
+                                                   const runtime::Shape&, bool);
+template void convert_layout<__nv_bfloat16, float>(cudaStream_t, const __nv_bfloat16*,
+                                                   runtime::Layout, float*, runtime::Layout,
+                                                   const runtime::Shape&, bool);
+template void convert_layout<__nv_bfloat16, __nv_bfloat16>(cudaStream_t, const __nv_bfloat16*,
+                                                           runtime::Layout, __nv_bfloat16*,
+                                                           runtime::Layout, const runtime::Shape&,
+                                                           bool);
 
 }  // namespace vdnn::layers::cuda

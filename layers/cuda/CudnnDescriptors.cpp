@@ -2,6 +2,8 @@
 // configured, so a failing cudnnSet* call leaks nothing.
 #include "layers/cuda/CudnnDescriptors.hpp"
 
+#include <string>
+
 #include "layers/cuda/CudaLayerChecks.hpp"
 #include "runtime/Error.hpp"
 #include "runtime/cuda/CudaCheck.hpp"
@@ -14,6 +16,18 @@ cudnnTensorFormat_t format_of(runtime::Layout layout) {
 }
 
 }  // namespace
+
+cudnnDataType_t cudnn_data_type(runtime::DType dtype) {
+  switch (dtype) {
+    case runtime::DType::F32:
+      return CUDNN_DATA_FLOAT;
+    case runtime::DType::BF16:
+      return CUDNN_DATA_BFLOAT16;
+    default:
+      throw runtime::InvalidArgument(std::string("cuDNN descriptors take F32 or BF16, not ") +
+                                     runtime::dtype_name(dtype));
+  }
+}
 
 void detail::TensorDescriptorDeleter::destroy(cudnnTensorDescriptor_t descriptor) noexcept {
   VDNN_CHECK_CUDNN_NOTHROW(cudnnDestroyTensorDescriptor(descriptor));
@@ -29,7 +43,8 @@ void detail::PoolingDescriptorDeleter::destroy(cudnnPoolingDescriptor_t descript
   VDNN_CHECK_CUDNN_NOTHROW(cudnnDestroyPoolingDescriptor(descriptor));
 }
 
-TensorDescriptor::TensorDescriptor(const Shape& shape, runtime::Layout layout) {
+TensorDescriptor::TensorDescriptor(const Shape& shape, runtime::Layout layout,
+                                   runtime::DType dtype) {
   VDNN_EXPECTS(shape.rank() == 2 || shape.rank() == 4,
                "TensorDescriptor: expected an NCHW or an [N, F] shape, got " + shape.to_string());
   const bool nchw = shape.rank() == 4;
@@ -37,19 +52,20 @@ TensorDescriptor::TensorDescriptor(const Shape& shape, runtime::Layout layout) {
   VDNN_CHECK_CUDNN(cudnnCreateTensorDescriptor(&descriptor));
   handle_.reset(descriptor);
   VDNN_CHECK_CUDNN(cudnnSetTensor4dDescriptor(
-      descriptor, format_of(layout), CUDNN_DATA_FLOAT, checked_int(shape.n(), "tensor N"),
+      descriptor, format_of(layout), cudnn_data_type(dtype), checked_int(shape.n(), "tensor N"),
       checked_int(shape.c(), "tensor C"), nchw ? checked_int(shape.h(), "tensor H") : 1,
       nchw ? checked_int(shape.w(), "tensor W") : 1));
 }
 
-FilterDescriptor::FilterDescriptor(const Shape& kcrs, runtime::Layout layout) {
+FilterDescriptor::FilterDescriptor(const Shape& kcrs, runtime::Layout layout,
+                                   runtime::DType dtype) {
   VDNN_EXPECTS(kcrs.rank() == 4,
                "FilterDescriptor: expected a [K, C, R, S] weight shape, got " + kcrs.to_string());
   cudnnFilterDescriptor_t descriptor = nullptr;
   VDNN_CHECK_CUDNN(cudnnCreateFilterDescriptor(&descriptor));
   handle_.reset(descriptor);
   VDNN_CHECK_CUDNN(cudnnSetFilter4dDescriptor(
-      descriptor, CUDNN_DATA_FLOAT, format_of(layout), checked_int(kcrs[0], "filter K"),
+      descriptor, cudnn_data_type(dtype), format_of(layout), checked_int(kcrs[0], "filter K"),
       checked_int(kcrs[1], "filter C"), checked_int(kcrs[2], "filter R"),
       checked_int(kcrs[3], "filter S")));
 }

@@ -25,24 +25,31 @@ struct PoolingDescriptorDeleter {
 };
 }  // namespace detail
 
-/// A packed F32 tensor descriptor in NCHW or NHWC memory order. Move-only. Throws
-/// runtime::CudaError when cuDNN refuses, runtime::ShapeError when an extent does not fit an int.
+/// The cuDNN data type of `dtype`'s elements: CUDNN_DATA_FLOAT for F32, CUDNN_DATA_BFLOAT16 for
+/// BF16. Throws runtime::InvalidArgument for other dtypes.
+cudnnDataType_t cudnn_data_type(runtime::DType dtype);
+
+/// A packed tensor descriptor of F32 (default) or BF16 elements in NCHW or NHWC memory order.
+/// Move-only. Throws runtime::CudaError when cuDNN refuses, runtime::ShapeError when an extent does
+/// not fit an int, runtime::InvalidArgument for another dtype.
 class TensorDescriptor {
  public:
   /// A rank-4 (NCHW-logical) shape as it is; a rank-2 [N, F] shape as [N, F, 1, 1]. Other ranks
   /// throw runtime::InvalidArgument.
-  explicit TensorDescriptor(const Shape& shape, runtime::Layout layout = runtime::Layout::Nchw);
+  explicit TensorDescriptor(const Shape& shape, runtime::Layout layout = runtime::Layout::Nchw,
+                            runtime::DType dtype = runtime::DType::F32);
   cudnnTensorDescriptor_t get() const noexcept { return handle_.get(); }
 
  private:
   runtime::UniqueHandle<cudnnTensorDescriptor_t, detail::TensorDescriptorDeleter> handle_;
 };
 
-/// An F32 filter descriptor of a [K, C, R, S] weight stored KCRS (Layout::Nchw) or KRSC
-/// (Layout::Nhwc). Move-only. Throws like TensorDescriptor.
+/// A filter descriptor of a [K, C, R, S] weight of F32 (default) or BF16 elements stored KCRS
+/// (Layout::Nchw) or KRSC (Layout::Nhwc). Move-only. Throws like TensorDescriptor.
 class FilterDescriptor {
  public:
-  explicit FilterDescriptor(const Shape& kcrs, runtime::Layout layout = runtime::Layout::Nchw);
+  explicit FilterDescriptor(const Shape& kcrs, runtime::Layout layout = runtime::Layout::Nchw,
+                            runtime::DType dtype = runtime::DType::F32);
   cudnnFilterDescriptor_t get() const noexcept { return handle_.get(); }
 
  private:
@@ -50,7 +57,8 @@ class FilterDescriptor {
 };
 
 /// A cross-correlation descriptor with the spec's padding, stride, dilation and groups, F32
-/// compute, starting with math type `math`. Move-only. Throws like TensorDescriptor.
+/// compute (also for BF16 tensors: cuDNN's pseudo-bf16 configuration), starting with math type
+/// `math`. Move-only. Throws like TensorDescriptor.
 class ConvolutionDescriptor {
  public:
   ConvolutionDescriptor(const Conv2dSpec& spec, cudnnMathType_t math);
