@@ -1,10 +1,11 @@
 // BatchNorm2dCuda and the fused BatchNormReluCuda with BF16 feature maps (Note [Precision]) in both
 // layouts: the acceptance line (batch-norm statistics from bf16 input match FP32 to 1e-5
-// relative), the BF16 layers against the F32 CUDA layers on the same bf16 values (the same
-// reductions in the same order: the F32 results rounded once, statistics and parameter gradients
-// bit for bit), and the dtype checks.
+// relative), the BF16 layers against the CPU FP32 reference on the same bf16-rounded inputs, and
+// against the F32 CUDA layers on them (the same reductions in the same order: the F32 results
+// rounded once, statistics and parameter gradients bit for bit), and the dtype checks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "layers/Registry.hpp"
 #include "layers/cuda/BatchNorm2dCuda.hpp"
 #include "layers/cuda/BatchNormReluCuda.hpp"
 #include "layers/cuda/CudaLayerTest.hpp"
@@ -440,6 +442,137 @@ TEST_F(BatchNormBf16Cuda, IsBitwiseRepeatable) {
       EXPECT_TRUE(bitwise("dr", second.dr, first.dr, /*rounded=*/false));
       EXPECT_TRUE(bitwise("running_var", second.running_var, first.running_var, false));
       EXPECT_TRUE(bitwise("grad_weight", second.grad_weight, first.grad_weight, false));
+    }
+  }
+}
+
+// ---- BF16 against the CPU FP32 reference -------------------------------------------------------
+
+// The CPU layer (F32, NCHW, host memory) of the case on the same bf16 values.
+StepResults run_cpu_step(const StepCase& c, StepData d) {
+  const bool residual = c.kind == Kind::AddRelu;
+  const Shape channels{c.shape.c()};
+  LayerOptions options;  // F32 on the CPU
+  const auto host = [](Floats& v, const Shape& shape) {
+    return TensorView{v.data(), shape, DType::F32, Layout::Nchw};
+  };
+  std::unique_ptr<Layer> layer;
+  if (c.kind == Kind::Plain) {
+    layer = layers::make_layer(layers::Backend::Cpu, batch_norm(c.momentum), {c.shape}, options);
+  } else {
+    BatchNormReluSpec spec;
+    spec.bn = batch_norm(c.momentum);
+    spec.residual = residual;
+    layer = layers::make_layer(
+        layers::Backend::Cpu, spec,
+        residual ? std::vector<Shape>{c.shape, c.shape} : std::vector<Shape>{c.shape}, options);
+  }
+  StepResults out;
+  out.y.resize(d.x.size());
+  out.grad_weight.resize(d.weight.size());
+  out.grad_bias.resize(d.bias.size());
+  out.dx = c.accumulate ? d.dx_before : Floats(d.x.size(), 0.0f);
+  out.dr = c.accumulate ? d.dr_before : Floats(d.x.size(), 0.0f);
+  ForwardArgs f;
+  f.inputs = {host(d.x, c.shape)};
+  if (residual) f.inputs.push_back(host(d.r, c.shape));
+  f.params = {host(d.weight, channels), host(d.bias, channels), host(d.running_mean, channels),
+              host(d.running_var, channels)};
+  f.output = host(out.y, c.shape);
+  f.training = c.training;
+  layer->forward(f);
+  BackwardArgs b;
+  b.inputs = f.inputs;
+  b.output = f.output;
+  b.grad_output = host(d.dy, c.shape);
+  b.grad_inputs = {GradTarget{host(out.dx, c.shape), c.accumulate}};
+  if (residual) b.grad_inputs.push_back(GradTarget{host(out.dr, c.shape), c.accumulate});
+  b.params = f.params;
+  b.grad_params = {host(out.grad_weight, channels), host(out.grad_bias, channels)};
+  layer->backward(b);
+  out.running_mean = d.running_mean;
+  out.running_var = d.running_var;
+  if (!residual) out.dr.clear();
+  return out;
+}
+
+// bf16 keeps 8 significant bits: one rounding to nearest errs by at most u = 2^-8 relative.
+// Element-wise: |bf16 - cpu| <= kElementRel * |cpu| + kNormAbs * max|cpu| (one rounding of a value
+// the F32 path gets within 1e-5 of the tensor's largest, with a margin of 2); norm-wise:
+// ||bf16 - cpu|| <= kNormRel * ||cpu|| + kNormAbs * max|cpu| (u bounds it, about u / 2 is usual).
+// F32 tensors (running statistics, parameter gradients) within kF32Rel of max|cpu|, as F32 does.
+constexpr double kElementRel = 2.0 / 256;
+constexpr double kNormAbs = 2e-5;
+constexpr double kNormRel = 1.0 / 256;
+constexpr double kF32Rel = 1e-5;
+
+::testing::AssertionResult near_cpu(const char* what, const Floats& actual, const Floats& cpu,
+                                    bool bf16) {
+  if (actual.size() != cpu.size()) {
+    return ::testing::AssertionFailure()
+           << what << ": " << actual.size() << " elements, the CPU's " << cpu.size();
+  }
+  double largest = 1e-3;
+  double error_norm = 0.0;
+  double cpu_norm = 0.0;
+  for (const float v : cpu) largest = std::max(largest, std::abs(static_cast<double>(v)));
+  for (std::size_t i = 0; i < cpu.size(); ++i) {
+    const double e = cpu[i];
+    const double error = std::abs(static_cast<double>(actual[i]) - e);
+    const double allowed =
+        bf16 ? kElementRel * std::abs(e) + kNormAbs * largest : kF32Rel * largest;
+    if (!(error <= allowed)) {
+      return ::testing::AssertionFailure() << what << ": element " << i << " is " << actual[i]
+                                           << ", the CPU's " << e << " (allowed " << allowed << ")";
+    }
+    error_norm += error * error;
+    cpu_norm += e * e;
+  }
+  if (bf16 && !(std::sqrt(error_norm) <= kNormRel * std::sqrt(cpu_norm) + kNormAbs * largest)) {
+    return ::testing::AssertionFailure() << what << ": error norm " << std::sqrt(error_norm)
+                                         << ", the CPU's norm " << std::sqrt(cpu_norm);
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Every BF16 layer in both layouts, training and inference, overwrite and accumulate, against the
+// CPU FP32 layer run on the same bf16-rounded inputs. The fused layers' x and r take few values
+// (steps of 0.5 and 0.25, exact in bf16), so that no bn(x) [+ r] lies within rounding of 0, where
+// the CPU's ReLU mask could differ from the GPU's.
+TEST_F(BatchNormBf16Cuda, MatchesCpuFp32OnTheSameInputs) {
+  const std::vector<Shape> cpu_shapes = {Shape::nchw(2, 3, 4, 5), Shape::nchw(2, 8, 3, 3),
+                                         Shape::nchw(2, 66, 5, 3), Shape::nchw(4, 96, 9, 9),
+                                         Shape::nchw(16, 32, 14, 14)};
+  for (const Layout layout : kLayouts) {
+    for (const Kind kind : kKinds) {
+      for (const Shape& shape : cpu_shapes) {
+        for (const bool training : {true, false}) {
+          for (const bool accumulate : {false, true}) {
+            SCOPED_TRACE(describe(kind, shape, layout) + (training ? " training" : " inference") +
+                         (accumulate ? " accumulate" : ""));
+            StepCase c;
+            c.kind = kind;
+            c.shape = shape;
+            c.layout = layout;
+            c.training = training;
+            c.accumulate = accumulate;
+            StepData d = random_step(shape, 600);
+            if (kind != Kind::Plain) {
+              for (float& v : d.x) v = 1.0f + 0.5f * std::round(2.0f * (v - 1.0f));
+              for (float& v : d.r) v = 0.25f * std::round(4.0f * v);
+            }
+            const StepResults got = run_step(context(), options(), c, d, DType::BF16);
+            const StepResults cpu = run_cpu_step(c, d);
+            EXPECT_TRUE(near_cpu("output", got.y, cpu.y, true));
+            EXPECT_TRUE(near_cpu("dx", got.dx, cpu.dx, true));
+            EXPECT_TRUE(near_cpu("dr", got.dr, cpu.dr, true));
+            EXPECT_TRUE(near_cpu("running_mean", got.running_mean, cpu.running_mean, false));
+            EXPECT_TRUE(near_cpu("running_var", got.running_var, cpu.running_var, false));
+            EXPECT_TRUE(near_cpu("grad_weight", got.grad_weight, cpu.grad_weight, false));
+            EXPECT_TRUE(near_cpu("grad_bias", got.grad_bias, cpu.grad_bias, false));
+          }
+        }
+      }
     }
   }
 }
