@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "layers/cuda/BatchNormCore.hpp"
-#include "layers/cuda/CudaLayerChecks.hpp"
 #include "runtime/cuda/DeviceContext.hpp"
 
 namespace vdnn::layers::cuda {
@@ -18,9 +17,9 @@ BatchNorm2dCuda::BatchNorm2dCuda(const BatchNorm2dSpec& spec, std::vector<Shape>
                                  const LayerOptions& options)
     : Layer(spec, std::move(input_shapes), options.dtype, batch_norm_layout(options),
             batch_norm_layout(options)),
-      context_(&checked_context(options, "BatchNorm2dCuda")),
+      context_(&batch_norm_context(options, "BatchNorm2dCuda")),
       // this->: the moved-from parameter input_shapes hides the accessor here.
-      state_(std::make_unique<State>(spec, this->input_shapes()[0], layout())) {}
+      state_(std::make_unique<State>(spec, this->input_shapes()[0], layout(), options.dtype)) {}
 
 BatchNorm2dCuda::~BatchNorm2dCuda() = default;
 

@@ -1,5 +1,5 @@
 // BatchNorm2dCuda: batch normalization over N, H, W per channel on the CUDA backend (own kernels),
-// F32, NCHW or NHWC.
+// F32 or BF16 feature maps, NCHW or NHWC.
 #pragma once
 
 #include <memory>
@@ -20,9 +20,12 @@ namespace vdnn::layers::cuda {
 /// reproducible (fixed-order reductions, no atomics). Runs in options.layout when that is NHWC and
 /// options.input_layout is too, otherwise in NCHW (layout(), input_layout(); Note [Layout]). The
 /// constructor allocates the saved statistics and the reduction scratch once and throws
-/// runtime::InvalidArgument for a dtype other than F32 or a missing options.cuda; training forward
-/// throws it when a channel has a single value. Not thread-safe; see layers/Layer.hpp for the
-/// argument contract.
+/// runtime::InvalidArgument for a dtype other than F32 or BF16 or a missing options.cuda. With
+/// BF16, x, y, grad_output and the input gradient are BF16 while params, grad_params and all
+/// statistics and sums stay F32 (or double), read into float and rounded once on store (Note
+/// [Precision]; BatchNormCore.hpp); views of another dtype throw runtime::InvalidArgument. Training
+/// forward throws it when a channel has a single value. Not thread-safe; see layers/Layer.hpp for
+/// the argument contract.
 class BatchNorm2dCuda final : public Layer {
  public:
   BatchNorm2dCuda(const BatchNorm2dSpec& spec, std::vector<Shape> input_shapes,

@@ -1,15 +1,19 @@
 // The host side of the CUDA batch norm: launch geometry, the dispatch to the kernel variants of
-// BatchNormKernels.cuh (layout, float4 or float, 32- or 64-bit indices, fused ReLU and residual),
-// and the statistics rules BatchNorm2dCuda and BatchNormReluCuda share.
+// BatchNormKernels.cuh (storage type, layout, vectors of 4 or 1, 32- or 64-bit indices, fused ReLU
+// and residual), and the statistics rules BatchNorm2dCuda and BatchNormReluCuda share.
 #include "layers/cuda/BatchNormCore.hpp"
+
+#include <cuda_bf16.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <string>
 #include <type_traits>
 
 #include "layers/cuda/BatchNormKernels.cuh"
+#include "layers/cuda/CudaLayerChecks.hpp"
 #include "runtime/Error.hpp"
 #include "runtime/cuda/CudaCheck.hpp"
 
@@ -136,17 +140,16 @@ bn::ChannelMap<kMap, kVec, Index> channel_map(const Shape& shape) {
           static_cast<Index>(kMap == Map::ChannelVector ? shape.c() / 4 : shape.c())};
 }
 
-template <bool kRelu, bool kResidual>
-void launch_normalize(cudaStream_t stream, const Shape& shape, Layout layout, const float* x,
-                      const float* r, const float* mean, const float* scale, const float* bias,
-                      float* y) {
+template <typename T, bool kRelu, bool kResidual>
+void launch_normalize(cudaStream_t stream, const Shape& shape, Layout layout, const T* x,
+                      const T* r, const float* mean, const float* scale, const float* bias, T* y) {
   dispatch_elementwise(shape, layout, {x, r, y}, {mean, scale, bias},
                        [&](auto map, auto vec, auto index) {
                          constexpr Map kMap = decltype(map)::value;
                          constexpr int kVec = decltype(vec)::value;
                          using Index = typename decltype(index)::type;
                          const std::int64_t total = shape.numel() / kVec;
-                         bn::normalize_kernel<kRelu, kResidual, kMap, kVec, Index>
+                         bn::normalize_kernel<T, kRelu, kResidual, kMap, kVec, Index>
                              <<<elementwise_blocks(total), kBlockThreads, 0, stream>>>(
                                  x, r, mean, scale, bias, y, static_cast<Index>(total),
                                  channel_map<kMap, kVec, Index>(shape));
@@ -154,9 +157,9 @@ void launch_normalize(cudaStream_t stream, const Shape& shape, Layout layout, co
                        });
 }
 
-template <Mask kMask, bool kResidualGrad>
+template <Mask kMask, bool kResidualGrad, typename T>
 void launch_input_grad(cudaStream_t stream, const Shape& shape, Layout layout,
-                       const bn::GradArgs& a) {
+                       const bn::GradArgs<T>& a) {
   dispatch_elementwise(shape, layout, {a.x, a.dy, a.y, a.dx, a.dr},
                        {a.mean, a.scale, a.shift, a.coeff_a, a.coeff_b, a.coeff_k},
                        [&](auto map, auto vec, auto index) {
@@ -164,7 +167,7 @@ void launch_input_grad(cudaStream_t stream, const Shape& shape, Layout layout,
                          constexpr int kVec = decltype(vec)::value;
                          using Index = typename decltype(index)::type;
                          const std::int64_t total = shape.numel() / kVec;
-                         bn::input_grad_kernel<kMask, kResidualGrad, kMap, kVec, Index>
+                         bn::input_grad_kernel<T, kMask, kResidualGrad, kMap, kVec, Index>
                              <<<elementwise_blocks(total), kBlockThreads, 0, stream>>>(
                                  a, static_cast<Index>(total),
                                  channel_map<kMap, kVec, Index>(shape));
@@ -173,9 +176,9 @@ void launch_input_grad(cudaStream_t stream, const Shape& shape, Layout layout,
 }
 
 // The first-level reduction in `layout` (forward when a.dy is null; kMask: the ReLU's gradient).
-template <Mask kMask>
+template <Mask kMask, typename T>
 void launch_sums_as(cudaStream_t stream, const Shape& shape, Layout layout, std::int64_t parts,
-                    const bn::SumsArgs& a) {
+                    const bn::SumsArgs<T>& a) {
   const bool vec4 = reduction_inner(shape, layout) % 4 == 0 && aligned16({a.x, a.dy, a.y, a.g_out});
   const auto run = [&](auto vec) {
     with_index(shape, [&](auto index) {
@@ -185,7 +188,7 @@ void launch_sums_as(cudaStream_t stream, const Shape& shape, Layout layout, std:
       if (layout == Layout::Nchw) {
         const std::int64_t plane_vecs = shape.h() * shape.w() / kVec;
         const std::int64_t channel_vecs = shape.n() * plane_vecs;
-        bn::nchw_sums_kernel<kMask, kVec, Index>
+        bn::nchw_sums_kernel<T, kMask, kVec, Index>
             <<<static_cast<unsigned>(shape.c() * parts), kReduceBlock, 0, stream>>>(
                 a, static_cast<Index>(parts), static_cast<Index>(shape.c()),
                 static_cast<Index>(plane_vecs), static_cast<Index>(channel_vecs),
@@ -194,7 +197,7 @@ void launch_sums_as(cudaStream_t stream, const Shape& shape, Layout layout, std:
         const std::int64_t row_vecs = shape.c() / kVec;
         const dim3 grid(static_cast<unsigned>(parts),
                         static_cast<unsigned>(ceil_div(row_vecs, bn::kRowTileVecs<kVec>)));
-        bn::nhwc_sums_kernel<kMask, kVec, Index><<<grid, kReduceBlock, 0, stream>>>(
+        bn::nhwc_sums_kernel<T, kMask, kVec, Index><<<grid, kReduceBlock, 0, stream>>>(
             a, static_cast<Index>(parts), static_cast<Index>(rows), static_cast<Index>(row_vecs),
             static_cast<Index>(ceil_div(rows, parts)));
       }
@@ -208,29 +211,48 @@ void launch_sums_as(cudaStream_t stream, const Shape& shape, Layout layout, std:
   }
 }
 
+template <typename T>
 void launch_sums(cudaStream_t stream, const Shape& shape, Layout layout, std::int64_t parts,
-                 const bn::SumsArgs& a, Mask mask) {
+                 const bn::SumsArgs<T>& a, Mask mask) {
   with_mask(mask,
             [&](auto m) { launch_sums_as<decltype(m)::value>(stream, shape, layout, parts, a); });
 }
 
-float* data_or_null(const TensorView& view) { return view.empty() ? nullptr : view.as<float>(); }
+template <typename T>
+T* data_or_null(const TensorView& view) {
+  return view.empty() ? nullptr : device_data<T>(view);
+}
 
 }  // namespace
+
+runtime::cuda::DeviceContext& batch_norm_context(const LayerOptions& options,
+                                                 std::string_view layer) {
+  if (options.dtype != DType::F32 && options.dtype != DType::BF16) {
+    throw runtime::InvalidArgument(std::string(layer) + ": runs F32 or BF16, not " +
+                                   runtime::dtype_name(options.dtype));
+  }
+  // checked_context's other checks; the feature maps' dtype was checked above.
+  LayerOptions f32 = options;
+  f32.dtype = DType::F32;
+  return checked_context(f32, layer);
+}
 
 Layout batch_norm_layout(const LayerOptions& options) noexcept {
   return options.layout == Layout::Nhwc && options.input_layout == Layout::Nhwc ? Layout::Nhwc
                                                                                 : Layout::Nchw;
 }
 
-BatchNormCore::BatchNormCore(const BatchNorm2dSpec& spec, const Shape& x_shape, Layout layout)
+BatchNormCore::BatchNormCore(const BatchNorm2dSpec& spec, const Shape& x_shape, Layout layout,
+                             DType dtype)
     : spec_(spec),
       shape_(x_shape),
       layout_(layout),
+      dtype_(dtype),
       channels_(x_shape.c()),
       parts_(reduction_parts(x_shape, layout)),
       per_channel_(6 * sizeof(float) * static_cast<std::size_t>(channels_)),
       partials_(2 * sizeof(double) * static_cast<std::size_t>(channels_ * parts_)) {
+  VDNN_EXPECTS(dtype == DType::F32 || dtype == DType::BF16, "batchnorm2d runs F32 or BF16");
   // The NHWC reduction puts the column tiles on the grid's y dimension.
   VDNN_EXPECTS(layout == Layout::Nchw || channels_ <= 65535 * bn::kRowTileVecs<1>,
                "batchnorm2d in NHWC takes at most 65535 * 32 channels");
@@ -239,9 +261,26 @@ BatchNormCore::BatchNormCore(const BatchNorm2dSpec& spec, const Shape& x_shape, 
 BatchNormCore::~BatchNormCore() = default;
 
 void BatchNormCore::forward(cudaStream_t stream, const ForwardArgs& args, bool relu) {
-  const float* x = args.inputs[0].as<float>();
-  const float* r = args.inputs.size() > 1 ? args.inputs[1].as<float>() : nullptr;
-  float* y = args.output.as<float>();
+  if (dtype_ == DType::BF16) {
+    forward_as<__nv_bfloat16>(stream, args, relu);
+  } else {
+    forward_as<float>(stream, args, relu);
+  }
+}
+
+void BatchNormCore::backward(cudaStream_t stream, const BackwardArgs& args, bool relu) {
+  if (dtype_ == DType::BF16) {
+    backward_as<__nv_bfloat16>(stream, args, relu);
+  } else {
+    backward_as<float>(stream, args, relu);
+  }
+}
+
+template <typename T>
+void BatchNormCore::forward_as(cudaStream_t stream, const ForwardArgs& args, bool relu) {
+  const T* x = device_data<T>(args.inputs[0]);
+  const T* r = args.inputs.size() > 1 ? device_data<T>(args.inputs[1]) : nullptr;
+  T* y = device_data<T>(args.output);
   const float* weight = args.params[0].as<float>();
   const float* bias = args.params[1].as<float>();
   float* running_mean = args.params[2].as<float>();
@@ -253,11 +292,11 @@ void BatchNormCore::forward(cudaStream_t stream, const ForwardArgs& args, bool r
   if (args.training && !args.recompute) {
     const std::int64_t count = shape_.n() * shape_.h() * shape_.w();
     VDNN_EXPECTS(count > 1, "batchnorm2d training needs more than one value per channel");
-    bn::SumsArgs sums{};
+    bn::SumsArgs<T> sums{};
     sums.x = x;
     sums.partials = partials_.as<double>();
     launch_sums(stream, shape_, layout_, parts_, sums, Mask::None);
-    bn::finish_forward_stats_kernel<<<combine_blocks(channels_), kCombineBlock, 0, stream>>>(
+    bn::finish_forward_stats_kernel<T><<<combine_blocks(channels_), kCombineBlock, 0, stream>>>(
         partials_.as<double>(), static_cast<int>(parts_), x,
         layout_ == Layout::Nchw ? shape_.h() * shape_.w() : 1, channels_,
         static_cast<double>(count), spec_.eps, spec_.momentum, weight, running_mean, running_var,
@@ -269,22 +308,23 @@ void BatchNormCore::forward(cudaStream_t stream, const ForwardArgs& args, bool r
     VDNN_CHECK_LAUNCH();
   }
   if (!relu) {
-    launch_normalize<false, false>(stream, shape_, layout_, x, r, mean(), scale(), bias, y);
+    launch_normalize<T, false, false>(stream, shape_, layout_, x, r, mean(), scale(), bias, y);
   } else if (r == nullptr) {
-    launch_normalize<true, false>(stream, shape_, layout_, x, r, mean(), scale(), bias, y);
+    launch_normalize<T, true, false>(stream, shape_, layout_, x, r, mean(), scale(), bias, y);
   } else {
-    launch_normalize<true, true>(stream, shape_, layout_, x, r, mean(), scale(), bias, y);
+    launch_normalize<T, true, true>(stream, shape_, layout_, x, r, mean(), scale(), bias, y);
   }
   batch_stats_ = args.training;
 }
 
-void BatchNormCore::backward(cudaStream_t stream, const BackwardArgs& args, bool relu) {
+template <typename T>
+void BatchNormCore::backward_as(cudaStream_t stream, const BackwardArgs& args, bool relu) {
   const GradTarget& x_target = args.grad_inputs[0];
   const GradTarget* r_target = args.grad_inputs.size() > 1 ? &args.grad_inputs[1] : nullptr;
-  float* dx = data_or_null(x_target.tensor);
-  float* dr = r_target != nullptr ? data_or_null(r_target->tensor) : nullptr;
-  float* grad_weight = data_or_null(args.grad_params[0]);
-  float* grad_bias = data_or_null(args.grad_params[1]);
+  T* dx = data_or_null<T>(x_target.tensor);
+  T* dr = r_target != nullptr ? data_or_null<T>(r_target->tensor) : nullptr;
+  float* grad_weight = data_or_null<float>(args.grad_params[0]);
+  float* grad_bias = data_or_null<float>(args.grad_params[1]);
   const bool reduce = dx != nullptr || grad_weight != nullptr || grad_bias != nullptr;
   VDNN_EXPECTS(relu || dr == nullptr, "a batch norm's residual gradient comes with its ReLU");
   if (!reduce && dr == nullptr) return;
@@ -294,10 +334,10 @@ void BatchNormCore::backward(cudaStream_t stream, const BackwardArgs& args, bool
   // The residual's gradient is the masked gradient itself: the reduction writes it there when
   // nothing else has, and the input-gradient pass then reads it alone instead of dy and y.
   const bool g_in_dr = reduce && dr != nullptr && !r_target->accumulate;
-  bn::SumsArgs sums{};
-  sums.x = args.inputs[0].as<float>();  // first_input: always there
-  sums.dy = args.grad_output.as<float>();
-  sums.y = mask == Mask::Output ? args.output.as<float>() : nullptr;
+  bn::SumsArgs<T> sums{};
+  sums.x = device_data<T>(args.inputs[0]);  // first_input: always there
+  sums.dy = device_data<T>(args.grad_output);
+  sums.y = mask == Mask::Output ? device_data<T>(args.output) : nullptr;
   sums.mean = mean();
   sums.scale = scale();
   sums.shift = args.params[1].as<float>();
@@ -313,7 +353,7 @@ void BatchNormCore::backward(cudaStream_t stream, const BackwardArgs& args, bool
     VDNN_CHECK_LAUNCH();
   }
   if (dx == nullptr && (dr == nullptr || g_in_dr)) return;
-  bn::GradArgs a{};
+  bn::GradArgs<T> a{};
   a.x = sums.x;
   a.dy = g_in_dr ? dr : sums.dy;
   a.y = sums.y;

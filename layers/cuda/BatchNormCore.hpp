@@ -1,11 +1,12 @@
 // BatchNormCore: the batch norm BatchNorm2dCuda and BatchNormReluCuda share (saved statistics,
-// reduction scratch, the statistics rules and every kernel launch), F32, NCHW or NHWC. Internal to
-// layers/cuda/.
+// reduction scratch, the statistics rules and every kernel launch), F32 or BF16 feature maps, NCHW
+// or NHWC. Internal to layers/cuda/.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <string_view>
 
 #include "layers/Layer.hpp"
 #include "layers/cuda/RawBuffer.hpp"
@@ -17,6 +18,12 @@ namespace vdnn::layers::cuda {
 /// any other pair than NCHW in and out, Note [Layout]).
 Layout batch_norm_layout(const LayerOptions& options) noexcept;
 
+/// The device context of a batch-norm layer named `layer`: checked_context's checks, but BF16
+/// feature maps are accepted besides F32. Throws runtime::InvalidArgument for any other dtype or a
+/// missing options.cuda.
+runtime::cuda::DeviceContext& batch_norm_context(const LayerOptions& options,
+                                                 std::string_view layer);
+
 /// Batch normalization over N, H, W per channel of an input of one shape in one layout, optionally
 /// followed by the fused chain's residual add and ReLU (Note [Fusion]). Params (args.params):
 /// weight, bias, running_mean, running_var, all [C]. Training forward normalizes with the batch
@@ -25,12 +32,19 @@ Layout batch_norm_layout(const LayerOptions& options) noexcept;
 /// the statistics the last training forward saved and updates nothing. Every reduction has a fixed
 /// order fixed at construction (no atomics): results are bitwise reproducible, and the fused chain
 /// gets the bits of the unfused one. Work is enqueued on the given stream, nothing waits; views are
-/// device memory in the core's layout. Not thread-safe.
+/// device memory in the core's layout. Feature maps (x, r, y and their gradients) are of the core's
+/// dtype, F32 or BF16 (Note [Precision]); params, grad_params, the saved statistics and every sum
+/// are F32 or wider whatever it is, and a BF16 element is read into float and rounded once when
+/// stored (an accumulated target: read, added to in float, rounded once). The same reductions in
+/// the same order for both: on the same values, BF16 gets F32's statistics, running buffers and
+/// parameter gradients bit for bit, and its feature maps are F32's rounded to bf16. Views of
+/// another dtype throw runtime::InvalidArgument. Not thread-safe.
 class BatchNormCore {
  public:
   /// Allocates the saved statistics and the reduction scratch for inputs of `x_shape` (rank 4,
-  /// NCHW-logical) stored in `layout`. Throws runtime::CudaError when the allocation fails.
-  BatchNormCore(const BatchNorm2dSpec& spec, const Shape& x_shape, Layout layout);
+  /// NCHW-logical) stored in `layout` with elements of `dtype` (F32 or BF16, else
+  /// runtime::InvalidArgument). Throws runtime::CudaError when the allocation fails.
+  BatchNormCore(const BatchNorm2dSpec& spec, const Shape& x_shape, Layout layout, DType dtype);
   BatchNormCore(const BatchNormCore&) = delete;
   BatchNormCore& operator=(const BatchNormCore&) = delete;
   BatchNormCore(BatchNormCore&&) = delete;
@@ -55,6 +69,12 @@ class BatchNormCore {
   void backward(cudaStream_t stream, const BackwardArgs& args, bool relu);
 
  private:
+  // forward and backward with feature maps of T (float or __nv_bfloat16), defined in the .cu.
+  template <typename T>
+  void forward_as(cudaStream_t stream, const ForwardArgs& args, bool relu);
+  template <typename T>
+  void backward_as(cudaStream_t stream, const BackwardArgs& args, bool relu);
+
   float* mean() const { return per_channel_.as<float>(); }
   float* inv_std() const { return per_channel_.as<float>() + channels_; }
   float* scale() const { return per_channel_.as<float>() + 2 * channels_; }  // weight * inv_std
@@ -65,6 +85,7 @@ class BatchNormCore {
   BatchNorm2dSpec spec_;
   Shape shape_;
   Layout layout_;
+  DType dtype_;
   std::int64_t channels_;
   std::int64_t parts_;  // first-level reduction blocks per channel (NCHW) or row chunks
   DeviceBuffer

@@ -2,10 +2,13 @@
 // ReLU (BatchNormCore.cu includes it, nothing else does). Deterministic per-channel reductions in
 // both layouts (fixed-order trees, no atomics) and the element-wise passes, with the fused chain's
 // ReLU and residual as template flags so that the plain and the fused layers run the same code.
+// Feature maps are T in memory (float, or __nv_bfloat16: Note [Precision]) and float in registers;
+// per-channel values are float and the sums double whatever T is.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "layers/cuda/BlockReduce.cuh"
 #include "layers/cuda/KernelGrid.hpp"
@@ -16,7 +19,10 @@ namespace vdnn::layers::cuda::bn {
 // Loads each thread keeps in flight, and the block of the combine kernels (one warp per channel).
 inline constexpr int kUnroll = 4;
 inline constexpr int kCombineBlock = 256;
-// NHWC reductions: the vectors of a row one block covers, 128 bytes of it (one cache line).
+// NHWC reductions: the vectors of a row one block covers, 32 channels (128 bytes of floats, one
+// cache line; 64 of bf16, still whole 32-byte sectors). The same for both storage types, so that
+// the reductions, and so the statistics and parameter gradients, are bitwise the same on the same
+// values.
 template <int kVec>
 inline constexpr int kRowTileVecs = 32 / kVec;
 
@@ -40,21 +46,22 @@ struct Renorm {
 // g * (x - mean), where g = dy, or with a mask the ReLU's gradient (y or z > 0) ? dy : 0, which
 // the backward also stores to g_out when that is set. Every block writes its two sums for channel c
 // and part p to partials[2 (c parts + p)] and the next double.
+template <typename T>
 struct SumsArgs {
-  const float* x;
-  const float* dy;
-  const float* y;  // Mask::Output only: the fused forward's output
+  const T* x;
+  const T* dy;
+  const T* y;  // Mask::Output only: the fused forward's output
   const float* mean;
   const float* scale;  // Mask::Input only: the forward's scale and the batch norm's bias
   const float* shift;
-  float* g_out;  // backward with a mask: null, or where the masked gradient goes
+  T* g_out;  // backward with a mask: null, or where the masked gradient goes (g is a T value)
   double* partials;
 };
 
 // Loads the terms of one vector; gs gets the masked gradient's inputs (the mask is applied in
 // add_term's caller, after every load of the step is in flight).
-template <Mask kMask, int kVec>
-__device__ __forceinline__ void load_terms(const SumsArgs& a, bool backward, std::int64_t at,
+template <Mask kMask, int kVec, typename T>
+__device__ __forceinline__ void load_terms(const SumsArgs<T>& a, bool backward, std::int64_t at,
                                            float (&xs)[kVec], float (&gs)[kVec],
                                            float (&ys)[kVec]) {
   load_vec<kVec>(a.x, at, xs);
@@ -63,22 +70,35 @@ __device__ __forceinline__ void load_terms(const SumsArgs& a, bool backward, std
   if constexpr (kMask == Mask::Output) load_vec<kVec>(a.y, at, ys);
 }
 
+// g where the forward stored a positive y for the pre-rounding value z, else 0: z rounded to T as
+// the store rounds it, then > 0. Rounding to nearest keeps the sign, but bf16 rounds a positive
+// float below half its smallest subnormal to +0; a NaN is never > 0. For float it is z > 0.
+template <typename T>
+__device__ __forceinline__ float gate(float z, float g) {
+  if constexpr (std::is_same_v<T, float>) {
+    return z > 0.0f ? g : 0.0f;
+  } else {
+    return to_float(from_float<T>(z)) > 0.0f ? g : 0.0f;
+  }
+}
+
 // The ReLU's gradient of g. References, so that an operand the mask does not use is never read.
-template <Mask kMask>
+// Mask::Input renormalizes x as the forward did and decides as its rounded store: the mask of y.
+template <Mask kMask, typename T>
 __device__ __forceinline__ float masked(const float& g, const float& y, const float& x,
                                         const Renorm& n) {
   if constexpr (kMask == Mask::Output) {
     return y > 0.0f ? g : 0.0f;
   } else if constexpr (kMask == Mask::Input) {
-    return __fmaf_rn(x - n.mean, n.scale, n.shift) > 0.0f ? g : 0.0f;
+    return gate<T>(__fmaf_rn(x - n.mean, n.scale, n.shift), g);
   } else {
     return g;
   }
 }
 
 // Channel c's Renorm (Mask::Input only; the mean is read by every backward anyway).
-template <Mask kMask>
-__device__ __forceinline__ Renorm renorm_of(const SumsArgs& a, std::int64_t c, float mean) {
+template <Mask kMask, typename T>
+__device__ __forceinline__ Renorm renorm_of(const SumsArgs<T>& a, std::int64_t c, float mean) {
   if constexpr (kMask == Mask::Input) {
     return {mean, a.scale[c], a.shift[c]};
   } else {
@@ -103,16 +123,17 @@ __device__ __forceinline__ void add_term(bool backward, float x, const float& g,
 
 // NCHW. Block b reduces chunk b % parts of channel b / parts, where a channel is the `channel_vecs`
 // vectors of its N planes taken in order; per-thread sums in double, then block_reduce.
-template <Mask kMask, int kVec, typename Index>
+template <typename T, Mask kMask, int kVec, typename Index>
 __global__ void __launch_bounds__(kReduceBlock)
-    nchw_sums_kernel(SumsArgs a, Index parts, Index channels, Index plane_vecs, Index channel_vecs,
-                     Index chunk) {
+    nchw_sums_kernel(SumsArgs<T> a, Index parts, Index channels, Index plane_vecs,
+                     Index channel_vecs, Index chunk) {
   const Index c = blockIdx.x / parts;
   const Index begin = (blockIdx.x - c * parts) * chunk;
   const Index end = begin + chunk < channel_vecs ? begin + chunk : channel_vecs;
   const bool backward = a.dy != nullptr;
   const float centre =
-      backward ? a.mean[c] : __ldg(a.x + static_cast<std::int64_t>(c) * plane_vecs * kVec);
+      backward ? a.mean[c]
+               : to_float(__ldg(a.x + static_cast<std::int64_t>(c) * plane_vecs * kVec));
   const Renorm renorm = backward ? renorm_of<kMask>(a, c, centre) : Renorm{};
   double s0 = 0.0;
   double s1 = 0.0;
@@ -135,7 +156,7 @@ __global__ void __launch_bounds__(kReduceBlock)
       if (i + u * kReduceBlock < end) {
 #pragma unroll
         for (int k = 0; k < kVec; ++k) {
-          if (backward) gs[u][k] = masked<kMask>(gs[u][k], ys[u][k], xs[u][k], renorm);
+          if (backward) gs[u][k] = masked<kMask, T>(gs[u][k], ys[u][k], xs[u][k], renorm);
           add_term(backward, xs[u][k], gs[u][k], centre, s0, s1);
         }
         if (kMask != Mask::None && a.g_out != nullptr) store_vec<kVec>(a.g_out, ats[u], gs[u]);
@@ -177,10 +198,10 @@ __device__ __forceinline__ void column_sums(double (&values)[kCount], int width,
 // NHWC: rows are the N * H * W pixels, each `row_vecs` vectors of channels. Block (p, t) reduces
 // row chunk p of column tile t (kRowTileVecs vectors, fewer in the last tile): each thread keeps
 // one vector column and walks the chunk's rows `lanes` apart, so a warp reads whole 128-byte
-// segments; then column_sums combines the lanes in a fixed order.
-template <Mask kMask, int kVec, typename Index>
+// segments (64-byte ones of bf16); then column_sums combines the lanes in a fixed order.
+template <typename T, Mask kMask, int kVec, typename Index>
 __global__ void __launch_bounds__(kReduceBlock)
-    nhwc_sums_kernel(SumsArgs a, Index parts, Index rows, Index row_vecs, Index chunk) {
+    nhwc_sums_kernel(SumsArgs<T> a, Index parts, Index rows, Index row_vecs, Index chunk) {
   const Index tile_begin = static_cast<Index>(blockIdx.y) * kRowTileVecs<kVec>;
   const int width = row_vecs - tile_begin < static_cast<Index>(kRowTileVecs<kVec>)
                         ? static_cast<int>(row_vecs - tile_begin)
@@ -201,7 +222,9 @@ __global__ void __launch_bounds__(kReduceBlock)
   double sums[2 * kVec];  // kVec sums of the first kind, then kVec of the second
 #pragma unroll
   for (int k = 0; k < kVec; ++k) {
-    centre[k] = lane < lanes ? (backward ? a.mean[channel0 + k] : __ldg(a.x + channel0 + k)) : 0.0f;
+    centre[k] = lane < lanes
+                    ? (backward ? a.mean[channel0 + k] : to_float(__ldg(a.x + channel0 + k)))
+                    : 0.0f;
     renorm[k] = lane < lanes && backward ? renorm_of<kMask>(a, channel0 + k, centre[k]) : Renorm{};
     sums[k] = 0.0;
     sums[kVec + k] = 0.0;
@@ -225,7 +248,7 @@ __global__ void __launch_bounds__(kReduceBlock)
       if (row < end) {
 #pragma unroll
         for (int k = 0; k < kVec; ++k) {
-          if (backward) gs[u][k] = masked<kMask>(gs[u][k], ys[u][k], xs[u][k], renorm[k]);
+          if (backward) gs[u][k] = masked<kMask, T>(gs[u][k], ys[u][k], xs[u][k], renorm[k]);
           add_term(backward, xs[u][k], gs[u][k], centre[k], sums[k], sums[kVec + k]);
         }
         if (kMask != Mask::None && a.g_out != nullptr) {
@@ -271,7 +294,8 @@ __device__ __forceinline__ std::int64_t combine_channel() {
 // Batch statistics of the training forward: saved mean and inv_std, scale = weight * inv_std for
 // the normalize pass, and the running buffers (PyTorch's momentum, unbiased variance). The shift
 // of channel c is x[c * shift_stride], the value the forward sums were centred on.
-__global__ void finish_forward_stats_kernel(const double* partials, int parts, const float* x,
+template <typename T>
+__global__ void finish_forward_stats_kernel(const double* partials, int parts, const T* x,
                                             std::int64_t shift_stride, std::int64_t channels,
                                             double count, double eps, double momentum,
                                             const float* weight, float* running_mean,
@@ -286,7 +310,7 @@ __global__ void finish_forward_stats_kernel(const double* partials, int parts, c
   if (lane != 0) return;
   const double shifted_mean = sum / count;
   const double var = std::max(squares / count - shifted_mean * shifted_mean, 0.0);
-  const double m = static_cast<double>(x[c * shift_stride]) + shifted_mean;
+  const double m = static_cast<double>(to_float(x[c * shift_stride])) + shifted_mean;
   const double s = 1.0 / sqrt(var + eps);
   mean[c] = static_cast<float>(m);
   inv_std[c] = static_cast<float>(s);
@@ -371,12 +395,12 @@ __device__ __forceinline__ std::uint64_t elementwise_base() {
 }
 
 // y = (x - mean) * scale + bias, then with kResidual + r, then with kRelu z < 0 ? 0 : z (a NaN
-// stays NaN): the unfused chain's operations, each rounded as that chain rounds it.
-template <bool kRelu, bool kResidual, Map kMap, int kVec, typename Index>
+// stays NaN): the unfused chain's operations, each rounded as that chain rounds it in float. A bf16
+// y is rounded once, at the store (the unfused bf16 chain would round after each layer).
+template <typename T, bool kRelu, bool kResidual, Map kMap, int kVec, typename Index>
 __global__ void __launch_bounds__(kBlockThreads)
-    normalize_kernel(const float* x, const float* r, const float* mean, const float* scale,
-                     const float* bias, float* y, Index total_vecs,
-                     ChannelMap<kMap, kVec, Index> map) {
+    normalize_kernel(const T* x, const T* r, const float* mean, const float* scale,
+                     const float* bias, T* y, Index total_vecs, ChannelMap<kMap, kVec, Index> map) {
   const std::uint64_t base = elementwise_base();
   float v[kUnroll][kVec];
   float rs[kUnroll][kVec];
@@ -411,26 +435,28 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 
 // What the input-gradient pass reads and writes. g = dy, or with a mask the ReLU's gradient (as in
-// SumsArgs); dr only with kResidualGrad.
+// SumsArgs); dr only with kResidualGrad. A target with accumulate is read, added to in float and
+// rounded once.
+template <typename T>
 struct GradArgs {
-  const float* x;  // read when dx is set (and by Mask::Input)
-  const float* dy;
-  const float* y;  // Mask::Output only
+  const T* x;  // read when dx is set (and by Mask::Input)
+  const T* dy;
+  const T* y;  // Mask::Output only
   const float* mean;
   const float* scale;  // Mask::Input only, as in SumsArgs
   const float* shift;
   const float* coeff_a;
   const float* coeff_b;
   const float* coeff_k;
-  float* dx;  // (+)= a * g + b * (x - mean) + k; null: not asked for
-  float* dr;  // kResidualGrad: (+)= g, the residual's gradient
+  T* dx;  // (+)= a * g + b * (x - mean) + k; null: not asked for
+  T* dr;  // kResidualGrad: (+)= g, the residual's gradient
   bool dx_accumulate;
   bool dr_accumulate;
 };
 
-template <Mask kMask, bool kResidualGrad, Map kMap, int kVec, typename Index>
+template <typename T, Mask kMask, bool kResidualGrad, Map kMap, int kVec, typename Index>
 __global__ void __launch_bounds__(kBlockThreads)
-    input_grad_kernel(GradArgs a, Index total_vecs, ChannelMap<kMap, kVec, Index> map) {
+    input_grad_kernel(GradArgs<T> a, Index total_vecs, ChannelMap<kMap, kVec, Index> map) {
   const std::uint64_t base = elementwise_base();
   float xs[kUnroll][kVec];
   float gs[kUnroll][kVec];
@@ -464,10 +490,11 @@ __global__ void __launch_bounds__(kBlockThreads)
       map.gather(a.shift, i, b);
 #pragma unroll
       for (int k = 0; k < kVec; ++k)
-        dz[k] = masked<kMask>(gs[u][k], ys[u][k], xs[u][k], {m[k], s[k], b[k]});
+        dz[k] = masked<kMask, T>(gs[u][k], ys[u][k], xs[u][k], {m[k], s[k], b[k]});
     } else {
 #pragma unroll
-      for (int k = 0; k < kVec; ++k) dz[k] = masked<kMask>(gs[u][k], ys[u][k], xs[u][k], Renorm{});
+      for (int k = 0; k < kVec; ++k)
+        dz[k] = masked<kMask, T>(gs[u][k], ys[u][k], xs[u][k], Renorm{});
     }
     if constexpr (kResidualGrad) {
 #pragma unroll

@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "layers/cuda/BatchNormCore.hpp"
-#include "layers/cuda/CudaLayerChecks.hpp"
 #include "runtime/Error.hpp"
 #include "runtime/cuda/DeviceContext.hpp"
 
@@ -20,9 +19,9 @@ BatchNormReluCuda::BatchNormReluCuda(const BatchNormReluSpec& spec, std::vector<
     : Layer(spec, std::move(input_shapes), options.dtype, batch_norm_layout(options),
             batch_norm_layout(options)),
       spec_(spec),
-      context_(&checked_context(options, "BatchNormReluCuda")),
+      context_(&batch_norm_context(options, "BatchNormReluCuda")),
       // this->: the moved-from parameter input_shapes hides the accessor here.
-      state_(std::make_unique<State>(spec.bn, this->input_shapes()[0], layout())) {}
+      state_(std::make_unique<State>(spec.bn, this->input_shapes()[0], layout(), options.dtype)) {}
 
 BatchNormReluCuda::~BatchNormReluCuda() = default;
 
