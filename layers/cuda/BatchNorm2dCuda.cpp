@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "layers/cuda/BatchNormCore.hpp"
+#include "layers/cuda/CudaLayerChecks.hpp"
 #include "runtime/cuda/DeviceContext.hpp"
 
 namespace vdnn::layers::cuda {
@@ -17,7 +18,7 @@ BatchNorm2dCuda::BatchNorm2dCuda(const BatchNorm2dSpec& spec, std::vector<Shape>
                                  const LayerOptions& options)
     : Layer(spec, std::move(input_shapes), options.dtype, batch_norm_layout(options),
             batch_norm_layout(options)),
-      context_(&batch_norm_context(options, "BatchNorm2dCuda")),
+      context_(&checked_context(options, "BatchNorm2dCuda", Precisions::F32OrBf16)),
       // this->: the moved-from parameter input_shapes hides the accessor here.
       state_(std::make_unique<State>(spec, this->input_shapes()[0], layout(), options.dtype)) {}
 

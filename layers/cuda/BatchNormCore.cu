@@ -225,18 +225,6 @@ T* data_or_null(const TensorView& view) {
 
 }  // namespace
 
-runtime::cuda::DeviceContext& batch_norm_context(const LayerOptions& options,
-                                                 std::string_view layer) {
-  if (options.dtype != DType::F32 && options.dtype != DType::BF16) {
-    throw runtime::InvalidArgument(std::string(layer) + ": runs F32 or BF16, not " +
-                                   runtime::dtype_name(options.dtype));
-  }
-  // checked_context's other checks; the feature maps' dtype was checked above.
-  LayerOptions f32 = options;
-  f32.dtype = DType::F32;
-  return checked_context(f32, layer);
-}
-
 Layout batch_norm_layout(const LayerOptions& options) noexcept {
   return options.layout == Layout::Nhwc && options.input_layout == Layout::Nhwc ? Layout::Nhwc
                                                                                 : Layout::Nchw;

@@ -18,12 +18,6 @@ namespace vdnn::layers::cuda {
 /// any other pair than NCHW in and out, Note [Layout]).
 Layout batch_norm_layout(const LayerOptions& options) noexcept;
 
-/// The device context of a batch-norm layer named `layer`: checked_context's checks, but BF16
-/// feature maps are accepted besides F32. Throws runtime::InvalidArgument for any other dtype or a
-/// missing options.cuda.
-runtime::cuda::DeviceContext& batch_norm_context(const LayerOptions& options,
-                                                 std::string_view layer);
-
 /// Batch normalization over N, H, W per channel of an input of one shape in one layout, optionally
 /// followed by the fused chain's residual add and ReLU (Note [Fusion]). Params (args.params):
 /// weight, bias, running_mean, running_var, all [C]. Training forward normalizes with the batch

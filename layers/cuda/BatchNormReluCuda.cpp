@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "layers/cuda/BatchNormCore.hpp"
+#include "layers/cuda/CudaLayerChecks.hpp"
 #include "runtime/Error.hpp"
 #include "runtime/cuda/DeviceContext.hpp"
 
@@ -19,7 +20,7 @@ BatchNormReluCuda::BatchNormReluCuda(const BatchNormReluSpec& spec, std::vector<
     : Layer(spec, std::move(input_shapes), options.dtype, batch_norm_layout(options),
             batch_norm_layout(options)),
       spec_(spec),
-      context_(&batch_norm_context(options, "BatchNormReluCuda")),
+      context_(&checked_context(options, "BatchNormReluCuda", Precisions::F32OrBf16)),
       // this->: the moved-from parameter input_shapes hides the accessor here.
       state_(std::make_unique<State>(spec.bn, this->input_shapes()[0], layout(), options.dtype)) {}
 

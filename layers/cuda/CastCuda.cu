@@ -54,13 +54,10 @@ void convert(cudaStream_t stream, const TensorView& src, const TensorView& dst, 
 
 bool castable(DType dtype) { return dtype == DType::F32 || dtype == DType::BF16; }
 
-// The context, once the types are known to be ones this layer converts.
+// The context, once the target is a type this layer converts to.
 runtime::cuda::DeviceContext& cast_context(const CastSpec& spec, const LayerOptions& options) {
-  VDNN_EXPECTS(castable(options.dtype) && castable(spec.to),
-               "CastCuda converts between f32 and bf16 only");
-  LayerOptions f32 = options;
-  f32.dtype = DType::F32;
-  return checked_context(f32, "CastCuda");
+  VDNN_EXPECTS(castable(spec.to), "CastCuda converts to f32 or bf16 only");
+  return checked_context(options, "CastCuda", Precisions::F32OrBf16);
 }
 
 }  // namespace

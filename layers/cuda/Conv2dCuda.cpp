@@ -558,13 +558,6 @@ bool supported(const LayerOptions& o) {
   return o.layout == o.input_layout || o.layout == runtime::Layout::Nhwc;
 }
 
-// checked_context takes F32 only; the convolution also runs BF16 (Note [Precision]).
-runtime::cuda::DeviceContext& context_for(const LayerOptions& options) {
-  LayerOptions checked = options;
-  if (options.dtype == runtime::DType::BF16) checked.dtype = runtime::DType::F32;
-  return checked_context(checked, "Conv2dCuda");
-}
-
 }  // namespace
 
 Conv2dCuda::Conv2dCuda(const Conv2dSpec& spec, std::vector<Shape> input_shapes,
@@ -586,8 +579,9 @@ Conv2dCuda::Conv2dCuda(const LayerSpec& layer, const Conv2dSpec& spec, bool relu
   LayerOptions run = options;
   run.layout = layout();
   run.input_layout = input_layout();
-  impl_ = std::make_unique<Impl>(context_for(options), spec, this->input_shapes()[0],
-                                 param_shapes_[0], output_shape(), run);
+  impl_ =
+      std::make_unique<Impl>(checked_context(options, "Conv2dCuda", Precisions::F32OrBf16), spec,
+                             this->input_shapes()[0], param_shapes_[0], output_shape(), run);
   impl_->pick({kUnlimitedWorkspace, kUnlimitedWorkspace});
 }
 
@@ -657,12 +651,6 @@ void convert(cudnnHandle_t handle, const TensorDescriptor& from, const void* src
 
 __nv_bfloat16* bf16(void* p) { return static_cast<__nv_bfloat16*>(p); }
 
-// A feature map's view (input, output and their gradients): non-empty, of the layer's dtype and
-// exactly `shape` (parameters are F32 in every precision: views_match).
-bool map_matches(const TensorView& view, const Shape& shape, runtime::DType dtype) {
-  return !view.empty() && view.dtype == dtype && view.shape == shape;
-}
-
 // The memory order of a weight view: KRSC (Layout::Nhwc) or KCRS.
 runtime::Layout weight_layout(const TensorView& view) {
   return view.layout == runtime::Layout::Nhwc ? runtime::Layout::Nhwc : runtime::Layout::Nchw;
@@ -704,8 +692,8 @@ void Conv2dCuda::forward(const ForwardArgs& args) {
   VDNN_EXPECTS(args.inputs.size() == 1 && views_match(args.params, param_shapes_),
                "Conv2dCuda::forward: expected one input and the weight (and bias) views of the "
                "parameter shapes");
-  VDNN_EXPECTS(map_matches(args.inputs[0], input_shapes()[0], dtype()) &&
-                   map_matches(args.output, output_shape(), dtype()) &&
+  VDNN_EXPECTS(view_matches(args.inputs[0], input_shapes()[0], dtype()) &&
+                   view_matches(args.output, output_shape(), dtype()) &&
                    workspace_fits(args.workspace, workspace().forward),
                "Conv2dCuda::forward: input, output or workspace view does not match the layer");
   Impl& m = *impl_;
@@ -747,10 +735,10 @@ void Conv2dCuda::backward(const BackwardArgs& args) {
                "Conv2dCuda::backward: expected one input, one input gradient and the weight (and "
                "bias) views with their gradients, of the parameter shapes");
   const GradTarget& dx = args.grad_inputs[0];
-  VDNN_EXPECTS(map_matches(args.inputs[0], input_shapes()[0], dtype()) &&
-                   map_matches(args.grad_output, output_shape(), dtype()) &&
-                   (!relu_ || map_matches(args.output, output_shape(), dtype())) &&
-                   (dx.tensor.empty() || map_matches(dx.tensor, input_shapes()[0], dtype())) &&
+  VDNN_EXPECTS(view_matches(args.inputs[0], input_shapes()[0], dtype()) &&
+                   view_matches(args.grad_output, output_shape(), dtype()) &&
+                   (!relu_ || view_matches(args.output, output_shape(), dtype())) &&
+                   (dx.tensor.empty() || view_matches(dx.tensor, input_shapes()[0], dtype())) &&
                    workspace_fits(args.workspace, workspace().backward),
                "Conv2dCuda::backward: a view does not match the layer");
   Impl& m = *impl_;

@@ -33,18 +33,6 @@ cublasHandle_t fp32_cublas(const runtime::cuda::DeviceContext& context) {
   return handle;
 }
 
-// checked_context takes F32 only; the layer also runs BF16 (Note [Precision]).
-runtime::cuda::DeviceContext& context_for(const LayerOptions& options) {
-  LayerOptions checked = options;
-  if (options.dtype == DType::BF16) checked.dtype = DType::F32;
-  return checked_context(checked, "LinearCuda");
-}
-
-// x, y and their gradients: non-empty views of the layer's dtype and exactly `shape`.
-bool map_matches(const TensorView& view, const Shape& shape, DType dtype) {
-  return !view.empty() && view.dtype == dtype && view.shape == shape;
-}
-
 __nv_bfloat16* bf16(void* p) { return static_cast<__nv_bfloat16*>(p); }
 
 // One column-major GEMM C = alpha op(A) op(B) + beta C on bf16 A and B with FP32 accumulation; C
@@ -91,8 +79,8 @@ LinearCuda::LinearCuda(const LinearSpec& spec, const std::vector<Shape>& input_s
       batch_(checked_int(this->input_shapes()[0].n(), "LinearCuda batch")),
       in_features_(checked_int(this->input_shapes()[0].sample_numel(), "LinearCuda in_features")),
       out_features_(checked_int(spec.out_features, "LinearCuda out_features")) {
-  impl_ = std::make_unique<Impl>(context_for(options), spec, output_shape(), param_shapes_[0],
-                                 options.dtype);
+  impl_ = std::make_unique<Impl>(checked_context(options, "LinearCuda", Precisions::F32OrBf16),
+                                 spec, output_shape(), param_shapes_[0], options.dtype);
 }
 
 LinearCuda::~LinearCuda() = default;
@@ -117,8 +105,8 @@ void LinearCuda::forward(const ForwardArgs& args) {
   VDNN_EXPECTS(args.inputs.size() == 1 && views_match(args.params, param_shapes_),
                "LinearCuda::forward: expected one input and the weight (and bias) views of the "
                "parameter shapes");
-  VDNN_EXPECTS(map_matches(args.inputs[0], input_shapes()[0], dtype()) &&
-                   map_matches(args.output, output_shape(), dtype()) &&
+  VDNN_EXPECTS(view_matches(args.inputs[0], input_shapes()[0], dtype()) &&
+                   view_matches(args.output, output_shape(), dtype()) &&
                    workspace_fits(args.workspace, workspace().forward),
                "LinearCuda::forward: input, output or workspace view does not match the layer");
   if (dtype() == DType::BF16) {
@@ -156,9 +144,9 @@ void LinearCuda::backward(const BackwardArgs& args) {
                "bias) views with their gradients, of the parameter shapes");
   const GradTarget& target = args.grad_inputs[0];
   VDNN_EXPECTS(
-      map_matches(args.inputs[0], input_shapes()[0], dtype()) &&
-          map_matches(args.grad_output, output_shape(), dtype()) &&
-          (target.tensor.empty() || map_matches(target.tensor, input_shapes()[0], dtype())) &&
+      view_matches(args.inputs[0], input_shapes()[0], dtype()) &&
+          view_matches(args.grad_output, output_shape(), dtype()) &&
+          (target.tensor.empty() || view_matches(target.tensor, input_shapes()[0], dtype())) &&
           workspace_fits(args.workspace, workspace().backward),
       "LinearCuda::backward: a view does not match the layer's shapes");
   const cublasHandle_t cublas = fp32_cublas(*impl_->context);

@@ -68,6 +68,7 @@ class Bf16LayerCuda : public CudaLayerTest {
           const auto layer = make_bf16(c.spec, c.inputs, layout, input_layout);
           ASSERT_EQ(layer->dtype(), runtime::DType::BF16);
           StepSettings settings;
+          settings.norm_tolerance = kBf16NormTolerance;
           settings.accumulate = mode == 1;
           settings.input_grads = mode != 2;
           settings.input_levels = c.input_levels;

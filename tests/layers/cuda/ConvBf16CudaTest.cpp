@@ -86,6 +86,7 @@ TEST_F(ConvBf16Cuda, MatchesCpuInEveryLayout) {
       ASSERT_EQ(layer.layout(), layouts.output);
       ASSERT_EQ(layer.input_layout(), layouts.input);
       StepSettings settings;
+      settings.norm_tolerance = kBf16NormTolerance;
       // The stem reads the network input, which takes no gradient.
       settings.input_grads = layouts.input == layouts.output;
       settings.accumulate = c.accumulate && settings.input_grads;
@@ -111,6 +112,7 @@ TEST_F(ConvBf16Cuda, FusedReluMatchesCpuInEveryLayout) {
       SCOPED_TRACE(std::string(layouts.name) + " " + c.name);
       layers::cuda::Conv2dCuda layer(Conv2dReluSpec{c.spec}, {c.input}, bf16(options(), layouts));
       StepSettings settings;
+      settings.norm_tolerance = kBf16NormTolerance;
       settings.input_grads = layouts.input == layouts.output;
       settings.accumulate = c.accumulate && settings.input_grads;
       EXPECT_TRUE(cuda_matches_cpu(context(), layer, kBf16Tolerance, settings));
@@ -124,6 +126,7 @@ TEST_F(ConvBf16Cuda, EmptyInputGradientTargetStillGivesParameterGradients) {
     layers::cuda::Conv2dCuda layer(conv(8, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true),
                                    {Shape{2, 4, 9, 9}}, bf16(options(), layouts));
     StepSettings settings;
+    settings.norm_tolerance = kBf16NormTolerance;
     settings.input_grads = false;
     EXPECT_TRUE(cuda_matches_cpu(context(), layer, kBf16Tolerance, settings));
   }
@@ -149,6 +152,7 @@ TEST_F(ConvBf16Cuda, BatchChunksMatchAndRepeatBitwise) {
     for (const bool accumulate : {false, true}) {
       SCOPED_TRACE(accumulate ? "accumulate" : "overwrite");
       StepSettings settings;
+      settings.norm_tolerance = kBf16NormTolerance;
       settings.accumulate = accumulate;
       settings.bitwise_repeatable = true;
       EXPECT_TRUE(cuda_matches_cpu(context(), layer, kBf16Tolerance, settings));

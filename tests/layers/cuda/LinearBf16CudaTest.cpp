@@ -62,6 +62,7 @@ TEST_F(LinearBf16Cuda, MatchesCpuOverShapeTable) {
     layers::cuda::LinearCuda layer(c.spec, {c.input}, bf16(options(), c.input_layout));
     ASSERT_EQ(layer.dtype(), DType::BF16);
     StepSettings settings;
+    settings.norm_tolerance = kBf16NormTolerance;
     settings.accumulate = c.accumulate;
     settings.bitwise_repeatable = true;
     EXPECT_TRUE(cuda_matches_cpu(context(), layer, kBf16Tolerance, settings));
@@ -71,6 +72,7 @@ TEST_F(LinearBf16Cuda, MatchesCpuOverShapeTable) {
 TEST_F(LinearBf16Cuda, EmptyInputGradientTargetStillGivesParameterGradients) {
   layers::cuda::LinearCuda layer(LinearSpec{6, true}, {Shape{4, 3, 2, 2}}, bf16(options()));
   StepSettings settings;
+  settings.norm_tolerance = kBf16NormTolerance;
   settings.input_grads = false;
   EXPECT_TRUE(cuda_matches_cpu(context(), layer, kBf16Tolerance, settings));
 }
