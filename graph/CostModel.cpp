@@ -9,6 +9,7 @@ namespace vdnn::graph {
 namespace {
 
 constexpr double kFlopsPerSecond = 65e12;  // TF32 convolutions as cuDNN reaches them on an H200
+constexpr double kBf16Speedup = 2.0;       // Hopper's bf16 tensor math over its TF32
 constexpr double kMemoryBytesPerSecond = 2.5e12;
 constexpr double kLinkBytesPerSecond = 55e9;
 constexpr double kLaunchGap = 4e-6;
@@ -29,10 +30,8 @@ double flops(const Graph& g, NodeId id) {
 }
 
 double bytes_touched(const Graph& g, NodeId id) {
-  double bytes = static_cast<double>(g.node(id).output_shape.bytes(runtime::DType::F32));
-  for (const runtime::Shape& in : g.input_shapes(id)) {
-    bytes += static_cast<double>(in.bytes(runtime::DType::F32));
-  }
+  double bytes = static_cast<double>(g.tensor_bytes(id));
+  for (NodeId in : g.node(id).inputs) bytes += static_cast<double>(g.tensor_bytes(in));
   return bytes;
 }
 
@@ -50,8 +49,9 @@ CostModel estimate_costs(const Graph& g) {
   costs.host_to_device = kLinkBytesPerSecond;
   costs.gap = kLaunchGap;
   for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id) {
-    const double forward =
-        flops(g, id) / kFlopsPerSecond + bytes_touched(g, id) / kMemoryBytesPerSecond;
+    const double rate = g.input_dtype(id) == runtime::DType::BF16 ? kBf16Speedup * kFlopsPerSecond
+                                                                  : kFlopsPerSecond;
+    const double forward = flops(g, id) / rate + bytes_touched(g, id) / kMemoryBytesPerSecond;
     costs.layers.push_back({forward, 2.0 * forward});
   }
   return costs;
@@ -63,7 +63,7 @@ CostKey cost_key(const Graph& g, const std::string& device, bool deterministic, 
   for (const Node& node : g.nodes()) {
     structure << node.name << ' ' << layers::type_name(node.spec) << ' '
               << node.output_shape.to_string() << ' ' << runtime::layout_name(node.layout) << ' '
-              << g.trainable_parameters(id++);
+              << runtime::dtype_name(node.dtype) << ' ' << g.trainable_parameters(id++);
     for (NodeId in : node.inputs) structure << ' ' << in;
     structure << '\n';
   }

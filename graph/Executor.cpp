@@ -103,7 +103,8 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
   const std::size_t n = graph.nodes().size();
   for (NodeId t = 0; t < static_cast<NodeId>(n); ++t) {
     tensors_.push_back(std::make_unique<runtime::ResidentTensor>(
-        graph.node(t).name, graph.node(t).output_shape, context, graph.node(t).layout));
+        graph.node(t).name, graph.node(t).output_shape, context, graph.node(t).layout,
+        graph.node(t).dtype));
   }
   tensors_.push_back(
       std::make_unique<runtime::ResidentTensor>(kInputName, graph.input_shape(), context));
@@ -316,8 +317,7 @@ void Executor::run(const Action& action, const float* images, bool training) {
       tensor(t).fault_in();
       break;
     case Op::AllocateGrad:
-      grads_[static_cast<std::size_t>(t)] =
-          Buffer(device_, graph_.node(t).output_shape.bytes(DType::F32));
+      grads_[static_cast<std::size_t>(t)] = Buffer(device_, graph_.tensor_bytes(t));
       grad_written_[static_cast<std::size_t>(t)] = false;
       break;
     case Op::Backward:
@@ -371,7 +371,8 @@ void Executor::backward(NodeId id) {
     target = {};
     if (in == kNetworkInput) continue;  // nothing needs the input's gradient
     const Buffer& grad = grads_[static_cast<std::size_t>(in)];
-    target.tensor = {grad.data(), graph_.node(in).output_shape, DType::F32, graph_.node(in).layout};
+    target.tensor = {grad.data(), graph_.node(in).output_shape, graph_.dtype(in),
+                     graph_.node(in).layout};
     target.accumulate = grad_written_[static_cast<std::size_t>(in)];
     grad_written_[static_cast<std::size_t>(in)] = true;
   }
@@ -379,7 +380,7 @@ void Executor::backward(NodeId id) {
   a.workspace = workspace_view();
   const Buffer& grad_out =
       id == graph_.loss_node() ? loss_seed_ : grads_[static_cast<std::size_t>(id)];
-  a.grad_output = {grad_out.data(), node.output_shape, DType::F32, node.layout};
+  a.grad_output = {grad_out.data(), node.output_shape, node.dtype, node.layout};
   a.step = static_cast<std::uint64_t>(step_);
   a.labels = id == graph_.loss_node() ? labels_ : nullptr;
   layers::Layer* layer = &layers_.at(id);

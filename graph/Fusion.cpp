@@ -94,25 +94,16 @@ Graph fuse(const Graph& graph, std::vector<FusedChain>* chains,
     replaced[static_cast<std::size_t>(chain->nodes.back())] = std::move(def);
     if (chains != nullptr) chains->push_back(std::move(record));
   }
-  NetworkDef def;
-  def.name = graph.name();
-  def.channels = graph.input_shape().c();
-  def.height = graph.input_shape().h();
-  def.width = graph.input_shape().w();
-  def.num_classes = graph.num_classes();
-  def.origin = graph.origin();
-  for (NodeId id = 0; id < n; ++id) {
-    const auto i = static_cast<std::size_t>(id);
+  NetworkDef def = graph.definition();  // layer i is node i
+  std::vector<LayerDef> kept;
+  for (std::size_t i = 0; i < def.layers.size(); ++i) {
     if (replaced[i]) {
-      def.layers.push_back(std::move(*replaced[i]));
-      continue;
+      kept.push_back(std::move(*replaced[i]));
+    } else if (!merged[i]) {
+      kept.push_back(std::move(def.layers[i]));
     }
-    if (merged[i]) continue;
-    const Node& node = graph.node(id);
-    LayerDef layer{node.name, node.spec, {}, node.origin};
-    for (NodeId in : node.inputs) layer.inputs.push_back(input_name(graph, in));
-    def.layers.push_back(std::move(layer));
   }
+  def.layers = std::move(kept);
   for (LayerDef& layer : def.layers) {
     for (std::string& in : layer.inputs) {
       if (const auto it = renamed.find(in); it != renamed.end()) in = it->second;

@@ -146,6 +146,14 @@ Graph Graph::build(const NetworkDef& def, std::int64_t batch) {
       fail(layer.origin, "layer '" + layer.name + "': " + e.what());
     }
     check_size(layer.origin, "output of layer '" + layer.name + "'", g.nodes_.back().output_shape);
+    g.nodes_.back().dtype = layers::output_dtype(layer.spec, g.input_dtype(id));
+    for (NodeId in : g.nodes_.back().inputs) {
+      if (g.dtype(in) != g.input_dtype(id)) {
+        fail(layer.origin, "layer '" + layer.name + "' reads inputs of different element types (" +
+                               runtime::dtype_name(g.dtype(in)) + " and " +
+                               runtime::dtype_name(g.input_dtype(id)) + ")");
+      }
+    }
     for (NodeId in : g.nodes_.back().inputs) {
       (in == kNetworkInput ? g.input_consumers_ : g.nodes_[static_cast<std::size_t>(in)].consumers)
           .push_back(id);
@@ -203,6 +211,31 @@ void Graph::use_layout(runtime::Layout layout) {
       }
     }
   }
+}
+
+runtime::DType Graph::dtype(NodeId t) const {
+  return t == kNetworkInput ? runtime::DType::F32 : node(t).dtype;
+}
+
+std::uint64_t Graph::tensor_bytes(NodeId t) const {
+  return (t == kNetworkInput ? input_shape_ : node(t).output_shape).bytes(dtype(t));
+}
+
+NetworkDef Graph::definition() const {
+  NetworkDef def;
+  def.name = name_;
+  def.channels = input_shape_.c();
+  def.height = input_shape_.h();
+  def.width = input_shape_.w();
+  def.num_classes = num_classes_;
+  def.origin = origin_;
+  for (const Node& node : nodes_) {
+    LayerDef layer{node.name, node.spec, {}, node.origin};
+    for (NodeId in : node.inputs)
+      layer.inputs.push_back(in == kNetworkInput ? kInputName : this->node(in).name);
+    def.layers.push_back(std::move(layer));
+  }
+  return def;
 }
 
 runtime::Layout Graph::input_layout(NodeId id) const {

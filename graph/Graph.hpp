@@ -32,6 +32,7 @@ struct Node {
   std::vector<NodeId> consumers;  // later nodes reading this node's output, in order, repeats kept
   std::string origin;
   runtime::Layout layout = runtime::Layout::Nchw;  // of the output in memory (Note [Layout])
+  runtime::DType dtype = runtime::DType::F32;      // of the output's elements (Note [Precision])
 };
 
 class Graph {
@@ -71,6 +72,17 @@ class Graph {
   void use_layout(runtime::Layout layout);
   /// The layout of node `id`'s inputs (all the same after use_layout); Nchw for the network input.
   runtime::Layout input_layout(NodeId id) const;
+  /// The element type of tensor `t`: a node's output (layers::output_dtype of its inputs'), F32 for
+  /// the network input (Note [Precision]).
+  runtime::DType dtype(NodeId t) const;
+  /// Bytes of tensor `t` (a node's output, or the network input) in its element type.
+  std::uint64_t tensor_bytes(NodeId t) const;
+  /// The element type of node `id`'s inputs (all the same: build checks it), which its layer is
+  /// built for (LayerOptions::dtype).
+  runtime::DType input_dtype(NodeId id) const { return dtype(node(id).inputs.front()); }
+  /// The network as a definition again: its layers in topological order, each reading its inputs
+  /// by name, so that a rewrite (Fusion, Precision) can change it and build it again.
+  NetworkDef definition() const;
 
  private:
   std::string name_;

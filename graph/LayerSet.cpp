@@ -44,6 +44,7 @@ LayerSet::LayerSet(const Graph& graph, layers::Backend backend, const layers::La
     layer.seed = options.seed + 1 + static_cast<std::uint64_t>(id);
     layer.layout = graph.node(id).layout;
     layer.input_layout = graph.input_layout(id);
+    layer.dtype = graph.input_dtype(id);  // Note [Precision]: what the layer reads
     layers_.push_back(
         layers::make_layer(backend, graph.node(id).spec, graph.input_shapes(id), layer));
   }

@@ -24,10 +24,10 @@ bool larger_first(const HostNeed& a, const HostNeed& b) { return a.bytes > b.byt
 // "input [2, 3, 100000, 100000] 223.52 GiB, ..." for the largest feature maps.
 std::string largest_tensors(const Graph& graph) {
   std::vector<HostNeed> maps{{std::string(kInputName) + " " + graph.input_shape().to_string(),
-                              graph.input_shape().bytes(runtime::DType::F32)}};
-  for (const Node& node : graph.nodes()) {
-    maps.push_back({node.name + " " + node.output_shape.to_string(),
-                    node.output_shape.bytes(runtime::DType::F32)});
+                              graph.tensor_bytes(kNetworkInput)}};
+  for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes().size()); ++id) {
+    const Node& node = graph.node(id);
+    maps.push_back({node.name + " " + node.output_shape.to_string(), graph.tensor_bytes(id)});
   }
   const std::size_t named = std::min(kTensorsNamed, maps.size());
   std::stable_sort(maps.begin(), maps.end(), larger_first);

@@ -101,9 +101,7 @@ class Replay {
   }
 
   void apply(const Action& a) {
-    const std::uint64_t bytes =
-        (a.tensor == kNetworkInput ? g_.input_shape() : g_.node(a.tensor).output_shape)
-            .bytes(runtime::DType::F32);
+    const std::uint64_t bytes = g_.tensor_bytes(a.tensor);
     switch (a.op) {
       case Op::Allocate:
         device_of_[a.tensor] = a.tensor == kNetworkInput && staged_ != nullptr

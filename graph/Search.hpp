@@ -46,10 +46,11 @@ struct SearchContext {
   SetupProgress* progress = nullptr;   // not owned; may be null
 };
 
-/// Searches the choices of a run of `source` (the graph as built, unfused) under `options`.
-/// Throws DoesNotFit when no choice fits the budget (naming the shortfall of the least-memory
-/// one), and what building layers or measuring throws.
-SearchResult search_run(const Graph& source, const SessionOptions& options,
+/// Searches the choices of a run of `network` (the graph as built, unfused) under `options`, in
+/// options.precision (with_precision: the result's graph has the cast of a bf16 run). Throws
+/// DoesNotFit when no choice fits the budget (naming the shortfall of the least-memory one), and
+/// what building layers or measuring throws.
+SearchResult search_run(const Graph& network, const SessionOptions& options,
                         const SearchContext& ctx);
 
 /// The reasons of a search, one per line after a header ("choices: none beyond the fastest").

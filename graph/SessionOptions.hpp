@@ -26,6 +26,9 @@ struct SessionOptions {
   bool allow_tf32 = true;      // CUDA: TF32 tensor-core math in convolutions
   bool fuse = true;            // merge batchnorm2d -> [add ->] relu chains (Note [Fusion])
   LayoutChoice layout = LayoutChoice::Auto;  // memory order of feature maps (Note [Layout])
+  /// Element type of feature maps and their gradients: F32, or BF16 with FP32 parameters, math
+  /// and loss (Note [Precision]).
+  runtime::DType precision = runtime::DType::F32;
   ExecutorOptions executor;
   /// What layers and copies cost, for policies that choose by it (auto, vdnn-dyn) and for the
   /// plan's predicted step time. Unset: with `measure_costs` or such a policy, measured at setup

@@ -55,9 +55,7 @@ bool rebuildable(const Graph& g, const Liveness& live, const std::vector<Placeme
 
 }  // namespace
 
-std::uint64_t tensor_bytes(const Graph& g, NodeId t) {
-  return (t == kNetworkInput ? g.input_shape() : g.node(t).output_shape).bytes(runtime::DType::F32);
-}
+std::uint64_t tensor_bytes(const Graph& g, NodeId t) { return g.tensor_bytes(t); }
 
 std::size_t index_of(const Graph& g, NodeId t) {
   return t == kNetworkInput ? g.nodes().size() : static_cast<std::size_t>(t);

@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "graph/CostProfiler.hpp"
+#include "graph/Precision.hpp"
 #include "graph/search/Workspaces.hpp"
 #include "runtime/ByteSize.hpp"
 #include "runtime/Device.hpp"
@@ -180,6 +181,10 @@ double measured_step(const Graph& source, runtime::Layout layout, const SessionO
 // setup cache kept, or measured in both and kept.
 LayoutDecision choose_layout(const Graph& source, const SessionOptions& options,
                              const SearchContext& ctx) {
+  if (options.precision == runtime::DType::BF16 && options.layout == LayoutChoice::Auto &&
+      options.backend == layers::Backend::Cuda) {
+    return {runtime::Layout::Nhwc, "auto: bf16 tensor cores run NHWC natively"};
+  }
   if (options.layout != LayoutChoice::Auto || options.backend != layers::Backend::Cuda ||
       options.deterministic || !options.allow_tf32 || ctx.context == nullptr) {
     return decide_layout(options.layout, options.backend, ctx.layer_options);
@@ -309,8 +314,9 @@ Fitted fitting_variant(const Graph& source, const Graph& fused,
 
 }  // namespace
 
-SearchResult search_run(const Graph& source, const SessionOptions& options,
+SearchResult search_run(const Graph& network, const SessionOptions& options,
                         const SearchContext& ctx) {
+  const Graph source = with_precision(network, options.precision);
   SearchResult r{source, {}, {}, {}, nullptr, {}, {}, {}};
   r.layout = choose_layout(source, options, ctx);
   std::vector<FusedChain> chains;

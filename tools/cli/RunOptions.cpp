@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "graph/Layout.hpp"
+#include "graph/Precision.hpp"
 #include "layers/Registry.hpp"
 #include "runtime/ByteSize.hpp"
 #include "runtime/Device.hpp"
@@ -71,6 +72,12 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool migration_counters_defau
   cmd.add_option("--math", o.math, "CUDA convolutions: tf32 (tensor cores) or fp32")
       ->capture_default_str()
       ->check(CLI::IsMember({"tf32", "fp32"}));
+  cmd.add_option("--precision", o.precision,
+                 "Feature maps and their gradients: fp32, or bf16 (channels-last on CUDA; FP32 "
+                 "master weights, optimizer, batch-norm statistics and loss; tensor-core math with "
+                 "FP32 accumulation; the CPU emulates bf16 storage)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   cmd.add_flag("--no-fuse", o.no_fuse,
                "Keep batchnorm2d -> relu and batchnorm2d -> add -> relu chains as separate layers "
                "(to compare; fused by default)");
@@ -122,6 +129,7 @@ models::TrainerOptions trainer_options(const RunOptions& o, const std::string& p
   s.executor.count_migrations = o.count_migrations;
   s.deterministic = o.deterministic;
   s.allow_tf32 = o.math == "tf32";
+  s.precision = *graph::parse_precision(o.precision);
   s.stress.enabled = o.debug_stream_delays >= 0;
   s.stress.seed = static_cast<std::uint64_t>(o.debug_stream_delays);
   s.measure_costs = o.measure_costs;

@@ -28,6 +28,7 @@ struct RunOptions {
   bool debug_poison = false;              // NaN-fill freed and offloaded device memory
   bool deterministic = false;             // CUDA: deterministic algorithms only
   std::string math = "tf32";              // CUDA convolutions: tf32 | fp32
+  std::string precision = "fp32";         // feature maps: fp32 | bf16 (Note [Precision])
   bool allow_oversubscription = false;    // UVM: managed memory beyond the device's free memory
   bool count_migrations = true;           // UVM: CUPTI's migration counters each step
   std::string debug_device_free;          // CPU: free device memory the managed guard sees
