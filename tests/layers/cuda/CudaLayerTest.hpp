@@ -31,7 +31,7 @@ class CudaLayerTest : public ::testing::Test {
 };
 
 /// The norm-wise bound of the bf16 layer tests (StepSettings::norm_tolerance): the error of the
-/// whole tensor within a few bf16 roundings (2^-9 relative each) of its 2-norm.
+/// whole tensor within a few bf16 roundings (2^-8 relative each) of its 2-norm.
 inline constexpr double kBf16NormTolerance = 1e-2;
 
 /// How one comparison step runs.
