@@ -106,9 +106,10 @@ TEST_F(ConvBf16Cuda, FusedReluMatchesCpuInEveryLayout) {
       {"C3_HW25_bias", Shape{1, 3, 5, 5}, conv(3, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true)},
       // No bias at this size: with a bias, the stored pre-activation is round(round(conv) + bias)
       // (the unfused chain's bits), whose sign differs from the CPU's F32 conv + bias wherever
-      // |conv + bias| is within a bf16 rounding of |conv| (about 0.3 % of 50176 outputs here). The
+      // |conv + bias| is within a bf16 rounding of |conv| (about 0.1 % of 50176 outputs here). The
       // ReLU mask then differs there by the whole dy, which no rounding tolerance covers. Without a
-      // bias the sign is that of the FP32 sum, as on the CPU. The small cases above keep the bias.
+      // bias (and with bf16 weights, below) the sign is that of the FP32 sum, as on the CPU. The
+      // small cases above keep the bias.
       {"C64_HW196", Shape{4, 32, 14, 14}, conv(64, {3, 3}, {1, 1}, {1, 1}, {1, 1}), true},
   };
   for (const Layouts& layouts : kLayouts) {
@@ -119,6 +120,8 @@ TEST_F(ConvBf16Cuda, FusedReluMatchesCpuInEveryLayout) {
       settings.norm_tolerance = kBf16NormTolerance;
       settings.input_grads = layouts.input == layouts.output;
       settings.accumulate = c.accumulate && settings.input_grads;
+      // The mask follows y: the CPU must compute with the layer's bf16 weights (StepSettings).
+      settings.bf16_params = true;
       EXPECT_TRUE(cuda_matches_cpu(context(), layer, kBf16Tolerance, settings));
     }
   }
