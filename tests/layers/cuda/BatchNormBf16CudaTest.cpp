@@ -473,7 +473,17 @@ StepResults run_cpu_step(const StepCase& c, StepData d) {
   out.grad_bias.resize(d.bias.size());
   out.dx = c.accumulate ? d.dx_before : Floats(d.x.size(), 0.0f);
   out.dr = c.accumulate ? d.dr_before : Floats(d.x.size(), 0.0f);
+  // The fused CPU layer renormalizes into its backward workspace: give each pass what it asks.
+  const layers::WorkspaceBytes bytes = layer->workspace();
+  Floats scratch((std::max(bytes.forward, bytes.backward) + sizeof(float) - 1) / sizeof(float));
+  const auto workspace = [&](std::size_t needed) {
+    return needed == 0
+               ? TensorView{}
+               : TensorView{scratch.data(), Shape{static_cast<std::int64_t>(scratch.size())},
+                            DType::F32, Layout::Nchw};
+  };
   ForwardArgs f;
+  f.workspace = workspace(bytes.forward);
   f.inputs = {host(d.x, c.shape)};
   if (residual) f.inputs.push_back(host(d.r, c.shape));
   f.params = {host(d.weight, channels), host(d.bias, channels), host(d.running_mean, channels),
@@ -488,6 +498,7 @@ StepResults run_cpu_step(const StepCase& c, StepData d) {
   b.grad_inputs = {GradTarget{host(out.dx, c.shape), c.accumulate}};
   if (residual) b.grad_inputs.push_back(GradTarget{host(out.dr, c.shape), c.accumulate});
   b.params = f.params;
+  b.workspace = workspace(bytes.backward);
   b.grad_params = {host(out.grad_weight, channels), host(out.grad_bias, channels)};
   layer->backward(b);
   out.running_mean = d.running_mean;

@@ -16,8 +16,10 @@
 
 namespace vdnn::test {
 
-/// One bf16 rounding of a stored value: half a unit in the last of bf16's 8 significant bits.
-inline constexpr double kBf16Rounding = 1.0 / 512.0;
+/// One bf16 rounding of a stored value: half a unit in the last of bf16's 8 significant bits,
+/// u = 2^-8 relative (in [1, 2) the bf16 values are 2^-7 apart; a tie such as 1 + 2^-8 rounds by
+/// 2^-8, which 2^-9 would not cover).
+inline constexpr double kBf16Rounding = 1.0 / 256.0;
 /// Exact: selections, copies and products by powers of two of bf16 values are bf16 values, so the
 /// one rounding of the CUDA store leaves the CPU's float result unchanged.
 inline constexpr double kBf16Exact = 0.0;

@@ -39,7 +39,7 @@ using runtime::Shape;
 using ConvBf16Cuda = CudaLayerTest;
 
 // bf16 keeps 8 significant bits. The layer rounds its bf16 weight copy and every tensor it stores
-// (y, dx, cuDNN's dW) once, after FP32 accumulation: relative errors of at most 2^-9 per rounding,
+// (y, dx, cuDNN's dW) once, after FP32 accumulation: relative errors of at most 2^-8 per rounding,
 // which over the sums below stay under 1 % of a tensor's largest element; 2 % leaves room for the
 // algorithms' own orders of summation.
 constexpr double kBf16Tolerance = 2e-2;
@@ -104,8 +104,13 @@ TEST_F(ConvBf16Cuda, FusedReluMatchesCpuInEveryLayout) {
       {"C8_HW64_bias", Shape{2, 4, 8, 8}, conv(8, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true)},
       {"C12_HW30_bias", Shape{2, 5, 6, 5}, conv(12, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true)},
       {"C3_HW25_bias", Shape{1, 3, 5, 5}, conv(3, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true)},
-      {"C64_HW196_bias", Shape{4, 32, 14, 14}, conv(64, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true),
-       true},
+      // No bias at this size: with a bias, the stored pre-activation is round(round(conv) + bias)
+      // (the unfused chain's bits), whose sign differs from the CPU's F32 conv + bias wherever
+      // |conv + bias| is within a bf16 rounding of |conv| (about 0.1 % of 50176 outputs here). The
+      // ReLU mask then differs there by the whole dy, which no rounding tolerance covers. Without a
+      // bias (and with bf16 weights, below) the sign is that of the FP32 sum, as on the CPU. The
+      // small cases above keep the bias.
+      {"C64_HW196", Shape{4, 32, 14, 14}, conv(64, {3, 3}, {1, 1}, {1, 1}, {1, 1}), true},
   };
   for (const Layouts& layouts : kLayouts) {
     for (const ConvCase& c : relu_cases) {
@@ -115,6 +120,8 @@ TEST_F(ConvBf16Cuda, FusedReluMatchesCpuInEveryLayout) {
       settings.norm_tolerance = kBf16NormTolerance;
       settings.input_grads = layouts.input == layouts.output;
       settings.accumulate = c.accumulate && settings.input_grads;
+      // The mask follows y: the CPU must compute with the layer's bf16 weights (StepSettings).
+      settings.bf16_params = true;
       EXPECT_TRUE(cuda_matches_cpu(context(), layer, kBf16Tolerance, settings));
     }
   }
@@ -210,7 +217,10 @@ TEST_F(ConvBf16Cuda, WorkspaceCountsTheBf16WeightCopies) {
     layer.limit_workspace({0, 0});
     EXPECT_GE(layer.workspace().forward, weight + input_copy);
     EXPECT_GE(layer.workspace().backward, 2 * weight + input_copy);
-    EXPECT_TRUE(cuda_matches_cpu(context(), layer, kBf16Tolerance));
+    // A convolution that converts its input's layout reads the network input: no input gradient.
+    StepSettings settings;
+    settings.input_grads = layouts.input == layouts.output;
+    EXPECT_TRUE(cuda_matches_cpu(context(), layer, kBf16Tolerance, settings));
   }
 }
 

@@ -96,6 +96,7 @@ StepInputs make_inputs(const Layer& layer, const StepSettings& settings) {
       for (float& v : values) v = runtime::round_to_bfloat16(v);
     };
     for (Floats& input : in.inputs) round_all(input);
+    for (std::size_t i = 0; settings.bf16_params && i < in.trainable; ++i) round_all(in.params[i]);
     for (Floats& before : in.grad_inputs_before) round_all(before);
     if (layers::output_dtype(layer.spec(), DType::BF16) == DType::BF16) round_all(in.grad_output);
   }

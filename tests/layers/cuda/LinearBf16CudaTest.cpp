@@ -24,7 +24,7 @@ using runtime::Layout;
 using runtime::Shape;
 using LinearBf16Cuda = CudaLayerTest;
 
-// The bf16 weight copy and the stored y and dx round once each (relative 2^-9) after FP32
+// The bf16 weight copy and the stored y and dx round once each (relative 2^-8) after FP32
 // accumulation; dW is written in F32 from bf16 operands. Within 2 % of a tensor's largest element
 // over the sums below.
 constexpr double kBf16Tolerance = 2e-2;
