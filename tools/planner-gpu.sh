@@ -10,9 +10,10 @@
 # ResNet-50 (~50 s of compiling); VDNN_SKIP_TORCH skips the PyTorch peers (an OUT/torch-CELL.jsonl
 # of an earlier run stays and is reported); VDNN_SKIP_BUILD skips the build; VDNN_BUILD_DIR (build-gpu), VDNN_PREFIX_PATH as for tools/bench-gpu.sh.
 # Costs are measured once per network and batch (OUT/costs/, vdnn train --cost-cache) and every run
-# reports its predicted step time from them. OUT/NAME/ is the run folder of vdnn run NAME, OUT/NAME.log its output, OUT/NAME.exit its exit
-# status (3: does not fit the budget); OUT/torch-CELL.jsonl the peers. The run names are the ones
-# tools/planner_report.py expects.
+# reports its predicted step time from them (bench_run of tools/bench-common.sh). OUT/NAME/ is the
+# run folder of vdnn run NAME, OUT/NAME.log its output, OUT/NAME.exit its exit status (3: does not
+# fit the budget); OUT/torch-CELL.jsonl the peers. The run names are the ones tools/planner_report.py
+# expects.
 set -euo pipefail
 # shellcheck source=tools/bench-common.sh
 source "$(dirname "$0")/bench-common.sh"
@@ -30,29 +31,10 @@ iters=${VDNN_PLANNER_ITERS:-12}
 limit=${VDNN_PLANNER_TIMEOUT:-300}
 build=${VDNN_BUILD_DIR:-build-gpu}
 compile=""
+run_args=(--measure-costs)  # every run reports its predicted step time
 [ "${VDNN_TORCH_COMPILE:-0}" = 0 ] || compile=,compile_budget
 
 bench_build
-
-# run NAME CONFIG BATCH POLICY [BUDGET]: vdnn train into OUT/NAME; its exit status goes to
-# OUT/NAME.exit, a failure is told and never stops the script.
-run() {
-  local name=$1 config=$2 batch=$3 policy=$4 budget=${5:-}
-  local status=0
-  rm -rf "${out:?}/$name"
-  timeout -k 30 "$limit" "$build/bin/vdnn" train --device cuda --config "configs/$config.json" --batch "$batch" \
-    --iters "$iters" --policy "$policy" ${budget:+--mem-budget "$budget"} --out "$out/$name" \
-    --cost-cache "$out/costs" --measure-costs \
-    >"$out/$name.log" 2>&1 || status=$?
-  echo "$status" >"$out/$name.exit"
-  echo "vdnn $name: exit $status" >&2
-}
-
-# A field of OUT/NAME/summary.json, empty when that run has none.
-field() {
-  python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$out/$1/summary.json" "$2" \
-    2>/dev/null || true
-}
 
 # peers CELL NETWORK BATCH MODES [ARG ...]: the PyTorch peers into OUT/torch-CELL.jsonl.
 peers() {
@@ -66,29 +48,29 @@ peers() {
 for cell in "${cells[@]}"; do
   case $cell in
     resnet50)
-      run resnet50-baseline resnet50 128 baseline
-      peak=$(field resnet50-baseline peak_device_bytes)
+      bench_run resnet50-baseline resnet50 128 baseline
+      peak=$(bench_field resnet50-baseline peak_device_bytes)
       if [ -n "$peak" ]; then
-        run resnet50-auto-half resnet50 128 auto $((peak / 2))
+        bench_run resnet50-auto-half resnet50 128 auto $((peak / 2))
       else
         echo "no baseline peak" >"$out/resnet50-auto-half.log"
         echo "skipped: no baseline peak" >"$out/resnet50-auto-half.exit"
       fi
-      run resnet50-auto-4GiB resnet50 128 auto 4GiB
+      bench_run resnet50-auto-4GiB resnet50 128 auto 4GiB
       peers resnet50 resnet50 128 "eager,checkpoint$compile"
       ;;
     resnet1001)
-      run resnet1001-auto-1GiB resnet1001-cifar 64 auto 1GiB
+      bench_run resnet1001-auto-1GiB resnet1001-cifar 64 auto 1GiB
       peers resnet1001 resnet1001_cifar 64 eager,checkpoint,checkpoint_save_on_cpu --size 32 --classes 10
       ;;
     densenet264)
-      run densenet264-baseline densenet264 64 baseline
-      run densenet264-auto-5GiB densenet264 64 auto 5GiB
+      bench_run densenet264-baseline densenet264 64 baseline
+      bench_run densenet264-auto-5GiB densenet264 64 auto 5GiB
       peers densenet264 densenet264 64 eager,checkpoint
       ;;
     vgg16)
-      run vgg16-baseline vgg16 256 baseline
-      run vgg16-auto-12GiB vgg16 256 auto 12GiB
+      bench_run vgg16-baseline vgg16 256 baseline
+      bench_run vgg16-auto-12GiB vgg16 256 auto 12GiB
       peers vgg16 vgg16 256 eager,checkpoint
       ;;
   esac

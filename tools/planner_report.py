@@ -3,8 +3,10 @@
 table, and OUT/planner.json with the same rows: per cell, vdnn's baseline and `auto` runs and the
 PyTorch peers measured in the same run; img/s, peak, the ratio to the cell's reference (its vdnn
 baseline for a ratio target, else the target img/s), the target and whether it is met, and for
-vdnn's auto runs the planner's predicted step time against the measured one (within 15%?).
-A run that failed or is missing shows as failed; nothing here stops on it.
+vdnn's auto runs the planner's predicted step time against the measured one (within 15%?); then
+a PASS/FAIL line per target. A run whose peak passed its budget misses its target.
+A run that failed or is missing shows as failed; nothing here stops on it. report() and
+report_main() serve tools/precision_report.py too, with its own cells.
 Usage: tools/planner_report.py OUT [CELL ...]   (default: the cells OUT has files of)"""
 import json
 import os
@@ -50,6 +52,22 @@ def read_json(path):
             return json.load(f)
     except (OSError, ValueError):
         return None
+
+
+def write_file(path, value):
+    """Writes text, or any other value as JSON, to path, making its folder (the reports' self-tests
+    make up run folders with it)."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(value if isinstance(value, str) else json.dumps(value))
+
+
+def self_test_status(checks):
+    """A self-test's exit status from its (ok, what) checks: 0, or 1 after naming each that failed."""
+    failed = [what for ok, what in checks if not ok]
+    for what in failed:
+        print(f"self-test FAILED: {what}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def exit_status(out, name):
@@ -155,8 +173,9 @@ def judge(rows, runs):
             row["target"] = f">= {value}x baseline" if kind == "base" else f">= {value} img/s"
         ok = "error" not in row and reference
         row["ratio"] = row["images_per_s"] / reference if ok else None
-        if target:
-            row["pass"] = bool(ok) and row["ratio"] >= (value if kind == "base" else 1.0)
+        if target:  # a run past its budget misses a budget's target however fast it ran
+            row["pass"] = (bool(ok) and row["ratio"] >= (value if kind == "base" else 1.0)
+                           and row.get("within_budget") is not False)
 
 
 def fmt(value, spec, missing="-"):
@@ -180,38 +199,70 @@ def table_line(title, r):
     return "| " + " | ".join(cells) + " |"
 
 
-def main():
-    if len(sys.argv) < 2:
-        sys.exit(__doc__.split("Usage: ")[1])
-    out = sys.argv[1]
-    try:
-        names = os.listdir(out)
-    except OSError as e:
-        sys.exit(f"planner_report.py: {e}")
-    cells = sys.argv[2:] or [c for c in CELLS if any(n.startswith((c + "-", f"torch-{c}.")) for n in names)]
-    report = []
+def verdict(title, r):
+    """'PASS|FAIL title, system: img/s, ratio against target, peak', for a row with a target."""
+    if "error" in r:
+        measured = "failed: " + r["error"]
+    else:
+        peak = r.get("peak_device_bytes")
+        measured = f"{r['images_per_s']:.1f} img/s"
+        if r.get("ratio") is not None:
+            measured += f" = {r['ratio']:.2f}x {r['reference']}"
+        if isinstance(peak, int):
+            budget = r.get("budget_bytes")
+            measured += f", peak {peak / 2**30:.2f} GiB" + (f" of {budget / 2**30:.2f}" if budget else "")
+        if r.get("within_budget") is False:
+            measured += " (over budget)"
+    return f"{'PASS' if r['pass'] else 'FAIL'} {title}, {r['system']}: {measured} (target {r['target']})"
+
+
+def report(out, cells, table, json_name):
+    """Prints the table of `cells` (keys of `table`, shaped as CELLS) with a PASS/FAIL line per
+    target, and writes OUT/json_name; returns what it writes."""
+    collected = []
+    verdicts = []
     print("| cell | system | img/s | peak GiB | ratio | target | result | step ms predicted / measured "
           f"| time model \\|p/m-1\\| <= {TIME_MODEL_TOLERANCE} |")
     print("| --- | --- | ---: | ---: | --- | --- | --- | --- | --- |")
     for cell in cells:
-        if cell not in CELLS:
-            print(f"planner_report.py: unknown cell {cell}", file=sys.stderr)
+        if cell not in table:
+            print(f"{os.path.basename(sys.argv[0])}: unknown cell {cell}", file=sys.stderr)
             continue
-        title, runs, modes = CELLS[cell]
+        title, runs, modes = table[cell]
         rows = [vdnn_row(out, cell, suffix, system) for suffix, system, _ in runs] + peer_rows(out, cell, modes)
         judge(rows, runs)
         for r in rows:
             print(table_line(title, r))
-        report += rows
-    targets = [r["pass"] for r in report if "pass" in r]
-    models = [r["time_model_pass"] for r in report if "time_model_pass" in r]
+        verdicts += [verdict(title, r) for r in rows if "pass" in r]
+        collected += rows
+    targets = [r["pass"] for r in collected if "pass" in r]
+    models = [r["time_model_pass"] for r in collected if "time_model_pass" in r]
     print(f"\ntargets met: {sum(targets)} of {len(targets)}; time model within "
           f"{TIME_MODEL_TOLERANCE:.0%}: {sum(m is True for m in models)} of {len(models)}")
-    summary = {"rows": report, "targets_met": sum(targets), "targets": len(targets),
+    print("\n".join(verdicts))
+    summary = {"rows": collected, "targets_met": sum(targets), "targets": len(targets),
                "time_model_ok": sum(m is True for m in models), "time_models": len(models),
                "all_pass": bool(targets) and all(targets) and all(m is True for m in models)}
-    with open(os.path.join(out, "planner.json"), "w") as f:
+    with open(os.path.join(out, json_name), "w") as f:
         json.dump(summary, f, indent=1)
+    return summary
+
+
+def report_main(doc, table, json_name):
+    """A report's command line: OUT [CELL ...], the cells by default those OUT has files of."""
+    if len(sys.argv) < 2:
+        sys.exit(doc.split("Usage: ")[1])
+    out = sys.argv[1]
+    try:
+        names = os.listdir(out)
+    except OSError as e:
+        sys.exit(f"{os.path.basename(sys.argv[0])}: {e}")
+    cells = sys.argv[2:] or [c for c in table if any(n.startswith((c + "-", f"torch-{c}.")) for n in names)]
+    report(out, cells, table, json_name)
+
+
+def main():
+    report_main(__doc__, CELLS, "planner.json")
 
 
 if __name__ == "__main__":

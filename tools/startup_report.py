@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from planner_report import exit_status, read_json
+from planner_report import exit_status, read_json, self_test_status, write_file as write
 from speed_report import mode_rows
 
 # Each cell: title, the PyTorch network it is compared with (OUT/torch-NET-{cold,warm}.jsonl) and
@@ -166,11 +166,6 @@ def self_test():
     """Made-up OUT folders through the report: passes, misses, failures, missing files."""
     import tempfile
 
-    def write(path, text):
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(text)
-
     def vdnn(out, name, status, seconds=None, setup=None, wall=None, summary=True):
         write(os.path.join(out, name + ".exit"), f"{status}\n")
         if wall is not None:
@@ -222,10 +217,7 @@ def self_test():
             ("targets met: 3 of 7; cells passed: 1 of 4" in text, "totals"),
             (len(read_json(os.path.join(out, "startup.json"))) == 4, "startup.json written"),
         ]
-    failed = [what for ok, what in checks if not ok]
-    for what in failed:
-        print(f"self-test FAILED: {what}", file=sys.stderr)
-    return 1 if failed else 0
+    return self_test_status(checks)
 
 
 def main():

@@ -20,6 +20,10 @@ Modes:
 A compile mode that has not compiled and measured within --compile-limit seconds reports an error
 saying so (DenseNet-264 once compiled for over 5 minutes). --channels-last trains in
 torch.channels_last (model and input); the default is NCHW.
+--precision bf16 (mixed precision, vdnn train --precision bf16's peer) runs forward and loss under
+torch.autocast("cuda", dtype=torch.bfloat16) in channels_last (model and input), with fp32 master
+weights and the same SGD; no GradScaler (bf16 has fp32's exponent range). Every row carries
+"precision"; fp32 (the default) is unchanged.
 
 --first-step (issue 23's start-up time) measures time to the first step instead: each mode runs in a
 fresh python process of its own (this script again), so that importing torch, CUDA's and cuDNN's
@@ -210,9 +214,17 @@ def prepare(args, mode):
     return step_model, opt, loss_fn, x, y
 
 
-def train_step(mode, step_model, opt, loss_fn, x, y):
+def autocast(precision):
+    """Forward and loss under bf16 autocast for --precision bf16; nothing for fp32."""
+    if precision == "bf16":
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def train_step(args, mode, step_model, opt, loss_fn, x, y):
     offload = mode.endswith("save_on_cpu")
-    with torch.autograd.graph.save_on_cpu(pin_memory=True) if offload else contextlib.nullcontext():
+    with torch.autograd.graph.save_on_cpu(pin_memory=True) if offload else contextlib.nullcontext(), \
+            autocast(args.precision):
         loss = loss_fn(step_model(x), y)
     opt.zero_grad(set_to_none=True)
     loss.backward()
@@ -230,7 +242,7 @@ def measure(args, mode):
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
             start.record()
-            train_step(mode, step_model, opt, loss_fn, x, y)
+            train_step(args, mode, step_model, opt, loss_fn, x, y)
             end.record()
             end.synchronize()
             if it >= args.warmup:
@@ -262,7 +274,7 @@ def first_step(args, mode):
         step_model, opt, loss_fn, x, y = prepare(args, mode)
         torch.cuda.synchronize()
         ready = time.clock_gettime(time.CLOCK_BOOTTIME)
-        train_step(mode, step_model, opt, loss_fn, x, y)
+        train_step(args, mode, step_model, opt, loss_fn, x, y)
         torch.cuda.synchronize()
         end = time.clock_gettime(time.CLOCK_BOOTTIME)
     return {
@@ -285,7 +297,7 @@ def run_first_steps(args, modes):
     timeout = args.compile_limit + 120 if args.compile_limit > 0 else None
     for mode in modes:
         row = {"framework": "pytorch", "network": args.network, "batch": args.batch, "mode": mode,
-               "first_step": True, "channels_last": args.channels_last}
+               "first_step": True, "channels_last": args.channels_last, "precision": args.precision}
         command = [sys.executable, os.path.abspath(__file__)] + sys.argv[1:] + ["--modes", mode, "--first-step-child"]
         start = time.monotonic()
         try:
@@ -347,6 +359,9 @@ def main():
                    help="seconds a compile mode may take, compiling included (default 300; 0: no limit)")
     p.add_argument("--channels-last", action="store_true",
                    help="train in torch.channels_last (model and input); default NCHW")
+    p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                   help="fp32 (default), or bf16: autocast around forward and loss, channels_last, "
+                        "fp32 master weights")
     p.add_argument("--first-step", action="store_true",
                    help="time from process start to the end of the first step, one fresh process per mode")
     p.add_argument("--inductor-cache", metavar="DIR",
@@ -354,6 +369,8 @@ def main():
     p.add_argument("--first-step-child", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     modes = args.modes.split(",")
+    if args.precision == "bf16":
+        args.channels_last = True
     unknown = [m for m in modes if m not in MODES]
     if unknown:
         p.error(f"unknown modes {unknown}; known: {', '.join(MODES)}")
@@ -374,7 +391,8 @@ def main():
         print(json.dumps(row), flush=True)
         sys.exit(1 if "error" in row else 0)
     for mode in modes:
-        row = {"framework": "pytorch", "network": args.network, "batch": args.batch, "mode": mode}
+        row = {"framework": "pytorch", "network": args.network, "batch": args.batch, "mode": mode,
+               "precision": args.precision, "channels_last": args.channels_last}
         try:
             row.update(measure(args, mode))
         except Exception as e:  # out of memory, a compile failure: report it, go on with the next mode
