@@ -3,7 +3,10 @@
 #include "layers/cpu/Bf16EmulationCpu.hpp"
 
 #include <cstddef>
+#include <cstdlib>
 #include <deque>
+#include <memory>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -15,26 +18,53 @@ namespace {
 
 using runtime::BFloat16;
 
+// Eigen's vectorized loops start where their data's alignment lets them, so the same values at
+// differently aligned addresses can be summed in another order: every scratch copy starts on a
+// cache line, as the executor's pool allocations do, for results that never depend on the heap.
+constexpr std::size_t kScratchAlignment = 64;
+
+// A float array on a cache-line boundary, owned.
+class Scratch {
+ public:
+  explicit Scratch(std::size_t count)
+      : count_(count),
+        data_(static_cast<float*>(
+            std::aligned_alloc(kScratchAlignment, (count * sizeof(float) + kScratchAlignment - 1) /
+                                                      kScratchAlignment * kScratchAlignment))) {
+    if (count_ > 0 && data_ == nullptr) throw std::bad_alloc();
+  }
+  float* data() const noexcept { return data_.get(); }
+  std::size_t size() const noexcept { return count_; }
+  float& operator[](std::size_t i) const noexcept { return data_.get()[i]; }
+
+ private:
+  struct Free {
+    void operator()(float* p) const noexcept { std::free(p); }
+  };
+  std::size_t count_;
+  std::unique_ptr<float, Free> data_;
+};
+
 // Float copies of the BF16 views a call gets, and where the inner layer's results go back.
 class Widened {
  public:
   // `view` as the inner layer reads it: BF16 widened to a float copy, anything else as it is.
   TensorView read(const TensorView& view) {
     if (view.empty() || view.dtype != DType::BF16) return view;
-    std::vector<float>& copy = scratch(view);
+    Scratch& copy = scratch(view);
     runtime::to_float(view.as<BFloat16>(), copy.data(), copy.size());
     return {copy.data(), view.shape, DType::F32, view.layout};
   }
   // A float view the inner layer writes in place of `view`; finish() rounds it into `view`.
   TensorView write(const TensorView& view, bool accumulate) {
     if (view.empty() || view.dtype != DType::BF16) return view;
-    std::vector<float>& copy = scratch(view);
+    Scratch& copy = scratch(view);
     results_.push_back({view, &copy, accumulate});
     return {copy.data(), view.shape, DType::F32, view.layout};
   }
   // A parameter rounded to bf16, as the CUDA layer's weight copy.
   TensorView rounded(const TensorView& view) {
-    std::vector<float>& copy = scratch(view);
+    Scratch& copy = scratch(view);
     const float* values = view.as<float>();
     for (std::size_t i = 0; i < copy.size(); ++i) copy[i] = runtime::round_to_bfloat16(values[i]);
     return {copy.data(), view.shape, DType::F32, view.layout};
@@ -53,15 +83,15 @@ class Widened {
  private:
   struct Result {
     TensorView target;
-    std::vector<float>* values;
+    const Scratch* values;
     bool accumulate;
   };
-  std::vector<float>& scratch(const TensorView& view) {
+  Scratch& scratch(const TensorView& view) {
     copies_.emplace_back(static_cast<std::size_t>(view.numel()));
     return copies_.back();
   }
 
-  std::deque<std::vector<float>> copies_;  // a deque: results_ points into it as it grows
+  std::deque<Scratch> copies_;  // a deque: results_ points into it as it grows
   std::vector<Result> results_;
 };
 

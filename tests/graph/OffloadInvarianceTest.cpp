@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "graph/Fusion.hpp"
+#include "graph/Precision.hpp"
 #include "graph/SessionHarness.hpp"
 #include "runtime/ByteSize.hpp"
 #include "runtime/memory/OversubscriptionGuard.hpp"
@@ -17,9 +18,11 @@ using testing::run_steps;
 
 constexpr int kSteps = 5;
 
-SessionOptions options(Policy policy, std::uint64_t budget = 0) {
+SessionOptions options(Policy policy, std::uint64_t budget = 0,
+                       runtime::DType precision = runtime::DType::F32) {
   SessionOptions o;
   o.policy = policy;
+  o.precision = precision;
   o.budget_bytes = budget;
   o.executor.seed = 11;
   o.executor.poison_freed = true;
@@ -28,13 +31,13 @@ SessionOptions options(Policy policy, std::uint64_t budget = 0) {
 
 // Auto under a budget a fifth of the way from vdnn-all's peak to baseline's, with estimated costs
 // (a plan that does not depend on this machine's timings): it offloads and recomputes.
-SessionOptions auto_options(const Graph& unfused) {
-  const Graph g = fuse(unfused);  // as the session runs it
+SessionOptions auto_options(const Graph& unfused, runtime::DType precision = runtime::DType::F32) {
+  const Graph g = fuse(with_precision(unfused, precision));  // as the session runs it
   PlanRequest r{Policy::VdnnAll, 0, LayerSet(g, layers::Backend::Cpu, {}).workspaces()};
   const std::uint64_t all = make_plan(g, r).predicted_peak;
   r.policy = Policy::Baseline;
   const std::uint64_t base = make_plan(g, r).predicted_peak;
-  SessionOptions o = options(Policy::Auto, all + (base - all) / 5);
+  SessionOptions o = options(Policy::Auto, all + (base - all) / 5, precision);
   o.costs = std::make_shared<const CostModel>(estimate_costs(g));
   return o;
 }
@@ -97,6 +100,32 @@ TEST_P(OffloadInvariance, UvmHoldsUnderRandomStreamDelays) {
     o.stress = {true, seed, std::chrono::microseconds(20)};
     const auto run = run_steps(load_config(GetParam(), 2), o, kSteps);
     ASSERT_EQ(run.losses, base.losses) << "seed " << seed << " " << policy_name(o.policy);
+  }
+}
+
+// Note [Precision]: the CPU emulates bf16 storage, so the same schedules move half the bytes and
+// must still give the bf16 baseline's bits.
+TEST_P(OffloadInvariance, EveryPolicyMatchesTheBf16BaselineBitwise) {
+  constexpr runtime::DType kBf16 = runtime::DType::BF16;
+  const auto base =
+      run_steps(load_config(GetParam(), 4), options(Policy::Baseline, 0, kBf16), kSteps);
+  const auto fp32 = run_steps(load_config(GetParam(), 4), options(Policy::Baseline), kSteps);
+  EXPECT_NE(base.losses, fp32.losses);  // the rounding shows: bf16 did run
+  EXPECT_LT(base.memory.device_peak, fp32.memory.device_peak);
+  EXPECT_EQ(base.memory.device_peak, base.predicted_peak);
+  std::vector<SessionOptions> runs;
+  for (Policy p : {Policy::VdnnAll, Policy::VdnnConv, Policy::Recompute, Policy::UvmEvict,
+                   Policy::UvmPrefetch}) {
+    runs.push_back(options(p, 0, kBf16));
+  }
+  runs.push_back(auto_options(load_config(GetParam(), 4), kBf16));
+  for (std::uint64_t seed = 0; seed < 12; ++seed) {
+    SessionOptions o = runs[seed % runs.size()];
+    o.stress = {seed >= runs.size(), seed, std::chrono::microseconds(20)};
+    const auto run = run_steps(load_config(GetParam(), 4), o, kSteps);
+    EXPECT_EQ(run.losses, base.losses) << "seed " << seed << " " << policy_name(o.policy);
+    EXPECT_EQ(run.weights, base.weights) << "seed " << seed << " " << policy_name(o.policy);
+    EXPECT_EQ(run.memory.device_peak, run.predicted_peak) << policy_name(o.policy);
   }
 }
 

@@ -1,0 +1,63 @@
+// PrecisionTrack: ResNet-20 trained on CIFAR-format data in fp32 and in bf16 with the same seeds,
+// for the tests that the bf16 loss curve tracks fp32 (issue 24; CPU emulation and CUDA alike).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <numeric>
+#include <string>
+
+#include "models/ConfigLoader.hpp"
+#include "models/data/CifarFiles.hpp"
+#include "models/train/Trainer.hpp"
+
+namespace vdnn::testing {
+
+/// What one tracked run ended with.
+struct TrackedRun {
+  double final_loss = 0.0;  // mean training loss of the last quarter of the steps
+  double accuracy = 0.0;    // on the test split, after training
+};
+
+/// `steps` steps of ResNet-20 at batch 32 on a CIFAR-format directory (made once under the
+/// system's temporary folder), from seed 7, in `precision` on `session`'s backend.
+inline TrackedRun track(graph::SessionOptions session, runtime::DType precision, int steps) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "vdnn-test-precision-track";
+  if (!fs::exists(dir / "test_batch.bin")) write_cifar_directory(dir, 1, 2048, 512);
+  models::TrainerOptions o;
+  o.data = "cifar10:" + dir.string();
+  o.evaluation = true;
+  o.session = session;
+  o.session.precision = precision;
+  o.session.executor.seed = 7;
+  o.schedule.base_lr = 0.02;
+  o.schedule.total_steps = steps;
+  models::Trainer trainer(
+      models::load_network(std::string(VDNN_SOURCE_DIR) + "/configs/resnet20-cifar.json"), 32, o);
+  for (int i = 0; i < steps; ++i) {
+    trainer.step();
+    if (std::getenv("VDNN_TRACK_TRACE") != nullptr && i % 10 == 9) std::printf("%s %d %.4f\n", runtime::dtype_name(precision), i, trainer.history().back().loss);
+  }
+  const auto& history = trainer.history();
+  const std::size_t tail = std::max<std::size_t>(1, history.size() / 4);
+  double sum = 0.0;
+  for (std::size_t i = history.size() - tail; i < history.size(); ++i) sum += history[i].loss;
+  return {sum / static_cast<double>(tail), trainer.evaluate().accuracy};
+}
+
+/// The issue's bounds: final training loss within 5 %, test accuracy within 1 point.
+inline void expect_bf16_tracks_fp32(const graph::SessionOptions& session, int steps) {
+  const TrackedRun fp32 = track(session, runtime::DType::F32, steps);
+  const TrackedRun bf16 = track(session, runtime::DType::BF16, steps);
+  std::printf("fp32: final loss %.4f, accuracy %.4f; bf16: final loss %.4f, accuracy %.4f\n",
+              fp32.final_loss, fp32.accuracy, bf16.final_loss, bf16.accuracy);
+  EXPECT_LE(std::abs(bf16.final_loss - fp32.final_loss), 0.05 * fp32.final_loss);
+  EXPECT_LE(std::abs(bf16.accuracy - fp32.accuracy), 0.01);
+  EXPECT_GT(fp32.accuracy, 0.2);  // it learned something: chance is 0.1
+}
+
+}  // namespace vdnn::testing
