@@ -369,7 +369,8 @@ void Executor::backward(NodeId id) {
     a.inputs[i] = args.needs.input(i) ? tensor(in).view() : TensorView{};
     layers::GradTarget& target = a.grad_inputs[i];
     target = {};
-    if (in == kNetworkInput) continue;  // nothing needs the input's gradient
+    // Nothing needs the input's gradient, nor that of a tensor computed from it alone.
+    if (in == kNetworkInput || !graph_.node(in).needs_grad) continue;
     const Buffer& grad = grads_[static_cast<std::size_t>(in)];
     target.tensor = {grad.data(), graph_.node(in).output_shape, graph_.dtype(in),
                      graph_.node(in).layout};

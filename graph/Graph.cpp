@@ -147,6 +147,10 @@ Graph Graph::build(const NetworkDef& def, std::int64_t batch) {
     }
     check_size(layer.origin, "output of layer '" + layer.name + "'", g.nodes_.back().output_shape);
     g.nodes_.back().dtype = layers::output_dtype(layer.spec, g.input_dtype(id));
+    g.nodes_.back().needs_grad =
+        g.trainable_parameters(id) > 0 ||
+        std::any_of(g.nodes_.back().inputs.begin(), g.nodes_.back().inputs.end(),
+                    [&](NodeId in) { return in != kNetworkInput && g.node(in).needs_grad; });
     for (NodeId in : g.nodes_.back().inputs) {
       if (g.dtype(in) != g.input_dtype(id)) {
         fail(layer.origin, "layer '" + layer.name + "' reads inputs of different element types (" +

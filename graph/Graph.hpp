@@ -33,6 +33,9 @@ struct Node {
   std::string origin;
   runtime::Layout layout = runtime::Layout::Nchw;  // of the output in memory (Note [Layout])
   runtime::DType dtype = runtime::DType::F32;      // of the output's elements (Note [Precision])
+  /// Whether backward needs the output's gradient: the node has trainable parameters or reads a
+  /// tensor that needs one (a cast of the network input does not).
+  bool needs_grad = true;
 };
 
 class Graph {

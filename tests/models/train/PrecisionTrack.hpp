@@ -38,10 +38,7 @@ inline TrackedRun track(graph::SessionOptions session, runtime::DType precision,
   o.schedule.total_steps = steps;
   models::Trainer trainer(
       models::load_network(std::string(VDNN_SOURCE_DIR) + "/configs/resnet20-cifar.json"), 32, o);
-  for (int i = 0; i < steps; ++i) {
-    trainer.step();
-    if (std::getenv("VDNN_TRACK_TRACE") != nullptr && i % 10 == 9) std::printf("%s %d %.4f\n", runtime::dtype_name(precision), i, trainer.history().back().loss);
-  }
+  for (int i = 0; i < steps; ++i) trainer.step();
   const auto& history = trainer.history();
   const std::size_t tail = std::max<std::size_t>(1, history.size() / 4);
   double sum = 0.0;
@@ -49,14 +46,16 @@ inline TrackedRun track(graph::SessionOptions session, runtime::DType precision,
   return {sum / static_cast<double>(tail), trainer.evaluate().accuracy};
 }
 
-/// The bounds: final training loss within 5 %, test accuracy within 1 point.
-inline void expect_bf16_tracks_fp32(const graph::SessionOptions& session, int steps) {
+/// The bounds: final training loss within 5 %, and with `check_accuracy` test accuracy
+/// within 1 point.
+inline void expect_bf16_tracks_fp32(const graph::SessionOptions& session, int steps,
+                                    bool check_accuracy) {
   const TrackedRun fp32 = track(session, runtime::DType::F32, steps);
   const TrackedRun bf16 = track(session, runtime::DType::BF16, steps);
   std::printf("fp32: final loss %.4f, accuracy %.4f; bf16: final loss %.4f, accuracy %.4f\n",
               fp32.final_loss, fp32.accuracy, bf16.final_loss, bf16.accuracy);
   EXPECT_LE(std::abs(bf16.final_loss - fp32.final_loss), 0.05 * fp32.final_loss);
-  EXPECT_LE(std::abs(bf16.accuracy - fp32.accuracy), 0.01);
+  if (check_accuracy) EXPECT_LE(std::abs(bf16.accuracy - fp32.accuracy), 0.01);
   EXPECT_GT(fp32.accuracy, 0.2);  // it learned something: chance is 0.1
 }
 
