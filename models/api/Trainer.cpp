@@ -3,9 +3,11 @@
 #include <vdnn/Trainer.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "graph/Plan.hpp"
+#include "graph/Precision.hpp"
 #include "layers/Registry.hpp"
 #include "models/api/NetworkDefinition.hpp"
 #include "models/api/PublicErrors.hpp"
@@ -33,6 +35,10 @@ models::TrainerOptions trainer_options(const TrainerConfig& c, const std::string
   if (c.total_steps <= 0) {
     throw InvalidArgument("total_steps must be positive, got " + std::to_string(c.total_steps));
   }
+  const std::optional<runtime::DType> precision = graph::parse_precision(c.precision);
+  if (!precision) {
+    throw InvalidArgument("precision must be \"fp32\" or \"bf16\", got \"" + c.precision + "\"");
+  }
   models::TrainerOptions t;
   t.data = c.data;
   if (!c.augment.empty()) t.augment = models::parse_augment(c.augment);
@@ -55,6 +61,7 @@ models::TrainerOptions trainer_options(const TrainerConfig& c, const std::string
   s.allow_tf32 = c.tf32;
   s.fuse = c.fuse;
   s.layout = graph::parse_layout_choice(c.layout);
+  s.precision = *precision;
   s.executor.seed = c.seed;
   s.executor.momentum = c.momentum;
   s.executor.weight_decay = c.weight_decay;

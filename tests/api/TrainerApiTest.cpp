@@ -158,6 +158,41 @@ TEST(TrainerApi, ConfigErrorsAreTyped) {
   EXPECT_THROW(vdnn::Trainer(cifar, config), vdnn::DataError);
 }
 
+// bf16 feature maps on the CPU (emulated): it trains, its maps take less device memory than fp32's,
+// and its losses are fp32's to bf16's precision but not bit for bit (the precision took effect).
+TEST(TrainerApi, TrainsInBf16) {
+  const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");
+  vdnn::TrainerConfig config = cpu_config("vdnn-all");
+  config.precision = "bf16";
+  vdnn::Trainer bf16(network, config);
+  vdnn::Trainer fp32(network, cpu_config("vdnn-all"));
+  EXPECT_EQ(bf16.config().precision, "bf16");
+  for (int i = 0; i < 3; ++i) {
+    const vdnn::StepStats a = bf16.step();
+    const vdnn::StepStats b = fp32.step();
+    ASSERT_TRUE(std::isfinite(a.loss));
+    EXPECT_NEAR(a.loss, b.loss, 0.05 * std::abs(b.loss)) << i;
+    if (i == 0) EXPECT_NE(a.loss, b.loss);
+    EXPECT_GT(a.offloaded_bytes, 0U);
+    EXPECT_LT(a.offloaded_bytes, b.offloaded_bytes);
+  }
+  EXPECT_EQ(bf16.iteration(), 3);
+  EXPECT_LT(bf16.memory().device_peak, fp32.memory().device_peak);
+}
+
+TEST(TrainerApi, AnUnknownPrecisionIsAnInvalidArgumentNamingTheChoices) {
+  vdnn::TrainerConfig config = cpu_config();
+  config.precision = "fp16";
+  try {
+    vdnn::Trainer trainer(vdnn::testing::tiny_resnet("tiny"), config);
+    FAIL() << "expected InvalidArgument";
+  } catch (const vdnn::InvalidArgument& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("fp16"), std::string::npos) << message;
+    EXPECT_NE(message.find("bf16"), std::string::npos) << message;
+  }
+}
+
 TEST(TrainerApiGpu, CudaMatchesTheCpuFirstLoss) {
   if (!vdnn::cuda_available()) GTEST_SKIP() << "no CUDA device";
   const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");

@@ -35,6 +35,7 @@ TEST(ApiDefaults, TrainerConfigMatchesTheCommandLine) {
   EXPECT_EQ(api.measure_costs, cli.run.measure_costs);
   EXPECT_EQ(api.fuse, !cli.run.no_fuse);
   EXPECT_EQ(api.layout, cli.run.layout);
+  EXPECT_EQ(api.precision, cli.run.precision);
 }
 
 }  // namespace

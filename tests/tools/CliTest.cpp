@@ -1,6 +1,7 @@
 // The vdnn command line, run as a process: exit codes, outputs, and error messages.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -161,6 +162,44 @@ TEST(Cli, PlanShowsOffloadsAndPrefetchesOfVdnnAll) {
   const auto plan = nlohmann::json::parse(json.output);
   EXPECT_EQ(plan["policy"], "vdnn-conv");
   EXPECT_GT(plan["offloaded_bytes"].get<double>(), 0.0);
+}
+
+// The bytes `vdnn plan --json` allocates for feature maps and their gradients: every allocation
+// but those of the network input, its bf16 cast and the loss (which stay fp32).
+std::uint64_t feature_map_bytes(const nlohmann::json& plan) {
+  std::uint64_t total = 0;
+  for (const auto& a : plan["actions"]) {
+    const std::string op = a["op"];
+    const std::string tensor = a["tensor"];
+    if (op.rfind("allocate", 0) != 0 || tensor == "input" || tensor == "input.bf16" ||
+        tensor == "loss") {
+      continue;
+    }
+    total += a["bytes"].get<std::uint64_t>();
+  }
+  return total;
+}
+
+TEST(Cli, PlanInBf16HalvesTheFeatureMapBytes) {
+  const std::string plan = "plan --config " + config("resnet20-cifar.json") +
+                           " --batch 8 --policy vdnn-all --json --precision ";
+  const CliRun fp32_run = vdnn(plan + "fp32");
+  const CliRun bf16_run = vdnn(plan + "bf16");
+  ASSERT_EQ(fp32_run.code, 0) << fp32_run.output;
+  ASSERT_EQ(bf16_run.code, 0) << bf16_run.output;
+  const auto fp32 = nlohmann::json::parse(fp32_run.output);
+  const auto bf16 = nlohmann::json::parse(bf16_run.output);
+  EXPECT_EQ(fp32["precision"], "fp32");
+  EXPECT_EQ(bf16["precision"], "bf16");
+  EXPECT_GT(feature_map_bytes(fp32), 0U);
+  EXPECT_EQ(feature_map_bytes(fp32), 2 * feature_map_bytes(bf16));
+  EXPECT_EQ(fp32["resident_bytes"], bf16["resident_bytes"]);  // fp32 parameters either way
+  EXPECT_LT(bf16["predicted_peak_bytes"], fp32["predicted_peak_bytes"]);
+  const CliRun text =
+      vdnn("plan --config " + config("resnet20-cifar.json") + " --batch 8 --precision bf16");
+  ASSERT_EQ(text.code, 0) << text.output;
+  EXPECT_EQ(text.output.rfind("precision: bf16\n", 0), 0U) << text.output;
+  EXPECT_EQ(vdnn("plan --config " + config("resnet20-cifar.json") + " --precision fp16").code, 2);
 }
 
 TEST(Cli, BudgetBelowBaselineExitsWith3AndVdnnAllTrainsUnderIt) {

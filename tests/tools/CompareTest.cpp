@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "tests/tools/CliRun.hpp"
 #include "tools/cli/ExitCode.hpp"
@@ -44,6 +47,7 @@ TEST(Compare, MatrixWritesEveryCellToTheThreeFiles) {
   std::set<std::string> policies;
   for (const json& c : r["cells"]) {
     EXPECT_EQ(c["status"], "ok") << c.dump();
+    EXPECT_EQ(c["precision"], "fp32");
     EXPECT_GT(c["images_per_s"].get<double>(), 0.0);
     EXPECT_EQ(c["measured_peak_bytes"], c["predicted_peak_bytes"]);
     policies.insert(c["policy"].get<std::string>());
@@ -62,6 +66,94 @@ TEST(Compare, MatrixWritesEveryCellToTheThreeFiles) {
   const std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
   EXPECT_NE(page.find("<svg"), std::string::npos);
   EXPECT_NE(page.find("uvm-prefetch"), std::string::npos);
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// --precisions fp32,bf16: every (policy, batch) cell in each precision, the precision a column of
+// every file, and bf16's feature maps at half the bytes.
+TEST(Compare, PrecisionsRunEveryCellInEachPrecision) {
+  const auto dir = test::temp_dir("compare-precisions");
+  const auto run = test::vdnn("compare" + resnet20() +
+                              " --device cpu --policies baseline,vdnn-all --batches 4 "
+                              "--precisions fp32,bf16 --warmup 0 --iters 1 --out " +
+                              dir.string());
+  ASSERT_EQ(run.code, kExitOk) << run.output;
+  EXPECT_NE(run.output.find("cell 4/4: vdnn-all bf16 batch 4"), std::string::npos) << run.output;
+  const json r = read_json(dir / "results.json");
+  EXPECT_EQ(r["precisions"], (json{"fp32", "bf16"}));
+  ASSERT_EQ(r["cells"].size(), 4U);
+  std::map<std::pair<std::string, std::string>, json> cells;
+  for (const json& c : r["cells"]) {
+    EXPECT_EQ(c["status"], "ok") << c.dump();
+    EXPECT_EQ(c["measured_peak_bytes"], c["predicted_peak_bytes"]) << c.dump();
+    cells[{c["policy"].get<std::string>(), c["precision"].get<std::string>()}] = c;
+  }
+  ASSERT_EQ(cells.size(), 4U);
+  for (const std::string policy : {"baseline", "vdnn-all"}) {
+    const json& fp32 = cells.at({policy, "fp32"});
+    const json& bf16 = cells.at({policy, "bf16"});
+    EXPECT_LT(bf16["predicted_peak_bytes"], fp32["predicted_peak_bytes"]) << policy;
+  }
+  // vdnn-all offloads every map: bf16 moves about half the bytes (the input stays fp32).
+  const auto offloaded = [&](const char* precision) {
+    return cells.at({"vdnn-all", precision})["offloaded_bytes"].get<double>();
+  };
+  EXPECT_GT(offloaded("bf16"), 0.45 * offloaded("fp32"));
+  EXPECT_LT(offloaded("bf16"), 0.55 * offloaded("fp32"));
+  EXPECT_EQ(r["timeline"]["precision"], "fp32");
+
+  const std::string csv = read_text(dir / "results.csv");
+  EXPECT_EQ(csv.rfind("network,policy,precision,batch,", 0), 0U) << csv;
+  EXPECT_EQ(lines_of(dir / "results.csv"), 5U);
+  EXPECT_NE(csv.find(",vdnn-all,bf16,4,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",baseline,fp32,4,"), std::string::npos) << csv;
+  const std::string page = read_text(dir / "report.html");
+  EXPECT_NE(page.find(">vdnn-all bf16</text>"), std::string::npos);
+  EXPECT_NE(page.find(">baseline fp32</text>"), std::string::npos);
+}
+
+TEST(Compare, PrecisionAloneSetsEveryCellsPrecision) {
+  const auto dir = test::temp_dir("compare-bf16");
+  const auto run = test::vdnn("compare" + resnet20() +
+                              " --device cpu --policies baseline --batches 2 --precision bf16 "
+                              "--warmup 0 --iters 1 --out " +
+                              dir.string());
+  ASSERT_EQ(run.code, kExitOk) << run.output;
+  const json r = read_json(dir / "results.json");
+  ASSERT_EQ(r["cells"].size(), 1U);
+  EXPECT_EQ(r["cells"][0]["precision"], "bf16");
+  EXPECT_EQ(r["cells"][0]["status"], "ok");
+  // One precision: the legends name the policy alone.
+  EXPECT_NE(read_text(dir / "report.html").find(">baseline</text>"), std::string::npos);
+}
+
+// Max-batch per precision: bf16's maps take half the bytes, so a larger batch fits.
+TEST(Compare, MaxBatchSearchesEachPrecision) {
+  const auto dir = test::temp_dir("compare-max-batch-precisions");
+  const auto run = test::vdnn("compare" + resnet20() +
+                              " --device cpu --policies baseline --max-batch --mem-budget 24MiB "
+                              "--precisions fp32,bf16 --warmup 0 --iters 1 --out " +
+                              dir.string());
+  ASSERT_EQ(run.code, kExitOk) << run.output;
+  const json r = read_json(dir / "results.json");
+  ASSERT_EQ(r["searches"].size(), 2U);
+  EXPECT_EQ(r["searches"][0]["precision"], "fp32");
+  EXPECT_EQ(r["searches"][1]["precision"], "bf16");
+  const std::int64_t fp32 = r["searches"][0]["value"];
+  const std::int64_t bf16 = r["searches"][1]["value"];
+  EXPECT_GT(fp32, 0);
+  EXPECT_GT(bf16, fp32 * 3 / 2) << r.dump();
+  bool confirmed = false;
+  for (const json& c : r["cells"]) {
+    if (c["precision"] == "bf16" && c["batch"] == bf16 && c["status"] == "ok") {
+      confirmed = c["measured_peak_bytes"].get<std::uint64_t>() <= std::uint64_t{24} << 20;
+    }
+  }
+  EXPECT_TRUE(confirmed) << r.dump();
 }
 
 TEST(Compare, ACellThatDoesNotFitIsRecordedAndTheRunGoesOn) {
@@ -107,6 +199,12 @@ TEST(Compare, BadUsageExitsWith2BeforeAnyCell) {
   EXPECT_EQ(test::vdnn(base + "--mem-budget 0 --out " + dir.string()).code, kExitUsage);
   EXPECT_EQ(test::vdnn(base + "--max-batch --out " + dir.string()).code, kExitUsage);
   std::ofstream(dir / "file") << "not a directory";
+  EXPECT_EQ(test::vdnn(base + "--precisions fp32,fp16 --out " + dir.string()).code, kExitUsage);
+  const auto twice = test::vdnn(base + "--precisions bf16,bf16 --out " + dir.string());
+  EXPECT_EQ(twice.code, kExitUsage) << twice.output;
+  EXPECT_NE(twice.output.find("bf16 twice"), std::string::npos) << twice.output;
+  EXPECT_EQ(test::vdnn(base + "--precision bf16 --precisions fp32,bf16 --out " + dir.string()).code,
+            kExitUsage);
   const auto unwritable = test::vdnn(base + "--out " + (dir / "file").string());
   EXPECT_EQ(unwritable.code, kExitUsage);
   EXPECT_NE(unwritable.output.find((dir / "file").string()), std::string::npos);

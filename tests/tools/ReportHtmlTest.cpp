@@ -145,6 +145,44 @@ TEST(ReportHtml, PolicyColoursAreStableAndDistinct) {
   EXPECT_EQ(std::unique(colours.begin(), colours.end()), colours.end());
 }
 
+// Two precisions: each (policy, precision) is a series of its own, named in the legends and
+// drawn in its own colour (bf16 paler), and the table has the precision of every cell.
+TEST(ReportHtml, EachPrecisionIsASeriesOfItsOwn) {
+  CompareResults results = sample_compare_results();
+  const std::size_t fp32_cells = results.cells.size();
+  for (std::size_t i = 0; i < fp32_cells; ++i) {
+    vdnn::tools::CellResult cell = results.cells[i];
+    cell.precision = "bf16";
+    cell.measured_peak_bytes /= 2;
+    results.cells.push_back(cell);
+  }
+  results.searches.push_back({"vdnn-all", 400, 1500.0, "bf16"});
+  const std::string html = render_report_html(results);
+  EXPECT_NE(html.find("precision fp32, bf16"), std::string::npos);
+  EXPECT_NE(html.find("<th class=\"name\">precision</th>"), std::string::npos);
+  EXPECT_EQ(count_of(html, "<td class=\"name\">bf16</td>"), fp32_cells);
+  EXPECT_EQ(count_of(html, "<td class=\"name\">fp32</td>"), fp32_cells);
+  const std::vector<std::string> charts = svgs(html);
+  ASSERT_EQ(charts.size(), 4U);
+  const vdnn::tools::PolicyPalette palette(sample_policies());
+  for (std::size_t c = 0; c < 3; ++c) {
+    const std::string legend = legend_of(charts[c]);
+    const std::string expected = attribute(charts[c], "data-expect-colors");
+    for (const std::string& policy : sample_policies()) {
+      EXPECT_NE(legend.find(">" + policy + " fp32</text>"), std::string::npos) << c << policy;
+      if (c < 2 || policy == "vdnn-all") {  // the search found bf16 for vdnn-all only
+        EXPECT_NE(legend.find(">" + policy + " bf16</text>"), std::string::npos) << c << policy;
+        EXPECT_NE(expected.find(palette.colour(policy, "bf16")), std::string::npos) << c << policy;
+      }
+    }
+  }
+  for (const std::string& policy : sample_policies()) {
+    EXPECT_EQ(palette.colour(policy, "fp32"), palette.colour(policy));
+    EXPECT_NE(palette.colour(policy, "bf16"), palette.colour(policy));
+  }
+  EXPECT_EQ(palette.colour("vdnn-all", "bf16"), "#88BB99");  // #117733 halfway to white
+}
+
 TEST(ReportHtml, DoesNotFitIsShown) {
   CompareResults results = sample_compare_results();
   const std::vector<std::string> charts = svgs(render_report_html(results));

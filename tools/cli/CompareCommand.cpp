@@ -29,6 +29,11 @@ void add_sweep_options(CLI::App& cmd, CompareOptions& o) {
   cmd.add_option("--mem-budget", o.budgets,
                  "Device memory budgets, comma-separated, e.g. none,4GiB,16GiB (default: none)")
       ->delimiter(',');
+  cmd.add_option("--precisions", o.precisions,
+                 "Precisions of the feature maps, comma-separated, e.g. fp32,bf16: every cell runs "
+                 "in each (default: the one --precision gives)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   cmd.add_option("--warmup", o.warmup, "Untimed steps per cell")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1000}));
@@ -77,6 +82,11 @@ void check_usage(const CompareOptions& o) {
       throw runtime::InvalidArgument("--mem-budget " + budget + ": a budget must be above 0");
     }
   }
+  for (auto p = o.precisions.begin(); p != o.precisions.end(); ++p) {
+    if (std::find(o.precisions.begin(), p, *p) != p) {
+      throw runtime::InvalidArgument("--precisions names " + *p + " twice");
+    }
+  }
   if (!o.timeline.empty() &&
       std::find(o.policies.begin(), o.policies.end(), o.timeline) == o.policies.end()) {
     throw runtime::InvalidArgument("--timeline " + o.timeline + " is not one of --policies");
@@ -106,6 +116,7 @@ FitLimits machine_limits(const CompareOptions& o, const models::TrainerOptions& 
   l.host_extra_bytes = models::dataset_host_bytes(
       o.run.data, {def.channels, def.height, def.width, def.num_classes});
   l.fuse = !o.run.no_fuse;
+  l.precision = t.session.precision;  // each precision's search replaces it
   return l;
 }
 
@@ -126,12 +137,13 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
   add_mode_options(*cmd, o);
   cmd->add_option("--out", o.out, "Output directory (default runs/compare-<network>)");
   cmd->add_option("--timeline", o.timeline,
-                  "Policy whose largest cell the report's memory timeline shows (default "
-                  "vdnn-all when compared, else the first policy)");
+                  "Policy whose largest cell the report's memory timeline shows, in the first "
+                  "precision (default vdnn-all when compared, else the first policy)");
   cmd->add_option("--trace", o.trace,
                   "Chrome Trace Event JSON of every cell's last step, one process per cell "
                   "(times every layer)");
   add_run_options(*cmd, o.run, false);
+  cmd->get_option("--precisions")->excludes(cmd->get_option("--precision"));
   return cmd;
 }
 
@@ -158,12 +170,14 @@ int run_compare(const CompareOptions& o) {
                           : has_vdnn_all      ? "vdnn-all"
                                               : o.policies.front();
   setup.cells = {o.run, o.warmup, o.iters, !o.trace.empty()};
-  Sweep s{o.policies, o.batches, o.budgets.empty() ? std::vector<std::string>{""} : o.budgets};
+  Sweep s{o.policies, o.batches, o.budgets.empty() ? std::vector<std::string>{""} : o.budgets,
+          o.precisions.empty() ? std::vector<std::string>{o.run.precision} : o.precisions};
   for (std::string& budget : s.budgets) budget = budget == "none" ? "" : budget;
+  setup.timeline_precision = s.precisions.front();
   const bool matrix = !o.max_batch && !sweep;
-  setup.planned_cells =
-      matrix ? static_cast<std::int64_t>(s.policies.size() * s.batches.size() * s.budgets.size())
-             : 0;
+  setup.planned_cells = matrix ? static_cast<std::int64_t>(s.policies.size() * s.batches.size() *
+                                                           s.budgets.size() * s.precisions.size())
+                               : 0;
   const models::TrainerOptions t = trainer_options(o.run, "baseline", "", 1, false);
   CompareResults header;
   header.network = sweep ? family : def.name;

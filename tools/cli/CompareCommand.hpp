@@ -1,5 +1,5 @@
-// `vdnn compare`: policies x batches x budgets on one config (or the largest batch, or the
-// deepest generated network, each policy trains under a budget), written to results.csv,
+// `vdnn compare`: policies x precisions x batches x budgets on one config (or the largest batch, or
+// the deepest generated network, each policy trains under a budget), written to results.csv,
 // results.json and report.html.
 #pragma once
 
@@ -20,7 +20,8 @@ struct CompareOptions {
   std::string config;  // required unless --depth-sweep
   std::vector<std::string> policies{"baseline", "vdnn-all", "vdnn-conv"};
   std::vector<std::int64_t> batches{32};
-  std::vector<std::string> budgets;  // empty: no budget
+  std::vector<std::string> budgets;     // empty: no budget
+  std::vector<std::string> precisions;  // fp32 | bf16; empty: run.precision alone
   std::int64_t warmup = 2;
   std::int64_t iters = 5;
   std::string out;                 // default: runs/compare-<network>

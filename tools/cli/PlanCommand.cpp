@@ -7,15 +7,19 @@
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "graph/Fusion.hpp"
 #include "graph/LayerSet.hpp"
 #include "graph/Planner.hpp"
+#include "graph/Precision.hpp"
 #include "graph/Search.hpp"
 #include "models/ConfigLoader.hpp"
 #include "models/train/CostCacheDir.hpp"
 #include "runtime/ByteSize.hpp"
+#include "runtime/Error.hpp"
 #include "tools/cli/PlanJson.hpp"
 
 namespace vdnn::tools {
@@ -30,7 +34,9 @@ nlohmann::json plan_json(const graph::Graph& g, const graph::Plan& plan) {
          {"bytes", a.bytes},
          {"device_bytes", plan.resident_bytes + a.device_bytes}});
   }
-  nlohmann::json out = {{"network", g.name()}, {"batch", g.batch()}};
+  nlohmann::json out = {{"network", g.name()},
+                        {"batch", g.batch()},
+                        {"precision", graph::precision_name(graph::precision_of(g))}};
   out.update(plan_totals(plan));
   out["actions"] = std::move(actions);
   return out;
@@ -55,17 +61,33 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
   cmd->add_flag("--no-fuse", o.no_fuse,
                 "Plan the network without merging batchnorm2d -> [add ->] relu chains (as vdnn "
                 "train --no-fuse)");
+  cmd->add_option("--precision", o.precision,
+                  "Feature maps and their gradients: fp32 or bf16 (as vdnn train --precision)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   cmd->add_flag("--json", o.json, "Print JSON instead of a table");
   return cmd;
 }
 
 namespace {
 
+runtime::DType requested_precision(const PlanOptions& o) {
+  const std::optional<runtime::DType> maps = graph::parse_precision(o.precision);
+  if (!maps) throw runtime::InvalidArgument("--precision " + o.precision + ": fp32 or bf16");
+  return *maps;
+}
+
+// The text plan's first line.
+std::string precision_line(const graph::Graph& g) {
+  return std::string("precision: ") + graph::precision_name(graph::precision_of(g)) + "\n";
+}
+
 // With --costs: the graph the costs were measured for (fused unless --no-fuse), planned with the
 // measured device's workspaces; nothing is searched.
 int plan_with_cost_file(const PlanOptions& o, const graph::Graph& built) {
   std::vector<graph::FusedChain> fusion;
-  const graph::Graph g = o.no_fuse ? built : graph::fuse(built, &fusion);
+  const graph::Graph source = graph::with_precision(built, requested_precision(o));
+  const graph::Graph g = o.no_fuse ? source : graph::fuse(source, &fusion);
   graph::PlanRequest request;
   request.policy = graph::parse_policy(o.policy);
   request.budget_bytes = o.mem_budget.empty() ? 0 : runtime::parse_bytes(o.mem_budget);
@@ -80,7 +102,8 @@ int plan_with_cost_file(const PlanOptions& o, const graph::Graph& built) {
     out["fused_chains"] = fusion.size();
     std::cout << out.dump(1) << "\n";
   } else {
-    std::cout << graph::format_fusion(fusion) << "\n" << graph::format_plan(g, plan);
+    std::cout << precision_line(g) << graph::format_fusion(fusion) << "\n"
+              << graph::format_plan(g, plan);
   }
   return 0;
 }
@@ -95,6 +118,7 @@ int run_plan(const PlanOptions& o) {
   options.policy = graph::parse_policy(o.policy);
   options.budget_bytes = o.mem_budget.empty() ? 0 : runtime::parse_bytes(o.mem_budget);
   options.fuse = !o.no_fuse;
+  options.precision = requested_precision(o);
   layers::LayerCache cache;
   graph::SearchContext ctx;
   ctx.layer_options.cache = &cache;
@@ -110,7 +134,7 @@ int run_plan(const PlanOptions& o) {
     out["search_seconds"] = seconds;
     std::cout << out.dump(1) << "\n";
   } else {
-    std::cout << graph::format_fusion(found.fusion) << "\n"
+    std::cout << precision_line(found.graph) << graph::format_fusion(found.fusion) << "\n"
               << graph::format_reasons(found.reasons) << "\n"
               << graph::format_plan(found.graph, found.plan);
     std::printf("searched in:           %.2f s\n", seconds);

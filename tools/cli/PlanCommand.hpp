@@ -15,9 +15,10 @@ struct PlanOptions {
   std::string config;
   std::int64_t batch = 32;
   std::string policy = "baseline";
-  std::string mem_budget;  // empty: no budget
-  std::string costs;       // a cost file (models::read_cost_file); empty: estimated costs
-  bool no_fuse = false;    // plan the unfused graph
+  std::string mem_budget;          // empty: no budget
+  std::string costs;               // a cost file (models::read_cost_file); empty: estimated costs
+  bool no_fuse = false;            // plan the unfused graph
+  std::string precision = "fp32";  // feature maps: fp32 | bf16 (as vdnn train --precision)
   bool json = false;
 };
 

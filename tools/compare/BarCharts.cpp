@@ -28,17 +28,18 @@ Box group_box(const Box& plot, std::size_t group, std::size_t groups) {
   return slot_box(plot, group, groups, 0, 1);
 }
 
-std::vector<LegendEntry> policy_legend(const std::vector<std::string>& policies,
+std::vector<LegendEntry> series_legend(const std::vector<BarSeries>& series,
                                        const PolicyPalette& palette) {
   std::vector<LegendEntry> entries;
-  entries.reserve(policies.size());
-  for (const std::string& policy : policies) entries.push_back({policy, palette.colour(policy)});
+  entries.reserve(series.size());
+  for (const BarSeries& s : series)
+    entries.push_back({s.label, palette.colour(s.policy, s.precision)});
   return entries;
 }
 
 bool any_not_ok(const CellGrid& grid) {
   for (const CellGroup& group : grid.groups) {
-    for (const CellResult* cell : group.by_policy) {
+    for (const CellResult* cell : group.by_series) {
       if (cell != nullptr && cell->status != CellStatus::Ok) return true;
     }
   }
@@ -110,10 +111,10 @@ void draw_bar(Chart& chart, const Box& slot, double value, const std::string& co
 template <typename Visit>
 void for_each_slot(const CellGrid& grid, const Box& plot, Visit visit) {
   for (std::size_t g = 0; g < grid.groups.size(); ++g) {
-    for (std::size_t p = 0; p < grid.policies.size(); ++p) {
-      const CellResult* cell = grid.groups[g].by_policy[p];
+    for (std::size_t p = 0; p < grid.series.size(); ++p) {
+      const CellResult* cell = grid.groups[g].by_series[p];
       if (cell == nullptr) continue;
-      visit(*cell, slot_box(plot, g, grid.groups.size(), p, grid.policies.size()));
+      visit(*cell, slot_box(plot, g, grid.groups.size(), p, grid.series.size()));
     }
   }
 }
@@ -131,11 +132,12 @@ void draw_budget_lines(Chart& chart, const CellGrid& grid) {
   }
 }
 
-// The spec of a chart over the grid: the policies, then `extra`, then the marker's meaning.
+// The spec of a chart over the grid: the series, then `extra`, then the marker's meaning.
 ChartSpec grid_chart_spec(std::string name, std::string title, std::string frame,
                           const CellGrid& grid, const PolicyPalette& palette,
                           const std::vector<LegendEntry>& extra) {
-  ChartSpec spec{std::move(name), std::move(title), policy_legend(grid.policies, palette),
+  if (grid.several_precisions) title += " and precision";
+  ChartSpec spec{std::move(name), std::move(title), series_legend(grid.series, palette),
                  std::move(frame)};
   spec.legend.insert(spec.legend.end(), extra.begin(), extra.end());
   if (any_not_ok(grid)) {
@@ -202,7 +204,7 @@ std::string throughput_chart(const CellGrid& grid, const PolicyPalette& palette)
   chart.y_axis(max_rate * 1.05, 1.0, "", "images/s");  // room for the value labels
   for_each_slot(grid, chart.plot(), [&](const CellResult& cell, const Box& slot) {
     if (cell.status != CellStatus::Ok) return draw_missing_marker(chart, slot, cell.status);
-    draw_bar(chart, slot, cell.images_per_s, palette.colour(cell.policy),
+    draw_bar(chart, slot, cell.images_per_s, palette.colour(cell.policy, cell.precision),
              format_number(cell.images_per_s, 0));
   });
   draw_group_labels(chart, grid);
@@ -221,7 +223,7 @@ std::string peak_memory_chart(const CellGrid& grid, const PolicyPalette& palette
   for_each_slot(grid, chart.plot(), [&](const CellResult& cell, const Box& slot) {
     if (cell.status == CellStatus::Ok) {
       draw_bar(chart, slot, static_cast<double>(cell.measured_peak_bytes),
-               palette.colour(cell.policy), "");
+               palette.colour(cell.policy, cell.precision), "");
     } else {
       draw_missing_marker(chart, slot, cell.status);
     }
@@ -234,11 +236,19 @@ std::string peak_memory_chart(const CellGrid& grid, const PolicyPalette& palette
 
 std::string search_chart(const CompareResults& results, const PolicyPalette& palette) {
   const bool depth = results.mode == CompareMode::DepthSweep;
-  std::vector<std::string> policies;
-  for (const SearchResult& search : results.searches) policies.push_back(search.policy);
+  const bool several_precisions = precisions_of(results).size() > 1;
+  std::vector<BarSeries> series;
+  for (const SearchResult& search : results.searches) {
+    const std::string label = series_label(search.policy, search.precision, several_precisions);
+    const auto same = [&](const BarSeries& s) { return s.label == label; };
+    if (std::none_of(series.begin(), series.end(), same)) {
+      series.push_back({search.policy, search.precision, label});
+    }
+  }
   const std::string title = std::string(depth ? "Deepest network " : "Largest batch ") +
-                            search_budget_text(results) + ", per policy";
-  Chart chart(ChartSpec{"search", title, policy_legend(policies, palette), kSearchFrame});
+                            search_budget_text(results) +
+                            (several_precisions ? ", per policy and precision" : ", per policy");
+  Chart chart(ChartSpec{"search", title, series_legend(series, palette), kSearchFrame});
   double max_value = 0.0;
   for (const SearchResult& search : results.searches) {
     max_value = std::max(max_value, static_cast<double>(search.value));
@@ -251,13 +261,16 @@ std::string search_chart(const CompareResults& results, const PolicyPalette& pal
     const double centre = slot.x + slot.width / 2.0;
     if (search.value > 0) {
       draw_bar(
-          chart, slot, static_cast<double>(search.value), palette.colour(search.policy),
+          chart, slot, static_cast<double>(search.value),
+          palette.colour(search.policy, search.precision),
           std::to_string(search.value) + " (" + format_number(search.images_per_s, 0) + " img/s)");
     } else {
       chart.svg().text({centre, plot.bottom() - 6.0}, "none fits",
                        TextStyle{11.0, "middle", kMarkerColour});
     }
-    chart.svg().text({centre, plot.bottom() + 18.0}, search.policy, TextStyle{12.0, "middle"});
+    chart.svg().text({centre, plot.bottom() + 18.0},
+                     series_label(search.policy, search.precision, several_precisions),
+                     TextStyle{12.0, "middle"});
   }
   return chart.finish();
 }

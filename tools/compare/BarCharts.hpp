@@ -1,5 +1,6 @@
-// The bar charts of report.html: throughput and peak memory per policy over the matrix's cells,
-// and the largest batch or deepest network a search found per policy.
+// The bar charts of report.html: throughput and peak memory per policy (and precision, where the
+// run has several: a bf16 series is drawn in its policy's paler colour) over the matrix's cells,
+// and the largest batch or deepest network a search found per policy and precision.
 #pragma once
 
 #include <string>

@@ -50,7 +50,8 @@ void measure(models::Trainer& trainer, const CellSettings& s, CellResult& r) {
 }
 
 std::string cell_label(const CellResult& r) {
-  std::string label = "vdnn " + r.network + " batch " + std::to_string(r.batch) + ", " + r.policy;
+  std::string label = "vdnn " + r.network + " batch " + std::to_string(r.batch) + ", " + r.policy +
+                      " " + r.precision;
   if (r.budget_bytes != 0) label += " under " + runtime::format_bytes(r.budget_bytes);
   return label;
 }
@@ -62,13 +63,16 @@ CellOutcome run_cell(const graph::NetworkDef& def, const CellSpec& spec,
   CellOutcome out;
   CellResult& r = out.result;
   r.policy = spec.policy;
+  r.precision = spec.precision;
   r.batch = spec.batch;
   r.depth = static_cast<int>(spec.depth);
   r.network = def.name;
   r.budget_bytes = spec.budget.empty() ? 0 : runtime::parse_bytes(spec.budget);
+  RunOptions run = settings.run;
+  run.precision = spec.precision;
   try {
     models::Trainer trainer(def, spec.batch,
-                            trainer_options(settings.run, spec.policy, spec.budget,
+                            trainer_options(run, spec.policy, spec.budget,
                                             settings.warmup + settings.iters, settings.trace));
     measure(trainer, settings, r);
     out.timeline = plan_timeline(trainer.session().graph(), trainer.session().plan());

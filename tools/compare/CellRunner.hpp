@@ -17,13 +17,14 @@ namespace vdnn::tools {
 struct CellSpec {
   std::string policy;
   std::int64_t batch = 0;
-  std::string budget;      // e.g. "16GiB"; empty: no budget
-  std::int64_t depth = 0;  // depth sweep: the generated network's depth
+  std::string budget;                         // e.g. "16GiB"; empty: no budget
+  std::int64_t depth = 0;                     // depth sweep: the generated network's depth
+  std::string precision = kDefaultPrecision;  // "fp32" or "bf16": replaces settings.run.precision
 };
 
 /// How every cell runs.
 struct CellSettings {
-  RunOptions run;
+  RunOptions run;           // its precision is each cell's (CellSpec::precision)
   std::int64_t warmup = 2;  // untimed steps first (cuDNN autotuning, pool warmup)
   std::int64_t iters = 5;   // timed steps: medians
   bool trace = false;       // time every layer and return the last step's trace events

@@ -18,9 +18,13 @@ enum class CellStatus : std::uint8_t {
 };
 const char* cell_status_name(CellStatus status) noexcept;
 
-/// One (policy, batch, budget[, depth]) run: warmup steps, then timed steps, medians.
+/// The precision of results written before compare had one (results.json without the field).
+inline constexpr const char* kDefaultPrecision = "fp32";
+
+/// One (policy, precision, batch, budget[, depth]) run: warmup steps, then timed steps, medians.
 struct CellResult {
   std::string policy;
+  std::string precision = kDefaultPrecision;  // feature maps: "fp32" or "bf16"
   std::int64_t batch = 0;
   std::uint64_t budget_bytes = 0;  // 0: no budget
   int depth = 0;                   // depth sweep: the generated network's depth; else 0
@@ -46,6 +50,7 @@ struct SearchResult {
   std::string policy;
   std::int64_t value = 0;
   double images_per_s = 0.0;  // of the confirming run
+  std::string precision = kDefaultPrecision;
 };
 
 /// Device bytes after one forward or backward action of one step (the plan's prediction, which
@@ -63,6 +68,7 @@ struct MemoryTimeline {
   std::int64_t batch = 0;
   std::uint64_t budget_bytes = 0;
   std::vector<MemoryPoint> points;
+  std::string precision = kDefaultPrecision;
 };
 
 enum class CompareMode : std::uint8_t { Matrix, MaxBatch, DepthSweep };
@@ -76,5 +82,13 @@ struct CompareResults {
   std::vector<SearchResult> searches;  // max-batch or depth sweep only, one per policy
   std::optional<MemoryTimeline> timeline;
 };
+
+/// Every precision of `results` (cells, then searches), in first-seen order.
+std::vector<std::string> precisions_of(const CompareResults& results);
+
+/// How the report names a policy's runs: the policy alone when `results` has one precision,
+/// else "<policy> <precision>" (e.g. "vdnn-all bf16").
+std::string series_label(const std::string& policy, const std::string& precision,
+                         bool several_precisions);
 
 }  // namespace vdnn::tools

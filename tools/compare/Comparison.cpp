@@ -14,7 +14,7 @@ namespace vdnn::tools {
 namespace {
 
 std::string describe(const CellSpec& spec) {
-  std::string text = spec.policy + " batch " + std::to_string(spec.batch);
+  std::string text = spec.policy + " " + spec.precision + " batch " + std::to_string(spec.batch);
   if (spec.depth != 0) text += " depth " + std::to_string(spec.depth);
   if (!spec.budget.empty()) text += " under " + spec.budget;
   return text;
@@ -52,10 +52,13 @@ CellResult Comparison::run(const graph::NetworkDef& def, const CellSpec& spec) {
   }
   CellOutcome o = run_cell(def, spec, setup_.cells, static_cast<int>(number));
   std::fprintf(stderr, "compare:   %s\n", outcome(o.result).c_str());
-  const bool timeline_cell = o.timeline && o.result.policy == setup_.timeline_policy;
+  const auto timeline_series = [&](const CellResult& c) {
+    return c.policy == setup_.timeline_policy && c.precision == setup_.timeline_precision;
+  };
+  const bool timeline_cell = o.timeline && timeline_series(o.result);
   const CellResult* previous = nullptr;
   for (const CellResult& c : results_.cells) {
-    if (c.status == CellStatus::Ok && c.policy == setup_.timeline_policy) previous = &c;
+    if (c.status == CellStatus::Ok && timeline_series(c)) previous = &c;
   }
   if (timeline_cell && (previous == nullptr || bigger(o.result, *previous))) {
     results_.timeline = std::move(o.timeline);
@@ -84,7 +87,7 @@ void Comparison::check_outcome() const {
     if (c.status == CellStatus::Failed && failed == nullptr) failed = &c;
   }
   if (failed != nullptr) {
-    throw runtime::Error("a cell failed (" + failed->policy + " batch " +
+    throw runtime::Error("a cell failed (" + failed->policy + " " + failed->precision + " batch " +
                          std::to_string(failed->batch) + "): " + failed->message +
                          "; the other cells are in " + setup_.out.string());
   }

@@ -15,10 +15,11 @@
 namespace vdnn::tools {
 
 struct ComparisonSetup {
-  std::filesystem::path out;       // results.csv, results.json, report.html go here
-  std::string trace;               // Chrome trace of every cell's last step; empty: none
-  std::string timeline_policy;     // whose largest cell gives the report's memory timeline
-  std::int64_t planned_cells = 0;  // for "N left" (searches: 0, unknown)
+  std::filesystem::path out;    // results.csv, results.json, report.html go here
+  std::string trace;            // Chrome trace of every cell's last step; empty: none
+  std::string timeline_policy;  // whose largest cell gives the report's memory timeline,
+  std::string timeline_precision = kDefaultPrecision;  // in this precision
+  std::int64_t planned_cells = 0;                      // for "N left" (searches: 0, unknown)
   CellSettings cells;
 };
 

@@ -42,6 +42,7 @@ bool plan_fits(const graph::Graph& graph, const FitLimits& limits) {
   options.policy = limits.policy;
   options.budget_bytes = limits.budget_bytes;
   options.fuse = limits.fuse;
+  options.precision = limits.precision;
   layers::LayerCache cache;
   graph::SearchContext ctx;
   ctx.layer_options.cache = &cache;
@@ -55,6 +56,7 @@ bool plan_fits(const graph::Graph& graph, const FitLimits& limits) {
       plan.pool_bytes > limits.managed_limit_bytes) {
     return false;
   }
+  // The host check is the one the run makes (models::Trainer, on the graph as built).
   // Under a budget host_needs() leaves the pinned pool out (a lower bound made before planning);
   // this plan is the one the run will make, so its pinned pool counts.
   const std::uint64_t pinned = limits.budget_bytes != 0 ? plan.pinned_bytes : 0;

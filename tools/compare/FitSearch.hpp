@@ -10,6 +10,7 @@
 #include "graph/Plan.hpp"
 #include "layers/Layer.hpp"
 #include "models/ZooGenerator.hpp"
+#include "runtime/Shape.hpp"
 
 namespace vdnn::tools {
 
@@ -22,9 +23,11 @@ struct FitLimits {
   std::uint64_t managed_limit_bytes = 0;  // managed pools above this are refused; 0: no limit
   std::uint64_t host_extra_bytes = 0;     // host bytes beside the graph's own (the dataset)
   bool fuse = true;                       // the runs' fusion switch (--no-fuse: false)
+  runtime::DType precision = runtime::DType::F32;  // the runs' feature maps (Note [Precision])
 };
 
-/// True when the search a run makes (graph::search_run: fusion, workspaces, placement; the CPU
+/// True when the search a run makes (graph::search_run in limits.precision: fusion, workspaces,
+/// placement; the CPU
 /// backend's workspace sizes stand in for the device's, and the confirming run downgrades
 /// algorithms where the device needs more) places `graph` within `limits`, and the host keeps an
 /// eighth of its available memory (at least 4 GiB) besides. Throws what the search throws, except

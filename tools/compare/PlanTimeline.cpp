@@ -3,11 +3,14 @@
 
 #include <unordered_map>
 
+#include "graph/Precision.hpp"
+
 namespace vdnn::tools {
 
 MemoryTimeline plan_timeline(const graph::Graph& graph, const graph::Plan& plan) {
   MemoryTimeline t;
   t.policy = graph::policy_name(plan.policy);
+  t.precision = graph::precision_name(graph::precision_of(graph));
   t.batch = graph.batch();
   t.budget_bytes = plan.budget_bytes;
   std::uint64_t away = 0;  // on the host now

@@ -2,6 +2,8 @@
 #include "tools/compare/PolicyPalette.hpp"
 
 #include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 namespace vdnn::tools {
@@ -23,6 +25,15 @@ constexpr std::array<std::pair<const char*, const char*>, 9> kKnown = {{
 constexpr std::array<const char*, 6> kExtra = {"#EE3377", "#33BBEE", "#CC3311",
                                                "#009988", "#FFAABB", "#AAAA00"};
 
+// "#rrggbb" halfway to white.
+std::string paler(const std::string& colour) {
+  const unsigned long rgb = std::strtoul(colour.c_str() + 1, nullptr, 16);
+  char out[8];
+  std::snprintf(out, sizeof out, "#%02lX%02lX%02lX", (((rgb >> 16) & 0xFF) + 0xFF) / 2,
+                (((rgb >> 8) & 0xFF) + 0xFF) / 2, ((rgb & 0xFF) + 0xFF) / 2);
+  return out;
+}
+
 }  // namespace
 
 PolicyPalette::PolicyPalette(const std::vector<std::string>& policies) {
@@ -38,6 +49,11 @@ PolicyPalette::PolicyPalette(const std::vector<std::string>& policies) {
 const std::string& PolicyPalette::colour(const std::string& policy) const {
   const auto it = colours_.find(policy);
   return it == colours_.end() ? unknown_ : it->second;
+}
+
+std::string PolicyPalette::colour(const std::string& policy, const std::string& precision) const {
+  const std::string& base = colour(policy);
+  return precision == "bf16" ? paler(base) : base;
 }
 
 }  // namespace vdnn::tools

@@ -1,5 +1,6 @@
-// PolicyPalette: the report's colours: one fixed colour per policy name, and the colours of the
-// timeline, the budget lines and the chart backgrounds, all distinct from each other.
+// PolicyPalette: the report's colours: one fixed colour per policy name (paler in bf16), and the
+// colours of the timeline, the budget lines and the chart backgrounds, all distinct from each
+// other.
 #pragma once
 
 #include <map>
@@ -31,6 +32,9 @@ class PolicyPalette {
 
   /// The colour ("#rrggbb") of `policy`; a name not given to the constructor gets a neutral grey.
   const std::string& colour(const std::string& policy) const;
+  /// The colour of `policy`'s runs in `precision`: colour(policy) for fp32, a paler tint of it
+  /// (halfway to white) for bf16, so that the two precisions of one policy read as a pair.
+  std::string colour(const std::string& policy, const std::string& precision) const;
 
  private:
   std::map<std::string, std::string> colours_;

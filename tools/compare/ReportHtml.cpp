@@ -40,7 +40,9 @@ bool any_depth(const CompareResults& results) {
 }
 
 std::string table_head(bool depth) {
-  std::string row = "<tr><th class=\"name\">policy</th><th>batch</th><th>budget</th>";
+  std::string row =
+      "<tr><th class=\"name\">policy</th><th class=\"name\">precision</th><th>batch</th>"
+      "<th>budget</th>";
   if (depth) row += "<th>depth</th>";
   return row +
          "<th class=\"name\">status</th><th>img/s</th><th>ms/iter</th><th>measured<br>peak</th>"
@@ -51,8 +53,9 @@ std::string table_head(bool depth) {
 
 std::string table_row(const CellResult& c, bool depth, const PolicyPalette& palette) {
   std::string row = "<tr><td class=\"name\"><span class=\"swatch\" style=\"background:" +
-                    escape_xml(palette.colour(c.policy)) + "\"></span>" + escape_xml(c.policy) +
-                    "</td>" + cell(std::to_string(c.batch)) +
+                    escape_xml(palette.colour(c.policy, c.precision)) + "\"></span>" +
+                    escape_xml(c.policy) + "</td>" + cell(c.precision, "name") +
+                    cell(std::to_string(c.batch)) +
                     cell(c.budget_bytes == 0 ? "none" : format_bytes(c.budget_bytes));
   if (depth) row += cell(std::to_string(c.depth));
   const char* status = cell_status_name(c.status);
@@ -71,8 +74,8 @@ std::string notes(const CompareResults& results) {
   std::string items;
   for (const CellResult& c : results.cells) {
     if (c.message.empty()) continue;
-    items += "<li>" + escape_xml(c.policy) + ", batch " + std::to_string(c.batch) + ": " +
-             escape_xml(c.message) + "</li>\n";
+    items += "<li>" + escape_xml(c.policy) + " " + escape_xml(c.precision) + ", batch " +
+             std::to_string(c.batch) + ": " + escape_xml(c.message) + "</li>\n";
   }
   return items.empty() ? "" : "<ul class=\"notes\">\n" + items + "</ul>\n";
 }
@@ -85,9 +88,14 @@ std::string cells_table(const CompareResults& results, const PolicyPalette& pale
 }
 
 std::string header(const CompareResults& results) {
+  std::string precisions;
+  for (const std::string& p : precisions_of(results)) {
+    precisions += (precisions.empty() ? "" : ", ") + escape_xml(p);
+  }
   return "<h1>vdnn compare: " + escape_xml(results.network) + "</h1>\n<p class=\"meta\">device " +
          escape_xml(results.device) + " &middot; mode " + compare_mode_name(results.mode) +
-         " &middot; " + std::to_string(results.cells.size()) + " cells</p>\n";
+         (precisions.empty() ? "" : " &middot; precision " + precisions) + " &middot; " +
+         std::to_string(results.cells.size()) + " cells</p>\n";
 }
 
 std::string charts(const CompareResults& results, const PolicyPalette& palette) {

@@ -14,6 +14,7 @@ using Json = nlohmann::json;
 
 Json cell_json(const CellResult& c) {
   Json j{{"policy", c.policy},
+         {"precision", c.precision},
          {"batch", c.batch},
          {"budget_bytes", c.budget_bytes},
          {"network", c.network},
@@ -43,6 +44,7 @@ Json timeline_json(const MemoryTimeline& t) {
                       {"offloaded_bytes", p.offloaded_bytes}});
   }
   return {{"policy", t.policy},
+          {"precision", t.precision},
           {"batch", t.batch},
           {"budget_bytes", t.budget_bytes},
           {"points", points}};
@@ -76,12 +78,15 @@ Json results_json(const CompareResults& r) {
   for (const CellResult& c : r.cells) cells.push_back(cell_json(c));
   Json searches = Json::array();
   for (const SearchResult& s : r.searches) {
-    searches.push_back(
-        {{"policy", s.policy}, {"value", s.value}, {"images_per_s", s.images_per_s}});
+    searches.push_back({{"policy", s.policy},
+                        {"precision", s.precision},
+                        {"value", s.value},
+                        {"images_per_s", s.images_per_s}});
   }
   Json j{{"network", r.network},
          {"device", r.device},
          {"mode", compare_mode_name(r.mode)},
+         {"precisions", precisions_of(r)},
          {"cells", cells}};
   if (!r.searches.empty()) j["searches"] = searches;
   if (r.timeline) j["timeline"] = timeline_json(*r.timeline);
@@ -90,16 +95,17 @@ Json results_json(const CompareResults& r) {
 
 std::string results_csv(const CompareResults& r) {
   std::ostringstream out;
-  out << "network,policy,batch,budget_bytes,depth,status,images_per_s,ms_per_iter,"
+  out << "network,policy,precision,batch,budget_bytes,depth,status,images_per_s,ms_per_iter,"
          "measured_peak_bytes,predicted_peak_bytes,offloaded_bytes,prefetched_bytes,"
          "migrated_bytes,offload_gbps,prefetch_gbps,offload_busy,prefetch_busy,message\n";
   for (const CellResult& c : r.cells) {
-    out << csv_field(c.network) << ',' << csv_field(c.policy) << ',' << c.batch << ','
-        << c.budget_bytes << ',' << c.depth << ',' << cell_status_name(c.status) << ','
-        << c.images_per_s << ',' << c.ms_per_iter << ',' << c.measured_peak_bytes << ','
-        << c.predicted_peak_bytes << ',' << c.offloaded_bytes << ',' << c.prefetched_bytes << ','
-        << c.migrated_bytes << ',' << c.offload_gbps << ',' << c.prefetch_gbps << ','
-        << c.offload_busy << ',' << c.prefetch_busy << ',' << csv_field(c.message) << '\n';
+    out << csv_field(c.network) << ',' << csv_field(c.policy) << ',' << csv_field(c.precision)
+        << ',' << c.batch << ',' << c.budget_bytes << ',' << c.depth << ','
+        << cell_status_name(c.status) << ',' << c.images_per_s << ',' << c.ms_per_iter << ','
+        << c.measured_peak_bytes << ',' << c.predicted_peak_bytes << ',' << c.offloaded_bytes << ','
+        << c.prefetched_bytes << ',' << c.migrated_bytes << ',' << c.offload_gbps << ','
+        << c.prefetch_gbps << ',' << c.offload_busy << ',' << c.prefetch_busy << ','
+        << csv_field(c.message) << '\n';
   }
   return out.str();
 }

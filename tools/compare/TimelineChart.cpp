@@ -114,8 +114,8 @@ std::vector<TimelineBucket> downsample_timeline(const std::vector<MemoryPoint>& 
 }
 
 std::string timeline_chart(const MemoryTimeline& timeline) {
-  const std::string title = "Memory timeline of one iteration: " + timeline.policy + ", batch " +
-                            std::to_string(timeline.batch);
+  const std::string title = "Memory timeline of one iteration: " + timeline.policy + " " +
+                            timeline.precision + ", batch " + std::to_string(timeline.batch);
   ChartSpec spec{
       "timeline",
       title,

@@ -60,6 +60,11 @@ struct TrainerConfig {
   /// for the network's convolutions, measured at setup). The CPU runs "nchw"; parameters,
   /// checkpoints and shapes are NCHW-logical in every layout.
   std::string layout = "auto";
+  /// Element type of feature maps and their gradients: "fp32", or "bf16" (bfloat16 storage with
+  /// FP32 parameters, optimizer, batch-norm statistics, loss and accumulation; channels-last on
+  /// CUDA; emulated on the CPU). Any other value: the Trainer's constructor throws
+  /// InvalidArgument.
+  std::string precision = "fp32";
 };
 
 /// What one step did.
@@ -98,9 +103,9 @@ struct MemoryStats {
 class VDNN_EXPORT Trainer {
  public:
   /// Plans the run and allocates its memory. Throws InvalidArgument (a bad config value, an
-  /// unknown policy, the CUDA backend in a build without it), NetworkError (a shape that does not
-  /// fit at this batch), DoesNotFit (the budget, the host or the device is too small),
-  /// OutOfMemory, DataError (a dataset file), DeviceError.
+  /// unknown policy or precision, the CUDA backend in a build without it), NetworkError (a shape
+  /// that does not fit at this batch), DoesNotFit (the budget, the host or the device is too
+  /// small), OutOfMemory, DataError (a dataset file), DeviceError.
   Trainer(const Network& network, const TrainerConfig& config);
   Trainer(Trainer&&) noexcept;
   Trainer& operator=(Trainer&&) noexcept;
