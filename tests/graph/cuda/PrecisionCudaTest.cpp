@@ -28,6 +28,9 @@ SessionOptions cuda_options() {
   o.backend = layers::Backend::Cuda;
   o.deterministic = true;
   o.allow_tf32 = false;  // the reference is true FP32
+  // One layout for both, so that convolution weights and their gradients lie in one order (an
+  // NHWC convolution keeps KRSC weights: Note [Layout]).
+  o.layout = LayoutChoice::Nhwc;
   o.executor.seed = 3;
   return o;
 }
