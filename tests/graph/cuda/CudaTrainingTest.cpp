@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "graph/Precision.hpp"
 #include "graph/SessionHarness.hpp"
 #include "runtime/ByteSize.hpp"
 #include "runtime/Device.hpp"
@@ -65,6 +66,7 @@ struct InvarianceCase {
   const char* config;
   std::int64_t batch;
   LayoutChoice layout;
+  runtime::DType precision = runtime::DType::F32;  // Note [Precision]
 };
 
 class CudaInvariance : public CudaTraining, public ::testing::WithParamInterface<InvarianceCase> {
@@ -72,18 +74,20 @@ class CudaInvariance : public CudaTraining, public ::testing::WithParamInterface
   SessionOptions options(Policy policy) const {
     SessionOptions o = cuda_options(policy);
     o.layout = GetParam().layout;
+    o.precision = GetParam().precision;
     return o;
   }
 };
 
 TEST_P(CudaInvariance, EveryPolicyMatchesBaselineBitwiseFor20Steps) {
-  const auto [config, batch, layout] = GetParam();
+  const auto [config, batch, layout, precision] = GetParam();
   const auto base = run_steps(load_config(config, batch), options(Policy::Baseline), 20);
   EXPECT_EQ(base.memory.device_peak, base.predicted_peak);
   // Auto under a budget a quarter of the way from vdnn-all's peak to baseline's, with costs
   // measured on this GPU at setup.
   const std::uint64_t all =
-      make_plan(load_config(config, batch), {Policy::VdnnAll, 0, {}}).predicted_peak;
+      make_plan(with_precision(load_config(config, batch), precision), {Policy::VdnnAll, 0, {}})
+          .predicted_peak;
   const std::uint64_t budget = all + (base.predicted_peak - all) / 4;
   for (Policy p : {Policy::VdnnAll, Policy::VdnnConv, Policy::Recompute, Policy::Auto}) {
     SessionOptions o = options(p);
@@ -99,7 +103,7 @@ TEST_P(CudaInvariance, EveryPolicyMatchesBaselineBitwiseFor20Steps) {
 
 // Managed memory: the same kernels on pages the driver migrates give the same bits.
 TEST_P(CudaInvariance, UvmPoliciesMatchBaselineBitwiseFor20Steps) {
-  const auto [config, batch, layout] = GetParam();
+  const auto [config, batch, layout, precision] = GetParam();
   const auto base = run_steps(load_config(config, batch), options(Policy::Baseline), 20);
   for (Policy p : {Policy::Uvm, Policy::UvmEvict, Policy::UvmPrefetch}) {
     const auto run = run_steps(load_config(config, batch), options(p), 20);
@@ -110,16 +114,20 @@ TEST_P(CudaInvariance, UvmPoliciesMatchBaselineBitwiseFor20Steps) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Networks, CudaInvariance,
-                         ::testing::Values(InvarianceCase{"resnet50.json", 32, LayoutChoice::Nhwc},
-                                           InvarianceCase{"resnet50.json", 32, LayoutChoice::Nchw},
-                                           InvarianceCase{"densenet40-cifar.json", 32,
-                                                          LayoutChoice::Nhwc}),
-                         [](const auto& test) {
-                           const std::string name = test.param.config;
-                           return name.substr(0, name.find_first_of("-.")) +
-                                  (test.param.layout == LayoutChoice::Nhwc ? "_nhwc" : "_nchw");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Networks, CudaInvariance,
+    ::testing::Values(InvarianceCase{"resnet50.json", 32, LayoutChoice::Nhwc},
+                      InvarianceCase{"resnet50.json", 32, LayoutChoice::Nchw},
+                      InvarianceCase{"densenet40-cifar.json", 32, LayoutChoice::Nhwc},
+                      InvarianceCase{"resnet50.json", 32, LayoutChoice::Nhwc, runtime::DType::BF16},
+                      InvarianceCase{"densenet40-cifar.json", 32, LayoutChoice::Nhwc,
+                                     runtime::DType::BF16}),
+    [](const auto& test) {
+      const std::string name = test.param.config;
+      return name.substr(0, name.find_first_of("-.")) +
+             (test.param.layout == LayoutChoice::Nhwc ? "_nhwc" : "_nchw") +
+             (test.param.precision == runtime::DType::BF16 ? "_bf16" : "");
+    });
 
 TEST_F(CudaTraining, IdenticalConvolutionsChooseAlgorithmsOnce) {
   SessionOptions o = cuda_options(Policy::Baseline);
