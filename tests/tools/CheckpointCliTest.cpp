@@ -105,6 +105,31 @@ TEST(CheckpointCli, InitFromStartsFromTheGivenWeights) {
   EXPECT_NE(wrong.output.find("missing"), std::string::npos) << wrong.output;
 }
 
+// Note [Precision]: checkpoints hold the FP32 master weights, so a bf16 run resumes bitwise and
+// starts from an fp32 run's weights (and an fp32 run from a bf16 run's).
+TEST(CheckpointCli, Bf16ResumesBitwiseAndCrossesPrecisionsWithInitFrom) {
+  const auto straight = test::temp_dir("ckpt-bf16-straight");
+  const auto resumed = test::temp_dir("ckpt-bf16-resumed");
+  const std::string bf16 = " --precision bf16 --checkpoint-every 3";
+  ASSERT_EQ(test::vdnn(train_args(straight, 6) + bf16).code, kExitOk);
+  ASSERT_EQ(test::vdnn(train_args(resumed, 3) + bf16).code, kExitOk);
+  const auto run = test::vdnn(train_args(resumed, 6) + bf16 + " --resume latest");
+  ASSERT_EQ(run.code, kExitOk) << run.output;
+  EXPECT_EQ(losses(straight), losses(resumed));
+  EXPECT_EQ(bytes_of(checkpoint_path(straight, 6)), bytes_of(checkpoint_path(resumed, 6)));
+  const auto fp32 = test::temp_dir("ckpt-bf16-into-fp32");
+  const auto back = test::temp_dir("ckpt-fp32-into-bf16");
+  const std::string still = " --lr 1e-30 --weight-decay 0 --checkpoint-every 1 --init-from ";
+  ASSERT_EQ(test::vdnn(train_args(fp32, 1) + still + checkpoint_path(straight, 6).string()).code,
+            kExitOk);
+  EXPECT_EQ(weights(checkpoint_path(fp32, 1)), weights(checkpoint_path(straight, 6)));
+  ASSERT_EQ(test::vdnn(train_args(back, 1) + " --precision bf16" + still +
+                       checkpoint_path(fp32, 1).string())
+                .code,
+            kExitOk);
+  EXPECT_EQ(weights(checkpoint_path(back, 1)), weights(checkpoint_path(straight, 6)));
+}
+
 // Starts `vdnn ARGS` without waiting for it.
 pid_t spawn(const std::string& args) {
   const pid_t pid = fork();
