@@ -4,6 +4,7 @@
 #include "graph/Executor.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <new>
 #include <utility>
 
@@ -205,13 +206,15 @@ StepResult Executor::train_step(const float* images, const std::int32_t* labels,
   stage_labels(labels);
   next_recompute_ = 0;
   try {
+    const auto enqueue_start = std::chrono::steady_clock::now();
     step_started_->record(context_.compute());
     take_staged_input(images);
     run_actions(plan_.actions, images, /*training=*/true);
     next_images_ = nullptr;  // named for this step's StageInput only
     update(lr);
     step_done_->record(context_.compute());
-    finish_step();
+    finish_step(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - enqueue_start).count());
   } catch (...) {
     abandon_step();
     throw;
@@ -448,7 +451,7 @@ void Executor::gate_managed(const Action& action) {
   }
 }
 
-void Executor::finish_step() {
+void Executor::finish_step(double host_seconds) {
   context_.compute().synchronize();
   context_.offload().synchronize();
   context_.prefetch().synchronize();
@@ -457,6 +460,7 @@ void Executor::finish_step() {
   eviction_gate_.clear();
   transfers_ = {};
   transfers_.step_seconds = step_done_->seconds_since(*step_started_);
+  transfers_.host_seconds = host_seconds;
   for (std::size_t i = 0; i < layer_times_.size(); ++i) {
     layer_times_[i] = {layer_events_[4 * i + 1]->seconds_since(*layer_events_[4 * i]),
                        layer_events_[4 * i + 3]->seconds_since(*layer_events_[4 * i + 2])};

@@ -94,7 +94,10 @@ struct MemoryReport {
 
 /// Copy traffic of the last step, timed with events on the copy streams.
 struct TransferReport {
-  double step_seconds = 0.0;      // compute stream, from the batch upload to the SGD update
+  double step_seconds = 0.0;  // compute stream, from the batch upload to the SGD update
+  /// Host seconds the step took to enqueue its work, up to the SGD update: close to step_seconds
+  /// means the device waited for the host (the step is host-bound).
+  double host_seconds = 0.0;
   double offload_seconds = 0.0;   // sum of the offload copies' durations (the stream's busy time)
   double prefetch_seconds = 0.0;  // likewise for the prefetch copies
   std::uint64_t offloaded_bytes = 0;
@@ -204,7 +207,8 @@ class Executor {
   template <typename Enqueue>
   void timed(NodeId node, std::size_t phase, Enqueue enqueue);
   void update(double lr);
-  void finish_step();
+  /// Waits for the step's work and measures it; `host_seconds`: what enqueuing it took.
+  void finish_step(double host_seconds);
   void measure_copies();
   void abandon_step() noexcept;
   void track_residency(const Action& action);

@@ -30,6 +30,7 @@ Json transfer_metrics(const graph::TransferReport& c, bool managed) {
          {"prefetch_gbps", gbps(c.prefetched_bytes, c.prefetch_seconds)},
          {"offload_busy", busy(c.offload_seconds, c.step_seconds)},
          {"prefetch_busy", busy(c.prefetch_seconds, c.step_seconds)},
+         {"host_enqueue_ms", c.host_seconds * 1e3},
          {"staged_input_bytes", c.staged_input_bytes},
          {"stage_input_gbps", gbps(c.staged_input_bytes, c.stage_input_seconds)}};
   if (!managed) return j;
