@@ -1,6 +1,6 @@
 // The host side of the CUDA batch norm: launch geometry, the dispatch to the kernel variants of
-// BatchNormKernels.cuh (storage type, layout, vectors of 4 or 1, 32- or 64-bit indices, fused ReLU
-// and residual), and the statistics rules BatchNorm2dCuda and BatchNormReluCuda share.
+// BatchNormKernels.cuh (storage type, layout, vectors of 8 (bf16), 4 or 1, 32- or 64-bit indices,
+// fused ReLU and residual), and the statistics rules BatchNorm2dCuda and BatchNormReluCuda share.
 #include "layers/cuda/BatchNormCore.hpp"
 
 #include <cuda_bf16.h>
@@ -44,6 +44,8 @@ template <Mask kMask>
 using MaskConstant = std::integral_constant<Mask, kMask>;
 using Vec1 = std::integral_constant<int, 1>;
 using Vec4 = std::integral_constant<int, 4>;
+template <typename T>
+using WideVec = std::integral_constant<int, kWideVec<T>>;  // 16 bytes: Vec4 for float, 8 for bf16
 
 // Calls f(MaskConstant<mask>).
 template <typename F>
@@ -101,21 +103,36 @@ unsigned combine_blocks(std::int64_t channels) {
   return static_cast<unsigned>(ceil_div(channels, kCombineBlock / kWarpSize));
 }
 
+template <int kVec>
 unsigned elementwise_blocks(std::int64_t vecs) {
-  return static_cast<unsigned>(ceil_div(vecs, kUnroll * kBlockThreads));
+  return static_cast<unsigned>(ceil_div(vecs, bn::kElementwiseUnroll<kVec> * kBlockThreads));
 }
 
-// Calls f(MapConstant, vec, Tag<Index>) for an element-wise pass over `tensors` that reads the
-// per-channel arrays `per_channel`: float4 whenever the element count and the tensors allow it;
-// NHWC loads per-channel float4 too when C % 4 == 0 and those arrays are 16-byte aligned.
-template <typename F>
+// Calls f(MapConstant, vec, Tag<Index>) for an element-wise pass over `tensors` of T that reads
+// the per-channel arrays `per_channel`: vectors of 4 whenever the element count and the tensors
+// allow it; NHWC loads per-channel float4 too when C % 4 == 0 and those arrays are 16-byte aligned.
+// Bf16 moves 16 bytes (8 elements) where a vector of 8 takes one channel (NCHW, H * W % 8 == 0) or
+// 8 whole channels (NHWC, C % 8 == 0); elsewhere it takes F32's paths, with half the bytes.
+template <typename T, typename F>
 void dispatch_elementwise(const Shape& shape, Layout layout,
                           std::initializer_list<const void*> tensors,
                           std::initializer_list<const void*> per_channel, F&& f) {
+  constexpr int kWide = kWideVec<T>;
   const bool vec4 = shape.numel() % 4 == 0 && aligned16(tensors);
   const auto run = [&](auto map, auto vec) {
     with_index(shape, [&](auto index) { f(map, vec, index); });
   };
+  if constexpr (kWide > 4) {
+    // numel % kWide follows from H * W or C % kWide.
+    if (vec4 && layout == Layout::Nchw && shape.h() * shape.w() % kWide == 0) {
+      run(MapConstant<Map::PlaneVector>{}, WideVec<T>{});
+      return;
+    }
+    if (vec4 && layout == Layout::Nhwc && shape.c() % kWide == 0 && aligned16(per_channel)) {
+      run(MapConstant<Map::ChannelVector>{}, WideVec<T>{});
+      return;
+    }
+  }
   if (layout == Layout::Nchw) {
     if (vec4 && shape.h() * shape.w() % 4 == 0) {
       run(MapConstant<Map::PlaneVector>{}, Vec4{});
@@ -137,48 +154,51 @@ template <Map kMap, int kVec, typename Index>
 bn::ChannelMap<kMap, kVec, Index> channel_map(const Shape& shape) {
   const std::int64_t plane = shape.h() * shape.w();
   return {static_cast<Index>(kMap == Map::PlaneVector ? plane / kVec : plane),
-          static_cast<Index>(kMap == Map::ChannelVector ? shape.c() / 4 : shape.c())};
+          static_cast<Index>(kMap == Map::ChannelVector ? shape.c() / kVec : shape.c())};
 }
 
 template <typename T, bool kRelu, bool kResidual>
 void launch_normalize(cudaStream_t stream, const Shape& shape, Layout layout, const T* x,
                       const T* r, const float* mean, const float* scale, const float* bias, T* y) {
-  dispatch_elementwise(shape, layout, {x, r, y}, {mean, scale, bias},
-                       [&](auto map, auto vec, auto index) {
-                         constexpr Map kMap = decltype(map)::value;
-                         constexpr int kVec = decltype(vec)::value;
-                         using Index = typename decltype(index)::type;
-                         const std::int64_t total = shape.numel() / kVec;
-                         bn::normalize_kernel<T, kRelu, kResidual, kMap, kVec, Index>
-                             <<<elementwise_blocks(total), kBlockThreads, 0, stream>>>(
-                                 x, r, mean, scale, bias, y, static_cast<Index>(total),
-                                 channel_map<kMap, kVec, Index>(shape));
-                         VDNN_CHECK_LAUNCH();
-                       });
+  dispatch_elementwise<T>(shape, layout, {x, r, y}, {mean, scale, bias},
+                          [&](auto map, auto vec, auto index) {
+                            constexpr Map kMap = decltype(map)::value;
+                            constexpr int kVec = decltype(vec)::value;
+                            using Index = typename decltype(index)::type;
+                            const std::int64_t total = shape.numel() / kVec;
+                            bn::normalize_kernel<T, kRelu, kResidual, kMap, kVec, Index>
+                                <<<elementwise_blocks<kVec>(total), kBlockThreads, 0, stream>>>(
+                                    x, r, mean, scale, bias, y, static_cast<Index>(total),
+                                    channel_map<kMap, kVec, Index>(shape));
+                            VDNN_CHECK_LAUNCH();
+                          });
 }
 
 template <Mask kMask, bool kResidualGrad, typename T>
 void launch_input_grad(cudaStream_t stream, const Shape& shape, Layout layout,
                        const bn::GradArgs<T>& a) {
-  dispatch_elementwise(shape, layout, {a.x, a.dy, a.y, a.dx, a.dr},
-                       {a.mean, a.scale, a.shift, a.coeff_a, a.coeff_b, a.coeff_k},
-                       [&](auto map, auto vec, auto index) {
-                         constexpr Map kMap = decltype(map)::value;
-                         constexpr int kVec = decltype(vec)::value;
-                         using Index = typename decltype(index)::type;
-                         const std::int64_t total = shape.numel() / kVec;
-                         bn::input_grad_kernel<T, kMask, kResidualGrad, kMap, kVec, Index>
-                             <<<elementwise_blocks(total), kBlockThreads, 0, stream>>>(
-                                 a, static_cast<Index>(total),
-                                 channel_map<kMap, kVec, Index>(shape));
-                         VDNN_CHECK_LAUNCH();
-                       });
+  dispatch_elementwise<T>(shape, layout, {a.x, a.dy, a.y, a.dx, a.dr},
+                          {a.mean, a.scale, a.shift, a.coeff_a, a.coeff_b, a.coeff_k},
+                          [&](auto map, auto vec, auto index) {
+                            constexpr Map kMap = decltype(map)::value;
+                            constexpr int kVec = decltype(vec)::value;
+                            using Index = typename decltype(index)::type;
+                            const std::int64_t total = shape.numel() / kVec;
+                            bn::input_grad_kernel<T, kMask, kResidualGrad, kMap, kVec, Index>
+                                <<<elementwise_blocks<kVec>(total), kBlockThreads, 0, stream>>>(
+                                    a, static_cast<Index>(total),
+                                    channel_map<kMap, kVec, Index>(shape));
+                            VDNN_CHECK_LAUNCH();
+                          });
 }
 
 // The first-level reduction in `layout` (forward when a.dy is null; kMask: the ReLU's gradient).
+// Bf16 in NHWC with C % 8 == 0 reads 16 bytes (8 channels) per load, in the 4-wide order
+// (bn::kRowBlock); NCHW keeps 4-wide bf16, whose order a vector of 8 would change.
 template <Mask kMask, typename T>
 void launch_sums_as(cudaStream_t stream, const Shape& shape, Layout layout, std::int64_t parts,
                     const bn::SumsArgs<T>& a) {
+  constexpr int kWide = kWideVec<T>;
   const bool vec4 = reduction_inner(shape, layout) % 4 == 0 && aligned16({a.x, a.dy, a.y, a.g_out});
   const auto run = [&](auto vec) {
     with_index(shape, [&](auto index) {
@@ -186,24 +206,32 @@ void launch_sums_as(cudaStream_t stream, const Shape& shape, Layout layout, std:
       using Index = typename decltype(index)::type;
       const std::int64_t rows = shape.n() * shape.h() * shape.w();
       if (layout == Layout::Nchw) {
-        const std::int64_t plane_vecs = shape.h() * shape.w() / kVec;
-        const std::int64_t channel_vecs = shape.n() * plane_vecs;
-        bn::nchw_sums_kernel<T, kMask, kVec, Index>
-            <<<static_cast<unsigned>(shape.c() * parts), kReduceBlock, 0, stream>>>(
-                a, static_cast<Index>(parts), static_cast<Index>(shape.c()),
-                static_cast<Index>(plane_vecs), static_cast<Index>(channel_vecs),
-                static_cast<Index>(ceil_div(channel_vecs, parts)));
+        if constexpr (kVec <= 4) {  // never 8-wide, so never instantiated so
+          const std::int64_t plane_vecs = shape.h() * shape.w() / kVec;
+          const std::int64_t channel_vecs = shape.n() * plane_vecs;
+          bn::nchw_sums_kernel<T, kMask, kVec, Index>
+              <<<static_cast<unsigned>(shape.c() * parts), kReduceBlock, 0, stream>>>(
+                  a, static_cast<Index>(parts), static_cast<Index>(shape.c()),
+                  static_cast<Index>(plane_vecs), static_cast<Index>(channel_vecs),
+                  static_cast<Index>(ceil_div(channel_vecs, parts)));
+        }
       } else {
         const std::int64_t row_vecs = shape.c() / kVec;
         const dim3 grid(static_cast<unsigned>(parts),
                         static_cast<unsigned>(ceil_div(row_vecs, bn::kRowTileVecs<kVec>)));
-        bn::nhwc_sums_kernel<T, kMask, kVec, Index><<<grid, kReduceBlock, 0, stream>>>(
+        bn::nhwc_sums_kernel<T, kMask, kVec, Index><<<grid, bn::kRowBlock<kVec>, 0, stream>>>(
             a, static_cast<Index>(parts), static_cast<Index>(rows), static_cast<Index>(row_vecs),
             static_cast<Index>(ceil_div(rows, parts)));
       }
       VDNN_CHECK_LAUNCH();
     });
   };
+  if constexpr (kWide > 4) {
+    if (vec4 && layout == Layout::Nhwc && shape.c() % kWide == 0) {
+      run(WideVec<T>{});
+      return;
+    }
+  }
   if (vec4) {
     run(Vec4{});
   } else {

@@ -25,6 +25,11 @@ inline constexpr int kCombineBlock = 256;
 // values.
 template <int kVec>
 inline constexpr int kRowTileVecs = 32 / kVec;
+// The threads of an NHWC reduction block. With 8-wide vectors (bf16's 16-byte loads) a tile is half
+// as many vector columns, so half the threads give each column the lanes (rows walked at once) of
+// the 4-wide path: every channel sums the same rows in the same order as 4-wide F32 and BF16 do.
+template <int kVec>
+inline constexpr int kRowBlock = kVec == 8 ? kReduceBlock / 2 : kReduceBlock;
 
 // ---- First-level reductions --------------------------------------------------------------------
 
@@ -172,10 +177,11 @@ __global__ void __launch_bounds__(kReduceBlock)
 }
 
 // Sums each column's values over its `lanes` threads (thread = lane * width + column) with a fixed
-// tree in shared memory; lane 0 of each column gets the totals. Every thread of the block calls it.
-template <int kCount>
+// tree in shared memory; lane 0 of each column gets the totals. Every thread of the block (of
+// kThreads) calls it.
+template <int kThreads, int kCount>
 __device__ __forceinline__ void column_sums(double (&values)[kCount], int width, int lanes) {
-  __shared__ double shared[kCount][kReduceBlock];
+  __shared__ double shared[kCount][kThreads];
 #pragma unroll
   for (int j = 0; j < kCount; ++j) shared[j][threadIdx.x] = values[j];
   __syncthreads();
@@ -198,15 +204,17 @@ __device__ __forceinline__ void column_sums(double (&values)[kCount], int width,
 // NHWC: rows are the N * H * W pixels, each `row_vecs` vectors of channels. Block (p, t) reduces
 // row chunk p of column tile t (kRowTileVecs vectors, fewer in the last tile): each thread keeps
 // one vector column and walks the chunk's rows `lanes` apart, so a warp reads whole 128-byte
-// segments (64-byte ones of bf16); then column_sums combines the lanes in a fixed order.
+// segments (64-byte ones of 4-wide bf16); then column_sums combines the lanes in a fixed order.
+// Blocks of kRowBlock threads: 8-wide gets the 4-wide lanes when a tile's channels are a multiple
+// of 8 (256 / (2 w) == 128 / w).
 template <typename T, Mask kMask, int kVec, typename Index>
-__global__ void __launch_bounds__(kReduceBlock)
+__global__ void __launch_bounds__(kRowBlock<kVec>)
     nhwc_sums_kernel(SumsArgs<T> a, Index parts, Index rows, Index row_vecs, Index chunk) {
   const Index tile_begin = static_cast<Index>(blockIdx.y) * kRowTileVecs<kVec>;
   const int width = row_vecs - tile_begin < static_cast<Index>(kRowTileVecs<kVec>)
                         ? static_cast<int>(row_vecs - tile_begin)
                         : kRowTileVecs<kVec>;
-  const int lanes = kReduceBlock / width;
+  const int lanes = kRowBlock<kVec> / width;
   const int lane = static_cast<int>(threadIdx.x) / width;
   const Index column = tile_begin + static_cast<Index>(static_cast<int>(threadIdx.x) % width);
   const auto chunk64 = static_cast<std::int64_t>(chunk);
@@ -257,7 +265,7 @@ __global__ void __launch_bounds__(kReduceBlock)
       }
     }
   }
-  column_sums(sums, width, lanes);
+  column_sums<kRowBlock<kVec>>(sums, width, lanes);
   if (lane == 0) {
 #pragma unroll
     for (int k = 0; k < kVec; ++k) {
@@ -360,14 +368,15 @@ __global__ void finish_backward_kernel(const double* partials, int parts, std::i
 enum class Map : std::uint8_t {
   PlaneVector,     // NCHW, a vector never crosses a plane: one channel, (i / plane) % channels
   PlaneElement,    // NCHW: each component's own, (e / plane) % channels with e its element index
-  ChannelVector,   // NHWC, C % 4 == 0: channels 4 (i % channels)..+3, `channels` counting vectors
+  ChannelVector,   // NHWC, C % kVec == 0: channels kVec (i % channels).., `channels` counting
+                   // vectors
   ChannelElement,  // NHWC: each component's own, e % channels
 };
 
 template <Map kMap, int kVec, typename Index>
 struct ChannelMap {
   Index plane;     // PlaneVector: vectors per plane; PlaneElement: elements per plane; else unused
-  Index channels;  // ChannelVector: C / 4; else C
+  Index channels;  // ChannelVector: C / kVec; else C
 
   // v[k] = p[channel of component k of vector i]. ChannelVector needs p 16-byte aligned.
   __device__ __forceinline__ void gather(const float* p, Index i, float (&v)[kVec]) const {
@@ -376,8 +385,8 @@ struct ChannelMap {
 #pragma unroll
       for (int k = 0; k < kVec; ++k) v[k] = value;
     } else if constexpr (kMap == Map::ChannelVector) {
-      static_assert(kVec == 4, "ChannelVector maps float4 vectors");
-      load_vec<4>(p, static_cast<std::int64_t>(i % channels), v);
+      static_assert(kVec % 4 == 0, "ChannelVector maps whole float4s");
+      load_vec<kVec>(p, static_cast<std::int64_t>(i % channels), v);
     } else {
 #pragma unroll
       for (int k = 0; k < kVec; ++k) {
@@ -388,10 +397,18 @@ struct ChannelMap {
   }
 };
 
-// Block b covers kUnroll * kBlockThreads vectors from b times that, all loads issued before any
-// use so that enough bytes are in flight.
+// Vectors a thread of an element-wise pass loads before any use: kUnroll, or half as many vectors
+// of 8 (bf16's 16-byte ones), which keeps the elements (and registers) per thread of 4-wide and
+// halves the memory instructions; with kUnroll of them, registers would cut the blocks per SM.
+template <int kVec>
+inline constexpr int kElementwiseUnroll = kVec == 8 ? kUnroll / 2 : kUnroll;
+
+// Block b covers kElementwiseUnroll * kBlockThreads vectors from b times that, all loads issued
+// before any use so that enough bytes are in flight.
+template <int kVec>
 __device__ __forceinline__ std::uint64_t elementwise_base() {
-  return static_cast<std::uint64_t>(blockIdx.x) * (kUnroll * kBlockThreads) + threadIdx.x;
+  return static_cast<std::uint64_t>(blockIdx.x) * (kElementwiseUnroll<kVec> * kBlockThreads) +
+         threadIdx.x;
 }
 
 // y = (x - mean) * scale + bias, then with kResidual + r, then with kRelu z < 0 ? 0 : z (a NaN
@@ -401,11 +418,12 @@ template <typename T, bool kRelu, bool kResidual, Map kMap, int kVec, typename I
 __global__ void __launch_bounds__(kBlockThreads)
     normalize_kernel(const T* x, const T* r, const float* mean, const float* scale,
                      const float* bias, T* y, Index total_vecs, ChannelMap<kMap, kVec, Index> map) {
-  const std::uint64_t base = elementwise_base();
-  float v[kUnroll][kVec];
-  float rs[kUnroll][kVec];
+  constexpr int kSteps = kElementwiseUnroll<kVec>;
+  const std::uint64_t base = elementwise_base<kVec>();
+  float v[kSteps][kVec];
+  float rs[kSteps][kVec];
 #pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
+  for (int u = 0; u < kSteps; ++u) {
     const std::uint64_t g = base + u * kBlockThreads;
     if (g < total_vecs) {
       load_vec<kVec>(x, static_cast<std::int64_t>(g), v[u]);
@@ -413,7 +431,7 @@ __global__ void __launch_bounds__(kBlockThreads)
     }
   }
 #pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
+  for (int u = 0; u < kSteps; ++u) {
     const std::uint64_t g = base + u * kBlockThreads;
     if (g >= total_vecs) continue;
     const auto i = static_cast<Index>(g);
@@ -457,14 +475,15 @@ struct GradArgs {
 template <typename T, Mask kMask, bool kResidualGrad, Map kMap, int kVec, typename Index>
 __global__ void __launch_bounds__(kBlockThreads)
     input_grad_kernel(GradArgs<T> a, Index total_vecs, ChannelMap<kMap, kVec, Index> map) {
-  const std::uint64_t base = elementwise_base();
-  float xs[kUnroll][kVec];
-  float gs[kUnroll][kVec];
-  float ys[kUnroll][kVec];
-  float dxs[kUnroll][kVec];
-  float drs[kUnroll][kVec];
+  constexpr int kSteps = kElementwiseUnroll<kVec>;
+  const std::uint64_t base = elementwise_base<kVec>();
+  float xs[kSteps][kVec];
+  float gs[kSteps][kVec];
+  float ys[kSteps][kVec];
+  float dxs[kSteps][kVec];
+  float drs[kSteps][kVec];
 #pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
+  for (int u = 0; u < kSteps; ++u) {
     const std::uint64_t g = base + u * kBlockThreads;
     if (g >= total_vecs) continue;
     const auto at = static_cast<std::int64_t>(g);
@@ -475,7 +494,7 @@ __global__ void __launch_bounds__(kBlockThreads)
     if (kResidualGrad && a.dr_accumulate) load_vec_mutable<kVec>(a.dr, at, drs[u]);
   }
 #pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
+  for (int u = 0; u < kSteps; ++u) {
     const std::uint64_t g = base + u * kBlockThreads;
     if (g >= total_vecs) continue;
     const auto at = static_cast<std::int64_t>(g);

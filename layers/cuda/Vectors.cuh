@@ -1,8 +1,8 @@
 // Vectors: kVec consecutive elements moved as one load or store, for the element-wise, batch-norm
-// and pooling kernels of layers/cuda/ (internal; .cu files only). kVec is 1 or 4; with 4 the
-// pointer is 16-byte aligned (aligned16) and the index counts vectors. Elements are float or
+// and pooling kernels of layers/cuda/ (internal; .cu files only). kVec is 1, 4 or 8; with 4 or 8
+// the pointer is 16-byte aligned (aligned16) and the index counts vectors. Elements are float or
 // __nv_bfloat16 in memory (Note [Precision]) and float in registers: a bf16 store rounds to nearest
-// even.
+// even. Eight bf16 are one 16-byte access (kWideVec); eight floats are two.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -23,15 +23,24 @@ inline bool aligned16(std::initializer_list<const void*> pointers) {
   });
 }
 
+/// The elements of T one 16-byte access moves: 4 floats, 8 bf16.
+template <typename T>
+inline constexpr int kWideVec = static_cast<int>(16 / sizeof(T));
+
 /// v = vector `vec_index` of p, through the read-only cache: p must not change during the kernel.
+/// kVec 8 is two float4 loads.
 template <int kVec>
 __device__ __forceinline__ void load_vec(const float* p, std::int64_t vec_index, float (&v)[kVec]) {
-  if constexpr (kVec == 4) {
-    const float4 q = __ldg(reinterpret_cast<const float4*>(p) + vec_index);
-    v[0] = q.x;
-    v[1] = q.y;
-    v[2] = q.z;
-    v[3] = q.w;
+  static_assert(kVec == 1 || kVec % 4 == 0, "float vectors are 1 or whole float4s");
+  if constexpr (kVec % 4 == 0) {
+#pragma unroll
+    for (int h = 0; h < kVec / 4; ++h) {
+      const float4 q = __ldg(reinterpret_cast<const float4*>(p) + vec_index * (kVec / 4) + h);
+      v[4 * h] = q.x;
+      v[4 * h + 1] = q.y;
+      v[4 * h + 2] = q.z;
+      v[4 * h + 3] = q.w;
+    }
   } else {
     v[0] = __ldg(p + vec_index);
   }
@@ -41,12 +50,16 @@ __device__ __forceinline__ void load_vec(const float* p, std::int64_t vec_index,
 template <int kVec>
 __device__ __forceinline__ void load_vec_mutable(const float* p, std::int64_t vec_index,
                                                  float (&v)[kVec]) {
-  if constexpr (kVec == 4) {
-    const float4 q = reinterpret_cast<const float4*>(p)[vec_index];
-    v[0] = q.x;
-    v[1] = q.y;
-    v[2] = q.z;
-    v[3] = q.w;
+  static_assert(kVec == 1 || kVec % 4 == 0, "float vectors are 1 or whole float4s");
+  if constexpr (kVec % 4 == 0) {
+#pragma unroll
+    for (int h = 0; h < kVec / 4; ++h) {
+      const float4 q = reinterpret_cast<const float4*>(p)[vec_index * (kVec / 4) + h];
+      v[4 * h] = q.x;
+      v[4 * h + 1] = q.y;
+      v[4 * h + 2] = q.z;
+      v[4 * h + 3] = q.w;
+    }
   } else {
     v[0] = p[vec_index];
   }
@@ -56,8 +69,13 @@ __device__ __forceinline__ void load_vec_mutable(const float* p, std::int64_t ve
 template <int kVec>
 __device__ __forceinline__ void store_vec(float* p, std::int64_t vec_index,
                                           const float (&v)[kVec]) {
-  if constexpr (kVec == 4) {
-    reinterpret_cast<float4*>(p)[vec_index] = make_float4(v[0], v[1], v[2], v[3]);
+  static_assert(kVec == 1 || kVec % 4 == 0, "float vectors are 1 or whole float4s");
+  if constexpr (kVec % 4 == 0) {
+#pragma unroll
+    for (int h = 0; h < kVec / 4; ++h) {
+      reinterpret_cast<float4*>(p)[vec_index * (kVec / 4) + h] =
+          make_float4(v[4 * h], v[4 * h + 1], v[4 * h + 2], v[4 * h + 3]);
+    }
   } else {
     p[vec_index] = v[0];
   }
@@ -86,50 +104,60 @@ __device__ __forceinline__ T from_float(float x) {
   }
 }
 
-/// Four bf16 elements as one 8-byte access.
-struct alignas(8) Bf16x4 {
-  __nv_bfloat162 lo;
-  __nv_bfloat162 hi;
+/// kVec (4 or 8) bf16 elements as one 8- or 16-byte access, in pairs.
+template <int kVec>
+struct alignas(2 * kVec) Bf16Vec {
+  __nv_bfloat162 pairs[kVec / 2];
 };
 
-__device__ __forceinline__ void unpack(const Bf16x4& q, float (&v)[4]) {
-  const float2 lo = __bfloat1622float2(q.lo);
-  const float2 hi = __bfloat1622float2(q.hi);
-  v[0] = lo.x;
-  v[1] = lo.y;
-  v[2] = hi.x;
-  v[3] = hi.y;
+/// The raw word type of one Bf16Vec access: uint2 (8 bytes) or uint4 (16).
+template <int kVec>
+using Bf16Word = std::conditional_t<kVec == 8, uint4, uint2>;
+
+template <int kVec>
+__device__ __forceinline__ void unpack(const Bf16Vec<kVec>& q, float (&v)[kVec]) {
+#pragma unroll
+  for (int h = 0; h < kVec / 2; ++h) {
+    const float2 pair = __bfloat1622float2(q.pairs[h]);
+    v[2 * h] = pair.x;
+    v[2 * h + 1] = pair.y;
+  }
 }
 
 template <int kVec>
 __device__ __forceinline__ void load_vec(const __nv_bfloat16* p, std::int64_t vec_index,
                                          float (&v)[kVec]) {
-  if constexpr (kVec == 4) {
-    const uint2 raw = __ldg(reinterpret_cast<const uint2*>(p) + vec_index);
-    unpack(*reinterpret_cast<const Bf16x4*>(&raw), v);
-  } else {
+  static_assert(kVec == 1 || kVec == 4 || kVec == 8, "bf16 vectors are 1, 4 or 8");
+  if constexpr (kVec == 1) {
     v[0] = __bfloat162float(__ldg(p + vec_index));
+  } else {
+    const Bf16Word<kVec> raw = __ldg(reinterpret_cast<const Bf16Word<kVec>*>(p) + vec_index);
+    unpack(*reinterpret_cast<const Bf16Vec<kVec>*>(&raw), v);
   }
 }
 
 template <int kVec>
 __device__ __forceinline__ void load_vec_mutable(const __nv_bfloat16* p, std::int64_t vec_index,
                                                  float (&v)[kVec]) {
-  if constexpr (kVec == 4) {
-    unpack(reinterpret_cast<const Bf16x4*>(p)[vec_index], v);
-  } else {
+  static_assert(kVec == 1 || kVec == 4 || kVec == 8, "bf16 vectors are 1, 4 or 8");
+  if constexpr (kVec == 1) {
     v[0] = __bfloat162float(p[vec_index]);
+  } else {
+    unpack(reinterpret_cast<const Bf16Vec<kVec>*>(p)[vec_index], v);
   }
 }
 
 template <int kVec>
 __device__ __forceinline__ void store_vec(__nv_bfloat16* p, std::int64_t vec_index,
                                           const float (&v)[kVec]) {
-  if constexpr (kVec == 4) {
-    reinterpret_cast<Bf16x4*>(p)[vec_index] = {__floats2bfloat162_rn(v[0], v[1]),
-                                               __floats2bfloat162_rn(v[2], v[3])};
-  } else {
+  static_assert(kVec == 1 || kVec == 4 || kVec == 8, "bf16 vectors are 1, 4 or 8");
+  if constexpr (kVec == 1) {
     p[vec_index] = __float2bfloat16_rn(v[0]);
+  } else {
+    Bf16Vec<kVec> q;
+#pragma unroll
+    for (int h = 0; h < kVec / 2; ++h) q.pairs[h] = __floats2bfloat162_rn(v[2 * h], v[2 * h + 1]);
+    reinterpret_cast<Bf16Vec<kVec>*>(p)[vec_index] = q;
   }
 }
 

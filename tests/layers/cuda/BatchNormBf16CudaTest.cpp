@@ -53,6 +53,9 @@ const std::vector<Shape>& shapes() {
       Shape::nchw(6, 12, 1, 1),     // H * W == 1, C % 4 == 0
       Shape::nchw(2, 66, 5, 3),     // C % 4 != 0 over several NHWC row tiles
       Shape::nchw(4, 96, 9, 9),     // C % 4 == 0 over several NHWC row tiles, H * W odd
+      Shape::nchw(3, 40, 4, 4),     // C % 8 == 0, a last NHWC tile of 8 channels; H * W % 8 == 0
+      Shape::nchw(2, 56, 6, 6),     // C % 8 == 0, a last NHWC tile of 24 channels; H * W % 8 == 4
+      Shape::nchw(2, 36, 4, 2),     // C % 8 == 4 (bf16 NHWC 4-wide), H * W % 8 == 0
       Shape::nchw(16, 32, 14, 14),  // several reduction blocks per channel
       Shape::nchw(8, 64, 56, 56),   // ResNet's first stage
   };
