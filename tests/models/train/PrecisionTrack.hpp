@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <numeric>
 #include <string>
@@ -23,8 +25,9 @@ struct TrackedRun {
 };
 
 /// `steps` steps of ResNet-20 at batch 32 on a CIFAR-format directory (made once under the
-/// system's temporary folder), from seed 7, in `precision` on `session`'s backend.
-inline TrackedRun track(graph::SessionOptions session, runtime::DType precision, int steps) {
+/// system's temporary folder), from `seed`, in `precision` on `session`'s backend.
+inline TrackedRun track(graph::SessionOptions session, runtime::DType precision, int steps,
+                        std::uint64_t seed) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / "vdnn-test-precision-track";
   if (!fs::exists(dir / "test_batch.bin")) write_cifar_directory(dir, 1, 2048, 512);
@@ -33,7 +36,7 @@ inline TrackedRun track(graph::SessionOptions session, runtime::DType precision,
   o.evaluation = true;
   o.session = session;
   o.session.precision = precision;
-  o.session.executor.seed = 7;
+  o.session.executor.seed = seed;
   o.schedule.base_lr = 0.02;
   o.schedule.total_steps = steps;
   models::Trainer trainer(
@@ -53,16 +56,21 @@ inline TrackedRun track(graph::SessionOptions session, runtime::DType precision,
   return {sum / static_cast<double>(tail), accuracy};
 }
 
-/// The bounds: final training loss within 5 %, and with `check_accuracy` test accuracy
-/// within 1 point.
-inline void expect_bf16_tracks_fp32(const graph::SessionOptions& session, int steps,
-                                    bool check_accuracy) {
-  const TrackedRun fp32 = track(session, runtime::DType::F32, steps);
-  const TrackedRun bf16 = track(session, runtime::DType::BF16, steps);
-  std::printf("fp32: final loss %.4f, accuracy %.4f; bf16: final loss %.4f, accuracy %.4f\n",
-              fp32.final_loss, fp32.accuracy, bf16.final_loss, bf16.accuracy);
-  EXPECT_LE(std::abs(bf16.final_loss - fp32.final_loss), 0.05 * fp32.final_loss);
-  if (check_accuracy) EXPECT_LE(std::abs(bf16.accuracy - fp32.accuracy), 0.01);
+/// The bounds, final training loss within 5 % and test accuracy within 1 point of fp32's,
+/// or within fp32's own spread where that is wider: the distance between two fp32 runs from
+/// different seeds (the acceptable error is of the order of FP32's own).
+inline void expect_bf16_tracks_fp32(const graph::SessionOptions& session, int steps) {
+  const TrackedRun fp32 = track(session, runtime::DType::F32, steps, 7);
+  const TrackedRun other = track(session, runtime::DType::F32, steps, 8);
+  const TrackedRun bf16 = track(session, runtime::DType::BF16, steps, 7);
+  std::printf("fp32: final loss %.4f, accuracy %.4f; fp32 seed 8: %.4f, %.4f; bf16: %.4f, %.4f\n",
+              fp32.final_loss, fp32.accuracy, other.final_loss, other.accuracy, bf16.final_loss,
+              bf16.accuracy);
+  const double loss_bound =
+      std::max(0.05 * fp32.final_loss, std::abs(other.final_loss - fp32.final_loss));
+  const double accuracy_bound = std::max(0.01, std::abs(other.accuracy - fp32.accuracy));
+  EXPECT_LE(std::abs(bf16.final_loss - fp32.final_loss), loss_bound);
+  EXPECT_LE(std::abs(bf16.accuracy - fp32.accuracy), accuracy_bound);
   EXPECT_GT(fp32.accuracy, 0.2);  // it learned something: chance is 0.1
 }
 
