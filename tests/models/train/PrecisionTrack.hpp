@@ -29,8 +29,8 @@ struct TrackedRun {
 inline TrackedRun track(graph::SessionOptions session, runtime::DType precision, int steps,
                         std::uint64_t seed) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / "vdnn-test-precision-track";
-  if (!fs::exists(dir / "test_batch.bin")) write_cifar_directory(dir, 1, 2048, 512);
+  const fs::path dir = fs::temp_directory_path() / "vdnn-test-precision-track-8k";
+  if (!fs::exists(dir / "test_batch.bin")) write_cifar_directory(dir, 1, 8192, 1024);
   models::TrainerOptions o;
   o.data = "cifar10:" + dir.string();
   o.evaluation = true;
