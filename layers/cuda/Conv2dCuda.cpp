@@ -766,7 +766,8 @@ void Conv2dCuda::backward(const BackwardArgs& args) {
   // (BackwardArgs::grad_output).
   void* dy = args.grad_output.data;
   if (relu_ && st.bf16) {
-    relu_mask_in_place_bf16(stream, bf16(args.output.data), bf16(dy), output_shape().numel());
+    relu_mask_in_place(stream, args.output.as<runtime::BFloat16>(),
+                       args.grad_output.as<runtime::BFloat16>(), output_shape().numel());
   } else if (relu_) {
     relu_mask_in_place(stream, args.output.as<float>(), args.grad_output.as<float>(),
                        output_shape().numel());

@@ -124,20 +124,6 @@ void bias_relu_indexed(cudaStream_t stream, T* y, const float* bias, const runti
   }
 }
 
-template <int kVec>
-__global__ void relu_mask_bf16_kernel(const __nv_bfloat16* y, __nv_bfloat16* g,
-                                      std::int64_t vectors) {
-  const auto v = thread_index<std::int64_t>();
-  if (v >= vectors) return;
-  float mask[kVec];
-  float z[kVec];
-  load_vec<kVec>(y, v, mask);
-  load_vec_mutable<kVec>(g, v, z);
-#pragma unroll
-  for (int k = 0; k < kVec; ++k) z[k] = mask[k] > 0.0f ? z[k] : 0.0f;
-  store_vec<kVec>(g, v, z);
-}
-
 // One thread per element of dst, in dst's order. The channel is the second index of the logical
 // [outer, channels, plane] tensor (NCHW: outer N, plane H * W; a weight: outer K, plane R * S);
 // the channels-last order is [outer, plane, channels]. A plane of 1 makes both orders one: a
@@ -184,17 +170,6 @@ template void bias_relu_forward<float>(cudaStream_t, float*, const float*, const
                                        runtime::Layout, bool);
 template void bias_relu_forward<__nv_bfloat16>(cudaStream_t, __nv_bfloat16*, const float*,
                                                const runtime::Shape&, runtime::Layout, bool);
-
-void relu_mask_in_place_bf16(cudaStream_t stream, const __nv_bfloat16* y, __nv_bfloat16* g,
-                             std::int64_t n) {
-  if (n <= 0) return;
-  if (n % 4 == 0 && aligned16({y, g})) {
-    relu_mask_bf16_kernel<4><<<blocks_for(n / 4), kBlockThreads, 0, stream>>>(y, g, n / 4);
-  } else {
-    relu_mask_bf16_kernel<1><<<blocks_for(n), kBlockThreads, 0, stream>>>(y, g, n);
-  }
-  VDNN_CHECK_LAUNCH();
-}
 
 template <typename Src, typename Dst>
 void convert_layout(cudaStream_t stream, const Src* src, runtime::Layout src_layout, Dst* dst,

@@ -1,9 +1,9 @@
 // ConvEpilogue: the convolution's own passes over its tensors. The fused convolution's epilogue
-// (conv2d_relu, Note [Fusion]): the bias and the ReLU in one pass after cuDNN's convolution, and
-// the ReLU mask of its backward in bf16 (F32 uses ElementwiseKernels' relu_mask_in_place). Also
-// the bias of a BF16 convolution or linear layer, and the conversions between layouts and element
-// types that stage a BF16 layer's weight, input and weight gradient (Note [Precision]). Internal
-// to layers/cuda/.
+// (conv2d_relu, Note [Fusion]): the bias and the ReLU in one pass after cuDNN's convolution (its
+// backward's mask is ElementwiseKernels' relu_mask_in_place, in either type). Also the bias of a
+// BF16 convolution or linear layer, and the conversions between layouts and element types that
+// stage a BF16 layer's weight, input and weight gradient (Note [Precision]). Internal to
+// layers/cuda/.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -28,12 +28,6 @@ namespace vdnn::layers::cuda {
 template <typename T>
 void bias_relu_forward(cudaStream_t stream, T* y, const float* bias, const runtime::Shape& shape,
                        runtime::Layout layout, bool relu = true);
-
-/// g = y > 0 ? g : 0 over n bf16 elements, in place (the fused ReLU's backward mask, as
-/// ElementwiseKernels' relu_mask_in_place does in F32). Enqueued on `stream`. Throws
-/// runtime::CudaError when the launch fails.
-void relu_mask_in_place_bf16(cudaStream_t stream, const __nv_bfloat16* y, __nv_bfloat16* g,
-                             std::int64_t n);
 
 /// dst = src (or dst += src with `accumulate`, in float, rounded once) over a rank-4 tensor of
 /// NCHW-logical `shape`, read in `src_layout` and written in `dst_layout` (NCHW <-> NHWC moves the
