@@ -6,6 +6,7 @@ set -euo pipefail
 # clang and its runtime libraries (libFuzzer, the sanitizers) build tools/fuzz.sh's targets.
 # chromium-headless-shell renders report.html for the *_renders_in_chromium tests.
 packages=(cmake ninja-build g++ libeigen3-dev nlohmann-json3-dev libcli11-dev libgtest-dev
+  libjpeg-dev libpng-dev
   clang libclang-rt-dev chromium-headless-shell)
 missing=()
 for p in "${packages[@]}"; do
