@@ -1,0 +1,313 @@
+// PIL's bilinear resampling (Pillow's libImaging/Resample.c: precompute_coeffs, 8-bit fixed
+// point, horizontal then vertical pass) restricted to the outputs a crop keeps, and ToTensor +
+// Normalize into CHW floats.
+#include "models/data/image/Resample.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "runtime/Error.hpp"
+
+namespace vdnn::models {
+namespace {
+
+// Pillow's PRECISION_BITS for 8-bit images: 8 bits of value and 2 of headroom in an int32.
+constexpr int kPrecisionBits = 32 - 8 - 2;
+constexpr std::int32_t kHalf = 1 << (kPrecisionBits - 1);
+// PIL's BILINEAR support: the triangle's half-width before widening.
+constexpr double kBilinearSupport = 1.0;
+
+// `x` rounded to double on its own: GCC would fuse it into the following addition, and Pillow's
+// builds (and clang, which fuses only within one expression) do not.
+inline double unfused(double x) {
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_assoc_barrier)
+  return __builtin_assoc_barrier(x);
+#endif
+#endif
+  return x;
+}
+
+double bilinear(double x) {
+  x = std::fabs(x);
+  return x < 1.0 ? 1.0 - x : 0.0;
+}
+
+std::uint8_t clip8(std::int32_t sum) {
+  // Bilinear weights are non-negative, so the sum is too.
+  return static_cast<std::uint8_t>(std::min(sum >> kPrecisionBits, 255));
+}
+
+// One axis of a resize: the box's edges [in0, in1) in the window's coordinates, as PIL sees a
+// cropped image (and, like its C API, as floats), the window's size, the output size, and the
+// outputs first .. first + count - 1 that are wanted, in reverse order when `reverse`.
+struct AxisSpec {
+  float in0;
+  float in1;
+  std::int64_t window_size;
+  std::int64_t out_size;
+  std::int64_t first;
+  std::int64_t count;
+  bool reverse;
+};
+
+AxisSpec axis_spec(double in0, double in1, std::int64_t window_start, std::int64_t window_size,
+                   std::int64_t out_size, std::int64_t first, std::int64_t count, bool reverse) {
+  const auto start = static_cast<double>(window_start);
+  return {static_cast<float>(in0 - start),
+          static_cast<float>(in1 - start),
+          window_size,
+          out_size,
+          first,
+          count,
+          reverse};
+}
+
+// PIL's precompute_coeffs for the wanted outputs: raw weights ksize apart. Returns the largest
+// tap count.
+std::int64_t raw_weights(const AxisSpec& axis, Resampler::AxisFilter& filter) {
+  const double scale =
+      static_cast<double>(axis.in1 - axis.in0) / static_cast<double>(axis.out_size);
+  const double filter_scale = std::max(scale, 1.0);
+  const double support = kBilinearSupport * filter_scale;
+  const double inverse_scale = 1.0 / filter_scale;
+  const auto ksize = static_cast<std::int64_t>(std::ceil(support)) * 2 + 1;
+  filter.raw.resize(static_cast<std::size_t>(axis.count * ksize));
+  filter.start.resize(static_cast<std::size_t>(axis.count));
+  filter.used.resize(static_cast<std::size_t>(axis.count));
+  std::int64_t taps = 1;
+  for (std::int64_t i = 0; i < axis.count; ++i) {
+    const std::int64_t out = axis.first + (axis.reverse ? axis.count - 1 - i : i);
+    const double center = axis.in0 + unfused((static_cast<double>(out) + 0.5) * scale);
+    const std::int64_t lo =
+        std::max<std::int64_t>(static_cast<std::int64_t>(center - support + 0.5), 0);
+    const std::int64_t hi =
+        std::min(static_cast<std::int64_t>(center + support + 0.5), axis.window_size);
+    double* k = filter.raw.data() + i * ksize;
+    double total = 0.0;
+    for (std::int64_t x = 0; x < hi - lo; ++x) {
+      k[x] = bilinear(unfused((static_cast<double>(x + lo) - center + 0.5) * inverse_scale));
+      total += k[x];
+    }
+    for (std::int64_t x = 0; total != 0.0 && x < hi - lo; ++x) k[x] /= total;
+    filter.start[static_cast<std::size_t>(i)] = lo;
+    filter.used[static_cast<std::size_t>(i)] = hi - lo;
+    taps = std::max(taps, hi - lo);
+  }
+  return taps;
+}
+
+// The whole filter of one axis: PIL's weights in 22-bit fixed point (normalize_coeffs_8bpc),
+// every output padded to the same tap count with zeros; an output near the window's end starts
+// earlier so that its taps stay inside the window. Zero weights leave PIL's sums unchanged.
+void build_axis(const AxisSpec& axis, Resampler::AxisFilter& filter) {
+  const std::int64_t taps = raw_weights(axis, filter);
+  const std::int64_t ksize = static_cast<std::int64_t>(filter.raw.size()) / axis.count;
+  filter.taps = taps;
+  filter.weights.assign(static_cast<std::size_t>(axis.count * taps), 0);
+  for (std::int64_t i = 0; i < axis.count; ++i) {
+    auto& start = filter.start[static_cast<std::size_t>(i)];
+    const std::int64_t lead = std::max<std::int64_t>(start + taps - axis.window_size, 0);
+    start -= lead;
+    const double* k = filter.raw.data() + i * ksize;
+    std::int32_t* fixed = filter.weights.data() + i * taps + lead;
+    for (std::int64_t x = 0; x < filter.used[static_cast<std::size_t>(i)]; ++x) {
+      fixed[x] = static_cast<std::int32_t>(0.5 + k[x] * (1 << kPrecisionBits));
+    }
+  }
+}
+
+// PIL's horizontal pass over `rows` rows of `in` into `out`; kTaps > 0 fixes the tap count so
+// that the compiler unrolls the taps (0: the filter's own count).
+template <int kTaps>
+void horizontal_rows(const Resampler::AxisFilter& filter, const std::uint8_t* in,
+                     std::int64_t in_stride, std::int64_t rows, std::uint8_t* out,
+                     std::int64_t out_stride) {
+  const std::int64_t taps = kTaps > 0 ? kTaps : filter.taps;
+  const auto width = static_cast<std::int64_t>(filter.start.size());
+  const std::int64_t* starts = filter.start.data();
+  for (std::int64_t y = 0; y < rows; ++y, in += in_stride, out += out_stride) {
+    const std::int32_t* k = filter.weights.data();
+    for (std::int64_t x = 0; x < width; ++x, k += taps) {
+      const std::uint8_t* p = in + starts[x] * 3;
+      std::int32_t r = kHalf;
+      std::int32_t g = kHalf;
+      std::int32_t b = kHalf;
+      for (std::int64_t t = 0; t < taps; ++t) {
+        r += p[3 * t] * k[t];
+        g += p[3 * t + 1] * k[t];
+        b += p[3 * t + 2] * k[t];
+      }
+      out[3 * x] = clip8(r);
+      out[3 * x + 1] = clip8(g);
+      out[3 * x + 2] = clip8(b);
+    }
+  }
+}
+
+void horizontal_pass(const Resampler::AxisFilter& filter, const std::uint8_t* in,
+                     std::int64_t in_stride, std::int64_t rows, std::uint8_t* out,
+                     std::int64_t out_stride) {
+  // Crops of ImageNet-sized images to 224 use 2 to 6 taps.
+  switch (filter.taps) {
+    case 2:
+      return horizontal_rows<2>(filter, in, in_stride, rows, out, out_stride);
+    case 3:
+      return horizontal_rows<3>(filter, in, in_stride, rows, out, out_stride);
+    case 4:
+      return horizontal_rows<4>(filter, in, in_stride, rows, out, out_stride);
+    case 5:
+      return horizontal_rows<5>(filter, in, in_stride, rows, out, out_stride);
+    case 6:
+      return horizontal_rows<6>(filter, in, in_stride, rows, out, out_stride);
+    default:
+      return horizontal_rows<0>(filter, in, in_stride, rows, out, out_stride);
+  }
+}
+
+// PIL's vertical pass: each output row of `row_bytes` bytes from `in`'s rows, summed a whole row
+// at a time into `sums` so that the loops vectorize.
+void vertical_pass(const Resampler::AxisFilter& filter, std::vector<std::int32_t>& sums,
+                   const std::uint8_t* in, std::int64_t in_stride, std::int64_t row_bytes,
+                   std::uint8_t* out, std::int64_t out_stride) {
+  sums.resize(static_cast<std::size_t>(row_bytes));
+  std::int32_t* sum = sums.data();
+  const std::int32_t* k = filter.weights.data();
+  for (const std::int64_t start : filter.start) {
+    std::fill(sum, sum + row_bytes, kHalf);
+    const std::uint8_t* row = in + start * in_stride;
+    for (std::int64_t t = 0; t < filter.taps; ++t, row += in_stride) {
+      const std::int32_t weight = *k++;
+      for (std::int64_t i = 0; i < row_bytes; ++i) sum[i] += row[i] * weight;
+    }
+    for (std::int64_t i = 0; i < row_bytes; ++i) out[i] = clip8(sum[i]);
+    out += out_stride;
+  }
+}
+
+// The window pixels that an axis's kept outputs read, as (first, count); the filter's starts
+// then count from the first.
+std::pair<std::int64_t, std::int64_t> used_range(Resampler::AxisFilter& filter) {
+  // Starts rise with the output, or fall when it is reversed.
+  const std::int64_t first = std::min(filter.start.front(), filter.start.back());
+  const std::int64_t end = std::max(filter.start.front(), filter.start.back()) + filter.taps;
+  for (auto& start : filter.start) start -= first;
+  return {first, end - first};
+}
+
+// Pillow 13's order of the passes (its ImagingResampleInner): the vertical one first when the
+// height shrinks by more than twice as many pixels as the width, the horizontal one otherwise
+// (always, before Pillow 13). The orders round differently in between, by at most one level.
+bool vertical_first(const PixelBox& window, std::int64_t width, std::int64_t height) {
+  const std::int64_t height_shrink = window.height - height;
+  return height_shrink > 0 && height_shrink > 2 * (window.width - width);
+}
+
+void check_inside(const PixelBox& inner, std::int64_t width, std::int64_t height,
+                  const char* what) {
+  VDNN_EXPECTS(inner.width > 0 && inner.height > 0 && inner.left >= 0 && inner.top >= 0 &&
+                   inner.left + inner.width <= width && inner.top + inner.height <= height,
+               std::string(what) + " must be a non-empty box inside " + std::to_string(width) +
+                   " x " + std::to_string(height));
+}
+
+void check_spec(const RgbImage& src, const ResizeSpec& spec) {
+  VDNN_EXPECTS(src.width > 0 && src.height > 0 &&
+                   src.pixels.size() == static_cast<std::size_t>(src.width * src.height * 3),
+               "the source image must be non-empty with width * height * 3 bytes");
+  check_inside(spec.window, src.width, src.height, "the resize window");
+  const SourceBox& b = spec.box;
+  const PixelBox& w = spec.window;
+  // Negated comparisons reject NaN too.
+  VDNN_EXPECTS(b.left >= static_cast<double>(w.left) && b.top >= static_cast<double>(w.top) &&
+                   b.right <= static_cast<double>(w.left + w.width) &&
+                   b.bottom <= static_cast<double>(w.top + w.height) && b.left < b.right &&
+                   b.top < b.bottom,
+               "the resize box must be non-empty and inside the window");
+  VDNN_EXPECTS(spec.width > 0 && spec.height > 0, "the resized size must be positive");
+  check_inside(spec.keep, spec.width, spec.height, "the kept part of the resized image");
+}
+
+}  // namespace
+
+void Resampler::resize(const RgbImage& src, const ResizeSpec& spec, std::uint8_t* out) {
+  check_spec(src, spec);
+  const PixelBox& window = spec.window;
+  const PixelBox& keep = spec.keep;
+  const AxisSpec x_axis = axis_spec(spec.box.left, spec.box.right, window.left, window.width,
+                                    spec.width, keep.left, keep.width, spec.flip);
+  const AxisSpec y_axis = axis_spec(spec.box.top, spec.box.bottom, window.top, window.height,
+                                    spec.height, keep.top, keep.height, false);
+  build_axis(x_axis, horizontal_);
+  build_axis(y_axis, vertical_);
+  const std::int64_t src_stride = src.width * 3;
+  const std::uint8_t* window_origin = src.row(window.top) + window.left * 3;
+  const std::int64_t out_stride = keep.width * 3;
+  if (vertical_first(window, spec.width, spec.height)) {
+    // Only the window columns that the kept outputs read.
+    const auto [first_column, columns] = used_range(horizontal_);
+    const std::int64_t stride = columns * 3;
+    rows_.resize(static_cast<std::size_t>(keep.height * stride));
+    vertical_pass(vertical_, sums_, window_origin + first_column * 3, src_stride, stride,
+                  rows_.data(), stride);
+    horizontal_pass(horizontal_, rows_.data(), stride, keep.height, out, out_stride);
+  } else {
+    // Only the window rows that the kept outputs read.
+    const auto [first_row, rows] = used_range(vertical_);
+    rows_.resize(static_cast<std::size_t>(rows * out_stride));
+    horizontal_pass(horizontal_, window_origin + first_row * src_stride, src_stride, rows,
+                    rows_.data(), out_stride);
+    vertical_pass(vertical_, sums_, rows_.data(), out_stride, out_stride, out, out_stride);
+  }
+}
+
+void Resampler::resized_crop(const RgbImage& src, const SourceBox& crop, std::int64_t size,
+                             bool flip, std::uint8_t* out) {
+  VDNN_EXPECTS(std::isfinite(crop.left) && std::isfinite(crop.top) && std::isfinite(crop.right) &&
+                   std::isfinite(crop.bottom),
+               "the crop box must be finite");
+  // The source pixels the crop touches: the crop itself when it is whole pixels. Clamped to the
+  // image, so a box outside it fails resize()'s check.
+  const auto left = std::max<std::int64_t>(static_cast<std::int64_t>(std::floor(crop.left)), 0);
+  const auto top = std::max<std::int64_t>(static_cast<std::int64_t>(std::floor(crop.top)), 0);
+  const auto right =
+      std::min<std::int64_t>(static_cast<std::int64_t>(std::ceil(crop.right)), src.width);
+  const auto bottom =
+      std::min<std::int64_t>(static_cast<std::int64_t>(std::ceil(crop.bottom)), src.height);
+  resize(src, {crop, {top, left, bottom - top, right - left}, size, size, {0, 0, size, size}, flip},
+         out);
+}
+
+void Resampler::resize_centre_crop(const RgbImage& src, const EvalGeometry& geometry,
+                                   std::uint8_t* out) {
+  const SourceBox whole{0.0, 0.0, static_cast<double>(src.width), static_cast<double>(src.height)};
+  resize(src,
+         {whole,
+          {0, 0, src.height, src.width},
+          geometry.resized_width,
+          geometry.resized_height,
+          geometry.crop,
+          false},
+         out);
+}
+
+void normalize_to_chw(const std::uint8_t* hwc, std::int64_t width, std::int64_t height,
+                      const float mean[3], const float stddev[3], float* chw) {
+  // 256 values a channel: a table computed as torch does, (x / 255 - mean) / std in float.
+  float table[3][256];
+  for (int c = 0; c < 3; ++c) {
+    for (int v = 0; v < 256; ++v) {
+      table[c][v] = (static_cast<float>(v) / 255.0f - mean[c]) / stddev[c];
+    }
+  }
+  const std::int64_t plane = width * height;
+  for (std::int64_t i = 0; i < plane; ++i) {
+    chw[i] = table[0][hwc[3 * i]];
+    chw[plane + i] = table[1][hwc[3 * i + 1]];
+    chw[2 * plane + i] = table[2][hwc[3 * i + 2]];
+  }
+}
+
+}  // namespace vdnn::models

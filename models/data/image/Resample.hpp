@@ -1,0 +1,85 @@
+// Resample: PIL's bilinear resize of an RgbImage region (what torchvision's RandomResizedCrop,
+// Resize and CenterCrop do to PIL images), the flip folded in, then the normalization to floats.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "models/data/image/ResizedCrop.hpp"
+#include "models/data/image/RgbImage.hpp"
+
+namespace vdnn::models {
+
+/// A source rectangle in pixel coordinates, PIL's resize box: pixel x spans [x, x + 1). May be
+/// fractional, e.g. a full-resolution crop mapped into a DCT-downscaled image.
+struct SourceBox {
+  double left = 0.0;
+  double top = 0.0;
+  double right = 0.0;
+  double bottom = 0.0;
+};
+
+/// One resize: `box` of the source is stretched to a width x height image, of which the part
+/// `keep` is written, mirrored left to right when `flip`. The filter reads only the source pixels
+/// inside `window`: the whole image gives PIL's `resize(size, BILINEAR, box)`, the crop itself
+/// gives torchvision's `resized_crop`, which crops before it resizes.
+struct ResizeSpec {
+  SourceBox box;
+  PixelBox window;
+  std::int64_t width = 0;
+  std::int64_t height = 0;
+  PixelBox keep;
+  bool flip = false;
+};
+
+/// PIL's separable bilinear filter with antialiasing (the triangle widened by the downscale
+/// factor, each output's weights normalized, 22-bit fixed point, the horizontal pass rounded to
+/// 8 bits before the vertical one), bitwise equal to Pillow where its build does not fuse
+/// multiply-adds. Holds the coefficient tables and the intermediate rows, reused between calls:
+/// one per worker thread (not thread-safe); a call allocates only while they grow.
+class Resampler {
+ public:
+  /// Writes keep.height rows of keep.width RGB pixels (HWC, no padding) to `out`. Throws
+  /// runtime::InvalidArgument when `src` is empty or inconsistent, `window` leaves it, `box` is
+  /// empty or leaves `window`, the size is not positive, or `keep` is empty or leaves it.
+  void resize(const RgbImage& src, const ResizeSpec& spec, std::uint8_t* out);
+
+  /// The training path: torchvision's resized_crop(img, top, left, h, w, [size, size]) of `crop`,
+  /// then its RandomHorizontalFlip when `flip`; size x size pixels to `out`. A fractional `crop`
+  /// reads the pixels it touches. Throws as resize().
+  void resized_crop(const RgbImage& src, const SourceBox& crop, std::int64_t size, bool flip,
+                    std::uint8_t* out);
+
+  /// The eval path: the whole of `src` resized to geometry.resized_width x resized_height, of
+  /// which only geometry.crop is computed and written to `out`. `src` may be a downscaled decode
+  /// of the image `geometry` was computed for. Throws as resize().
+  void resize_centre_crop(const RgbImage& src, const EvalGeometry& geometry, std::uint8_t* out);
+
+  /// The filters of one axis: output i reads `taps` consecutive window pixels from start[i],
+  /// weighted by weights[i * taps ..]; zero weights pad every output to the same tap count.
+  /// Internal to Resampler, with its scratch (`raw` weights, per-output `used` tap counts).
+  struct AxisFilter {
+    std::int64_t taps = 0;
+    std::vector<std::int64_t> start;
+    std::vector<std::int32_t> weights;
+    std::vector<double> raw;
+    std::vector<std::int64_t> used;
+  };
+
+ private:
+  AxisFilter horizontal_;
+  AxisFilter vertical_;
+  std::vector<std::uint8_t> rows_;  // the first pass's output
+  std::vector<std::int32_t> sums_;  // one output row of the vertical pass
+};
+
+/// torchvision's Normalize constants for ImageNet, RGB.
+inline constexpr float kImageNetMean[3] = {0.485f, 0.456f, 0.406f};
+inline constexpr float kImageNetStd[3] = {0.229f, 0.224f, 0.225f};
+
+/// ToTensor then Normalize: chw[c][y][x] = (hwc[y][x][c] / 255 - mean[c]) / stddev[c] in float, as
+/// torch computes it. `hwc` holds width * height RGB pixels; `chw` receives 3 planes.
+void normalize_to_chw(const std::uint8_t* hwc, std::int64_t width, std::int64_t height,
+                      const float mean[3], const float stddev[3], float* chw);
+
+}  // namespace vdnn::models

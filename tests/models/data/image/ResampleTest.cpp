@@ -1,0 +1,262 @@
+// Resample: PIL's bilinear resize against torchvision and PIL outputs (fixtures from
+// tools/torchvision_reference.py), the exact properties that need no fixture (identity, constant
+// images, the flip, the eval crop's shortcut), bad arguments, and the normalization.
+#include "models/data/image/Resample.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/data/image/TorchvisionFixtures.hpp"
+#include "runtime/Error.hpp"
+
+namespace vdnn::models {
+namespace {
+
+// lowbias32, as tools/torchvision_reference.py's hash32.
+std::uint32_t hash32(std::uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7FEB352Du;
+  x ^= x >> 15;
+  x *= 0x846CA68Bu;
+  return x ^ (x >> 16);
+}
+
+// tools/torchvision_reference.py's test_pixel: three vertical bands of smooth gradients, an
+// 8-pixel checkerboard and hashed noise.
+std::uint8_t test_pixel(std::int64_t width, std::int64_t height, std::uint32_t seed, std::int64_t x,
+                        std::int64_t y, int c) {
+  const std::int64_t band = 3 * x / width;
+  if (band == 0) {
+    const std::int64_t gradients[3] = {x * 255 / (width - 1), y * 255 / (height - 1),
+                                       (x + y) * 255 / (width + height - 2)};
+    return static_cast<std::uint8_t>(gradients[c]);
+  }
+  if (band == 1) {
+    return static_cast<std::uint8_t>((x / 4 + y / 4) % 2 != 0 ? 230 - 20 * c : 25 + 20 * c);
+  }
+  const auto key = static_cast<std::uint32_t>(seed * 0x9E3779B1u +
+                                              static_cast<std::uint32_t>((y * width + x) * 3 + c));
+  return static_cast<std::uint8_t>(hash32(key) & 0xFFu);
+}
+
+RgbImage test_image(std::int64_t width, std::int64_t height, std::uint32_t seed) {
+  RgbImage image{width, height, std::vector<std::uint8_t>(width * height * 3)};
+  for (std::int64_t y = 0; y < height; ++y) {
+    for (std::int64_t x = 0; x < width; ++x) {
+      for (int c = 0; c < 3; ++c)
+        image.row(y)[3 * x + c] = test_pixel(width, height, seed, x, y, c);
+    }
+  }
+  return image;
+}
+
+std::string fnv1a64(const std::vector<std::uint8_t>& bytes) {
+  std::uint64_t h = 0xCBF29CE484222325ull;
+  for (const std::uint8_t b : bytes) h = (h ^ b) * 0x100000001B3ull;
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+PixelBox whole(std::int64_t width, std::int64_t height) { return {0, 0, height, width}; }
+
+// One fixture case through the Resampler: `image` is its source.
+std::vector<std::uint8_t> run_case(Resampler& resampler, const RgbImage& image,
+                                   const nlohmann::json& c) {
+  const auto width = c.at("out_width").get<std::int64_t>();
+  const auto height = c.at("out_height").get<std::int64_t>();
+  std::vector<std::uint8_t> out(width * height * 3);
+  const std::string kind = c.at("kind");
+  if (kind == "eval") {
+    const EvalGeometry geometry = eval_resize_crop(image.width, image.height, c.at("size"));
+    resampler.resize_centre_crop(image, geometry, out.data());
+  } else if (kind == "pil_box") {
+    const auto& b = c.at("box");
+    resampler.resize(image,
+                     {{b[0], b[1], b[2], b[3]},
+                      whole(image.width, image.height),
+                      width,
+                      height,
+                      whole(width, height),
+                      false},
+                     out.data());
+  } else {
+    EXPECT_EQ(kind, "resized_crop");
+    const auto top = c.at("top").get<double>();
+    const auto left = c.at("left").get<double>();
+    const SourceBox crop{left, top, left + c.at("width").get<double>(),
+                         top + c.at("height").get<double>()};
+    resampler.resized_crop(image, crop, width, false, out.data());
+  }
+  return out;
+}
+
+TEST(Resample, MatchesTorchvisionAndPilWithinTwoLevels) {
+  const nlohmann::json fixture = read_torchvision_json("resample_cases.json");
+  ASSERT_TRUE(fixture.is_object()) << "resample_cases.json" << kMakeFixtures;
+  std::map<std::string, RgbImage> images;
+  for (const nlohmann::json& image : fixture.at("images")) {
+    RgbImage made = test_image(image.at("width"), image.at("height"), image.at("seed"));
+    ASSERT_EQ(fnv1a64(made.pixels), image.at("fnv1a64").get<std::string>())
+        << image.at("name") << ": test_image() is not tools/torchvision_reference.py's";
+    images.emplace(image.at("name").get<std::string>(), std::move(made));
+  }
+  ASSERT_GE(fixture.at("cases").size(), 15u);
+  Resampler resampler;
+  for (const nlohmann::json& c : fixture.at("cases")) {
+    const std::vector<std::uint8_t> reference = read_torchvision_fixture(c.at("file"));
+    const std::vector<std::uint8_t> ours = run_case(resampler, images.at(c.at("image")), c);
+    ASSERT_EQ(ours.size(), reference.size()) << c.dump();
+    int worst = 0;
+    std::size_t close = 0;
+    std::size_t equal = 0;
+    for (std::size_t i = 0; i < ours.size(); ++i) {
+      const int diff = std::abs(int{ours[i]} - int{reference[i]});
+      worst = std::max(worst, diff);
+      close += diff <= 2;
+      equal += diff == 0;
+    }
+    const double fraction = static_cast<double>(close) / static_cast<double>(ours.size());
+    EXPECT_GE(fraction, 0.99) << c.dump() << ": " << fraction << " of values within 2 levels, "
+                              << equal << " of " << ours.size() << " equal, max diff " << worst;
+  }
+}
+
+// The test image at 111 x 23: a band each of gradients, checkerboard and noise.
+RgbImage banded_image() { return test_image(111, 23, 7); }
+
+TEST(Resample, SameSizeIntegerBoxIsTheIdentity) {
+  const RgbImage image = banded_image();
+  Resampler resampler;
+  std::vector<std::uint8_t> out(image.pixels.size());
+  resampler.resize(image, {{0, 0, 111, 23}, whole(111, 23), 111, 23, whole(111, 23), false},
+                   out.data());
+  EXPECT_EQ(out, image.pixels);
+  // A 15 x 15 crop resized to 15 x 15 is the crop.
+  std::vector<std::uint8_t> crop(15 * 15 * 3);
+  resampler.resized_crop(image, {80, 4, 95, 19}, 15, false, crop.data());
+  for (std::int64_t y = 0; y < 15; ++y) {
+    for (std::int64_t x = 0; x < 15 * 3; ++x) {
+      ASSERT_EQ(crop[y * 45 + x], image.row(4 + y)[80 * 3 + x]) << "at " << y << ", " << x;
+    }
+  }
+}
+
+TEST(Resample, AConstantImageStaysConstant) {
+  RgbImage image{90, 70, {}};
+  for (std::int64_t i = 0; i < 90 * 70; ++i) image.pixels.insert(image.pixels.end(), {173, 0, 255});
+  Resampler resampler;
+  std::vector<std::uint8_t> out(224 * 224 * 3);
+  for (const SourceBox& box : {SourceBox{0, 0, 90, 70}, SourceBox{3.25, 1.5, 88.75, 41.125},
+                               SourceBox{10, 10, 20, 70}, SourceBox{0.5, 60, 90, 61}}) {
+    for (const std::int64_t size : {1, 7, 64, 224}) {
+      resampler.resized_crop(image, box, size, size == 7, out.data());
+      for (std::int64_t i = 0; i < size * size; ++i) {
+        ASSERT_EQ(out[3 * i], 173);
+        ASSERT_EQ(out[3 * i + 1], 0);
+        ASSERT_EQ(out[3 * i + 2], 255);
+      }
+    }
+  }
+}
+
+TEST(Resample, FlipMirrorsTheOutput) {
+  const RgbImage image = banded_image();
+  Resampler resampler;
+  for (const SourceBox& box :
+       {SourceBox{0, 0, 111, 23}, SourceBox{5, 2, 60, 21}, SourceBox{7.5, 0.25, 19.75, 22.5}}) {
+    for (const std::int64_t size : {5, 32}) {
+      std::vector<std::uint8_t> plain(size * size * 3);
+      std::vector<std::uint8_t> flipped(size * size * 3);
+      resampler.resized_crop(image, box, size, false, plain.data());
+      resampler.resized_crop(image, box, size, true, flipped.data());
+      for (std::int64_t y = 0; y < size; ++y) {
+        for (std::int64_t x = 0; x < size; ++x) {
+          for (int c = 0; c < 3; ++c) {
+            ASSERT_EQ(flipped[(y * size + x) * 3 + c], plain[(y * size + size - 1 - x) * 3 + c])
+                << "size " << size << " at " << y << ", " << x;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Resample, EvalCropEqualsTheCropOfTheWholeResize) {
+  // Both orders of the passes: 300 x 200 shrinks its width most, 97 x 301 its height.
+  for (const auto& [width, height] : {std::pair<std::int64_t, std::int64_t>{300, 200}, {97, 301}}) {
+    const RgbImage image = test_image(width, height, 11);
+    const EvalGeometry g = eval_resize_crop(width, height, 64);
+    Resampler resampler;
+    std::vector<std::uint8_t> full(g.resized_width * g.resized_height * 3);
+    resampler.resize(image,
+                     {{0, 0, static_cast<double>(width), static_cast<double>(height)},
+                      whole(width, height),
+                      g.resized_width,
+                      g.resized_height,
+                      whole(g.resized_width, g.resized_height),
+                      false},
+                     full.data());
+    std::vector<std::uint8_t> crop(64 * 64 * 3);
+    resampler.resize_centre_crop(image, g, crop.data());
+    for (std::int64_t y = 0; y < 64; ++y) {
+      for (std::int64_t x = 0; x < 64 * 3; ++x) {
+        ASSERT_EQ(crop[y * 64 * 3 + x],
+                  full[((g.crop.top + y) * g.resized_width + g.crop.left) * 3 + x])
+            << width << "x" << height << " at " << y << ", " << x;
+      }
+    }
+  }
+}
+
+TEST(Resample, RejectsBadArguments) {
+  const RgbImage image = banded_image();
+  Resampler resampler;
+  std::vector<std::uint8_t> out(64 * 64 * 3);
+  const auto resize = [&](const ResizeSpec& spec) { resampler.resize(image, spec, out.data()); };
+  const PixelBox all = whole(111, 23);
+  EXPECT_THROW(resize({{0, 0, 112, 23}, all, 8, 8, whole(8, 8), false}), runtime::InvalidArgument);
+  EXPECT_THROW(resize({{5, 0, 5, 23}, all, 8, 8, whole(8, 8), false}), runtime::InvalidArgument);
+  EXPECT_THROW(resize({{0, 0, NAN, 23}, all, 8, 8, whole(8, 8), false}), runtime::InvalidArgument);
+  EXPECT_THROW(resize({{0, 0, 50, 23}, {0, 0, 23, 40}, 8, 8, whole(8, 8), false}),
+               runtime::InvalidArgument);  // the box leaves the window
+  EXPECT_THROW(resize({{0, 0, 50, 23}, {0, 0, 24, 111}, 8, 8, whole(8, 8), false}),
+               runtime::InvalidArgument);  // the window leaves the image
+  EXPECT_THROW(resize({{0, 0, 50, 23}, all, 0, 8, whole(0, 8), false}), runtime::InvalidArgument);
+  EXPECT_THROW(resize({{0, 0, 50, 23}, all, 8, 8, {1, 0, 8, 8}, false}), runtime::InvalidArgument);
+  EXPECT_THROW(resampler.resized_crop(image, {-1, 0, 10, 10}, 8, false, out.data()),
+               runtime::InvalidArgument);
+  EXPECT_THROW(resampler.resized_crop(image, {0, 0, INFINITY, 10}, 8, false, out.data()),
+               runtime::InvalidArgument);
+  const RgbImage short_pixels{4, 4, std::vector<std::uint8_t>(47)};
+  EXPECT_THROW(resampler.resized_crop(short_pixels, {0, 0, 4, 4}, 8, false, out.data()),
+               runtime::InvalidArgument);
+}
+
+TEST(Resample, NormalizesToChwAsTorchDoes) {
+  // Two pixels: (0, 128, 255) and (255, 1, 30).
+  const std::uint8_t hwc[] = {0, 128, 255, 255, 1, 30};
+  float chw[6];
+  normalize_to_chw(hwc, 2, 1, kImageNetMean, kImageNetStd, chw);
+  const auto expected = [](int value, int c) {
+    return (static_cast<float>(value) / 255.0f - kImageNetMean[c]) / kImageNetStd[c];
+  };
+  EXPECT_EQ(chw[0], expected(0, 0));
+  EXPECT_EQ(chw[1], expected(255, 0));
+  EXPECT_EQ(chw[2], expected(128, 1));
+  EXPECT_EQ(chw[3], expected(1, 1));
+  EXPECT_EQ(chw[4], expected(255, 2));
+  EXPECT_EQ(chw[5], expected(30, 2));
+  EXPECT_NEAR(chw[0], -0.485f / 0.229f, 1e-6f);
+  EXPECT_NEAR(chw[4], (1.0f - 0.406f) / 0.225f, 1e-6f);
+}
+
+}  // namespace
+}  // namespace vdnn::models
