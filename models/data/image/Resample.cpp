@@ -1,10 +1,11 @@
-// PIL's bilinear resampling (Pillow's libImaging/Resample.c: precompute_coeffs, 8-bit fixed
-// point, horizontal then vertical pass) restricted to the outputs a crop keeps, and ToTensor +
-// Normalize into CHW floats.
+// PIL's bilinear resampling (Pillow 13's libImaging/Resample.c: precompute_coeffs, 8-bit fixed
+// point, two passes in its order) restricted to the outputs a crop keeps, and ToTensor + Normalize
+// into CHW floats.
 #include "models/data/image/Resample.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -119,51 +120,72 @@ void build_axis(const AxisSpec& axis, Resampler::AxisFilter& filter) {
   }
 }
 
-// PIL's horizontal pass over `rows` rows of `in` into `out`; kTaps > 0 fixes the tap count so
-// that the compiler unrolls the taps (0: the filter's own count).
+// Four int32 lanes: one pixel's R, G, B and a lane that is never read.
+using PixelLanes = std::int32_t __attribute__((vector_size(16)));
+using UnsignedLanes = std::uint32_t __attribute__((vector_size(16)));
+
+// The pixel at `p` as lanes; reads one byte past it. (Shifts of one broadcast word: GCC 12 makes
+// scalar code of __builtin_convertvector from bytes.)
+PixelLanes load_pixel(const std::uint8_t* p) {
+  std::uint32_t word;
+  std::memcpy(&word, p, sizeof(word));
+  const UnsignedLanes bytes =
+      (UnsignedLanes{word, word, word, word} >> UnsignedLanes{0, 8, 16, 24}) & 0xFFu;
+  return reinterpret_cast<PixelLanes>(bytes);
+}
+
+void store_pixel(PixelLanes sums, std::uint8_t* out) {
+  // Bilinear weights are non-negative, so the sums are too.
+  PixelLanes value = sums >> kPrecisionBits;
+  const PixelLanes over = value > 255;
+  value = (value & ~over) | (over & 255);
+  out[0] = static_cast<std::uint8_t>(value[0]);
+  out[1] = static_cast<std::uint8_t>(value[1]);
+  out[2] = static_cast<std::uint8_t>(value[2]);
+}
+
+// PIL's horizontal pass over `rows` rows of `in` into `out`, a pixel's three channels in one
+// vector; kTaps > 0 fixes the tap count so that the compiler unrolls the taps (0: the filter's
+// own count). Each row is copied into `line` first, whose padding byte the last pixel's load reads.
 template <int kTaps>
 void horizontal_rows(const Resampler::AxisFilter& filter, const std::uint8_t* in,
                      std::int64_t in_stride, std::int64_t rows, std::uint8_t* out,
-                     std::int64_t out_stride) {
+                     std::int64_t out_stride, std::vector<std::uint8_t>& line) {
   const std::int64_t taps = kTaps > 0 ? kTaps : filter.taps;
   const auto width = static_cast<std::int64_t>(filter.start.size());
   const std::int64_t* starts = filter.start.data();
+  const auto line_bytes =
+      static_cast<std::size_t>((std::max(filter.start.front(), filter.start.back()) + taps) * 3);
+  line.resize(line_bytes + 1);
   for (std::int64_t y = 0; y < rows; ++y, in += in_stride, out += out_stride) {
+    std::memcpy(line.data(), in, line_bytes);
     const std::int32_t* k = filter.weights.data();
     for (std::int64_t x = 0; x < width; ++x, k += taps) {
-      const std::uint8_t* p = in + starts[x] * 3;
-      std::int32_t r = kHalf;
-      std::int32_t g = kHalf;
-      std::int32_t b = kHalf;
-      for (std::int64_t t = 0; t < taps; ++t) {
-        r += p[3 * t] * k[t];
-        g += p[3 * t + 1] * k[t];
-        b += p[3 * t + 2] * k[t];
-      }
-      out[3 * x] = clip8(r);
-      out[3 * x + 1] = clip8(g);
-      out[3 * x + 2] = clip8(b);
+      const std::uint8_t* p = line.data() + starts[x] * 3;
+      PixelLanes sums = {kHalf, kHalf, kHalf, kHalf};
+      for (std::int64_t t = 0; t < taps; ++t) sums += load_pixel(p + 3 * t) * k[t];
+      store_pixel(sums, out + 3 * x);
     }
   }
 }
 
 void horizontal_pass(const Resampler::AxisFilter& filter, const std::uint8_t* in,
                      std::int64_t in_stride, std::int64_t rows, std::uint8_t* out,
-                     std::int64_t out_stride) {
+                     std::int64_t out_stride, std::vector<std::uint8_t>& line) {
   // Crops of ImageNet-sized images to 224 use 2 to 6 taps.
   switch (filter.taps) {
     case 2:
-      return horizontal_rows<2>(filter, in, in_stride, rows, out, out_stride);
+      return horizontal_rows<2>(filter, in, in_stride, rows, out, out_stride, line);
     case 3:
-      return horizontal_rows<3>(filter, in, in_stride, rows, out, out_stride);
+      return horizontal_rows<3>(filter, in, in_stride, rows, out, out_stride, line);
     case 4:
-      return horizontal_rows<4>(filter, in, in_stride, rows, out, out_stride);
+      return horizontal_rows<4>(filter, in, in_stride, rows, out, out_stride, line);
     case 5:
-      return horizontal_rows<5>(filter, in, in_stride, rows, out, out_stride);
+      return horizontal_rows<5>(filter, in, in_stride, rows, out, out_stride, line);
     case 6:
-      return horizontal_rows<6>(filter, in, in_stride, rows, out, out_stride);
+      return horizontal_rows<6>(filter, in, in_stride, rows, out, out_stride, line);
     default:
-      return horizontal_rows<0>(filter, in, in_stride, rows, out, out_stride);
+      return horizontal_rows<0>(filter, in, in_stride, rows, out, out_stride, line);
   }
 }
 
@@ -252,30 +274,30 @@ void Resampler::resize(const RgbImage& src, const ResizeSpec& spec, std::uint8_t
     rows_.resize(static_cast<std::size_t>(keep.height * stride));
     vertical_pass(vertical_, sums_, window_origin + first_column * 3, src_stride, stride,
                   rows_.data(), stride);
-    horizontal_pass(horizontal_, rows_.data(), stride, keep.height, out, out_stride);
+    horizontal_pass(horizontal_, rows_.data(), stride, keep.height, out, out_stride, line_);
   } else {
     // Only the window rows that the kept outputs read.
     const auto [first_row, rows] = used_range(vertical_);
     rows_.resize(static_cast<std::size_t>(rows * out_stride));
     horizontal_pass(horizontal_, window_origin + first_row * src_stride, src_stride, rows,
-                    rows_.data(), out_stride);
+                    rows_.data(), out_stride, line_);
     vertical_pass(vertical_, sums_, rows_.data(), out_stride, out_stride, out, out_stride);
   }
 }
 
 void Resampler::resized_crop(const RgbImage& src, const SourceBox& crop, std::int64_t size,
                              bool flip, std::uint8_t* out) {
-  VDNN_EXPECTS(std::isfinite(crop.left) && std::isfinite(crop.top) && std::isfinite(crop.right) &&
-                   std::isfinite(crop.bottom),
-               "the crop box must be finite");
-  // The source pixels the crop touches: the crop itself when it is whole pixels. Clamped to the
-  // image, so a box outside it fails resize()'s check.
-  const auto left = std::max<std::int64_t>(static_cast<std::int64_t>(std::floor(crop.left)), 0);
-  const auto top = std::max<std::int64_t>(static_cast<std::int64_t>(std::floor(crop.top)), 0);
-  const auto right =
-      std::min<std::int64_t>(static_cast<std::int64_t>(std::ceil(crop.right)), src.width);
-  const auto bottom =
-      std::min<std::int64_t>(static_cast<std::int64_t>(std::ceil(crop.bottom)), src.height);
+  // Negated comparisons reject NaN too.
+  VDNN_EXPECTS(crop.left >= 0.0 && crop.top >= 0.0 &&
+                   crop.right <= static_cast<double>(src.width) &&
+                   crop.bottom <= static_cast<double>(src.height) && crop.left < crop.right &&
+                   crop.top < crop.bottom,
+               "the crop box must be non-empty and inside the image");
+  // The source pixels the crop touches: the crop itself when it is whole pixels.
+  const auto left = static_cast<std::int64_t>(std::floor(crop.left));
+  const auto top = static_cast<std::int64_t>(std::floor(crop.top));
+  const auto right = static_cast<std::int64_t>(std::ceil(crop.right));
+  const auto bottom = static_cast<std::int64_t>(std::ceil(crop.bottom));
   resize(src, {crop, {top, left, bottom - top, right - left}, size, size, {0, 0, size, size}, flip},
          out);
 }

@@ -33,10 +33,11 @@ struct ResizeSpec {
 };
 
 /// PIL's separable bilinear filter with antialiasing (the triangle widened by the downscale
-/// factor, each output's weights normalized, 22-bit fixed point, the horizontal pass rounded to
-/// 8 bits before the vertical one), bitwise equal to Pillow where its build does not fuse
-/// multiply-adds. Holds the coefficient tables and the intermediate rows, reused between calls:
-/// one per worker thread (not thread-safe); a call allocates only while they grow.
+/// factor, each output's weights normalized, 22-bit fixed point, the first pass rounded to 8 bits
+/// before the second, the passes in Pillow 13's order): bitwise equal to Pillow 13, and within
+/// one level of earlier Pillows, which always run the horizontal pass first. Holds the
+/// coefficient tables and the intermediate rows, reused between calls: one per worker thread (not
+/// thread-safe); a call allocates only while they grow.
 class Resampler {
  public:
   /// Writes keep.height rows of keep.width RGB pixels (HWC, no padding) to `out`. Throws
@@ -46,7 +47,8 @@ class Resampler {
 
   /// The training path: torchvision's resized_crop(img, top, left, h, w, [size, size]) of `crop`,
   /// then its RandomHorizontalFlip when `flip`; size x size pixels to `out`. A fractional `crop`
-  /// reads the pixels it touches. Throws as resize().
+  /// reads the pixels it touches. Throws runtime::InvalidArgument when `crop` is empty or leaves
+  /// the image, or as resize().
   void resized_crop(const RgbImage& src, const SourceBox& crop, std::int64_t size, bool flip,
                     std::uint8_t* out);
 
@@ -71,6 +73,7 @@ class Resampler {
   AxisFilter vertical_;
   std::vector<std::uint8_t> rows_;  // the first pass's output
   std::vector<std::int32_t> sums_;  // one output row of the vertical pass
+  std::vector<std::uint8_t> line_;  // one input row of the horizontal pass, padded
 };
 
 /// torchvision's Normalize constants for ImageNet, RGB.

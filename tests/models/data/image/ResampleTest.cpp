@@ -189,6 +189,20 @@ TEST(Resample, FlipMirrorsTheOutput) {
   }
 }
 
+TEST(Resample, AFractionalCropReadsOnlyThePixelsItTouches) {
+  // Black in columns 10 .. 29 and rows 5 .. 24, white around: the crop touches only black
+  // pixels, while PIL's resize with the same box also blends the white ones beyond its edges.
+  RgbImage image{40, 30, std::vector<std::uint8_t>(40 * 30 * 3, 255)};
+  for (std::int64_t y = 5; y < 25; ++y) std::fill_n(image.row(y) + 10 * 3, 20 * 3, 0);
+  const SourceBox box{10.5, 5.25, 29.5, 24.75};
+  Resampler resampler;
+  std::vector<std::uint8_t> out(7 * 7 * 3);
+  resampler.resized_crop(image, box, 7, false, out.data());
+  EXPECT_EQ(out, std::vector<std::uint8_t>(7 * 7 * 3, 0));
+  resampler.resize(image, {box, whole(40, 30), 7, 7, whole(7, 7), false}, out.data());
+  EXPECT_GT(out[0], 0);
+}
+
 TEST(Resample, EvalCropEqualsTheCropOfTheWholeResize) {
   // Both orders of the passes: 300 x 200 shrinks its width most, 97 x 301 its height.
   for (const auto& [width, height] : {std::pair<std::int64_t, std::int64_t>{300, 200}, {97, 301}}) {

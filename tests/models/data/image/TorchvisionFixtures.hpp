@@ -18,7 +18,7 @@ inline std::string torchvision_fixture(const std::string& name) {
   return std::string(VDNN_SOURCE_DIR) + "/tests/models/data/image/fixtures/" + name;
 }
 
-inline const char* kMakeFixtures =
+inline constexpr const char* kMakeFixtures =
     "; make the fixtures with `python3 tools/torchvision_reference.py "
     "tests/models/data/image/fixtures` (torch, torchvision, PIL, numpy)";
 
