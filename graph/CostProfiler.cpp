@@ -2,6 +2,7 @@
 #include "graph/CostProfiler.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "graph/PoolSimulation.hpp"
@@ -71,15 +72,15 @@ CostModel measure_costs(const Graph& graph, LayerSet& layers, const Plan& plan,
     o.profile_layers = profile;
     o.poison_freed = false;
     Executor executor(graph, layers, plan, context, o);
-    float* images = executor.input_staging();
-    std::fill_n(images, graph.input_shape().numel(), 0.0F);
+    void* images = executor.input_staging();
+    std::memset(images, 0, graph.tensor_bytes(kNetworkInput));
     for (int i = 0; i < steps; ++i) {
       executor.stage_next(images);
       executor.train_step(images, labels.data(), 0.0);
     }
-    after(executor, images);
+    after(executor);
   };
-  run(true, [&](const Executor& e, const float*) {
+  run(true, [&](const Executor& e) {
     const auto workspace = layers.workspaces();
     for (std::size_t i = 0; i < e.layer_times().size(); ++i) {
       const LayerTime& t = e.layer_times()[i];
@@ -88,7 +89,7 @@ CostModel measure_costs(const Graph& graph, LayerSet& layers, const Plan& plan,
   });
   // Timing events around every layer slow a step down: the gaps come from steps without them.
   double step_seconds = 0.0;
-  run(false, [&](const Executor& e, const float*) { step_seconds = e.transfers().step_seconds; });
+  run(false, [&](const Executor& e) { step_seconds = e.transfers().step_seconds; });
   std::tie(costs.device_to_host, costs.host_to_device) = copy_rates(context);
   // The time the step took beyond the replay of the plan is spread over its compute operations as
   // the gap; a replay longer than the step means the events inflated small layers' times (the

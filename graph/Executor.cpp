@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <new>
 #include <utility>
 
@@ -96,7 +97,7 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
           managed(plan) && plan.budget_bytes > 0 ? plan.budget_bytes - plan.resident_bytes : 0) {
   VDNN_EXPECTS(options.input_slots >= 1, "an executor needs at least one input staging slot");
   for (std::size_t i = 0; i < options.input_slots; ++i) {
-    staging_.emplace_back(pinned_upstream_, graph.input_shape().bytes(DType::F32));
+    staging_.emplace_back(pinned_upstream_, graph.tensor_bytes(kNetworkInput));
   }
   const float one = 1.0f;
   context.compute().copy_async(loss_seed_.data(), &one, sizeof(one));
@@ -107,10 +108,12 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
         graph.node(t).name, graph.node(t).output_shape, context, graph.node(t).layout,
         graph.node(t).dtype));
   }
-  tensors_.push_back(
-      std::make_unique<runtime::ResidentTensor>(kInputName, graph.input_shape(), context));
-  staged_input_ =
-      std::make_unique<runtime::ResidentTensor>(kInputName, graph.input_shape(), context);
+  tensors_.push_back(std::make_unique<runtime::ResidentTensor>(
+      kInputName, graph.input_shape(), context, graph.network_input_layout(),
+      graph.dtype(kNetworkInput)));
+  staged_input_ = std::make_unique<runtime::ResidentTensor>(kInputName, graph.input_shape(),
+                                                            context, graph.network_input_layout(),
+                                                            graph.dtype(kNetworkInput));
   grads_.resize(n);
   grad_written_.assign(n, false);
   if (options.profile_layers) {
@@ -166,11 +169,11 @@ TensorView Executor::workspace_view() const {
           DType::F32};
 }
 
-float* Executor::input_staging(std::size_t slot) {
+void* Executor::input_staging(std::size_t slot) {
   VDNN_EXPECTS(slot < staging_.size(), "input staging slot " + std::to_string(slot) +
                                            " of an executor with " +
                                            std::to_string(staging_.size()));
-  return static_cast<float*>(staging_[slot].data());
+  return staging_[slot].data();
 }
 
 // Pinned, because a copy from pageable memory would wait for everything queued before it.
@@ -179,12 +182,12 @@ void Executor::stage_labels(const std::int32_t* labels) {
   std::copy_n(labels, graph_.batch(), static_cast<std::int32_t*>(label_staging_.data()));
 }
 
-bool Executor::is_staging_slot(const float* images) const {
+bool Executor::is_staging_slot(const void* images) const {
   return std::any_of(staging_.begin(), staging_.end(),
                      [&](const Buffer& b) { return b.data() == images; });
 }
 
-void Executor::stage_next(const float* images) {
+void Executor::stage_next(const void* images) {
   VDNN_EXPECTS(is_staging_slot(images),
                "stage_next: the next batch must be in an input_staging() slot");
   next_images_ = images;
@@ -192,7 +195,7 @@ void Executor::stage_next(const float* images) {
 
 // Note [Input staging]: the memory the previous step's StageInput kept becomes this pass's input,
 // already holding `images` when that step uploaded them.
-void Executor::take_staged_input(const float* images) {
+void Executor::take_staged_input(const void* images) {
   input_held_ = staged_input_->residency() != runtime::Residency::Absent;
   input_uploaded_ = input_held_ && staged_from_ == images;
   staged_from_ = nullptr;
@@ -202,7 +205,7 @@ void Executor::take_staged_input(const float* images) {
   if (input.residency() == runtime::Residency::Prefetching) input.await_prefetch();
 }
 
-StepResult Executor::train_step(const float* images, const std::int32_t* labels, double lr) {
+StepResult Executor::train_step(const void* images, const std::int32_t* labels, double lr) {
   stage_labels(labels);
   next_recompute_ = 0;
   try {
@@ -225,7 +228,7 @@ StepResult Executor::train_step(const float* images, const std::int32_t* labels,
 
 // Note [Evaluation memory]: the inference actions only allocate and free on the compute stream,
 // so synchronizing it ends the pass; the pools forget its frees as at the end of a step.
-StepResult Executor::evaluate(const float* images, const std::int32_t* labels) {
+StepResult Executor::evaluate(const void* images, const std::int32_t* labels) {
   stage_labels(labels);
   try {
     take_staged_input(images);
@@ -239,7 +242,7 @@ StepResult Executor::evaluate(const float* images, const std::int32_t* labels) {
   return {loss_stats_->loss, loss_stats_->accuracy};
 }
 
-void Executor::run_actions(const std::vector<Action>& actions, const float* images, bool training) {
+void Executor::run_actions(const std::vector<Action>& actions, const void* images, bool training) {
   for (std::size_t i = 0; i < actions.size(); ++i) {
     const Action& action = actions[i];
     if (managed(plan_)) gate_managed(action);
@@ -253,14 +256,14 @@ void Executor::run_actions(const std::vector<Action>& actions, const float* imag
   }
 }
 
-void Executor::upload_input(const float* images) {
+void Executor::upload_input(const void* images) {
   const TensorView input = tensor(kNetworkInput).view();
-  const float* from = images;
+  const void* from = images;
   if (!is_staging_slot(images)) {
     VDNN_EXPECTS(next_images_ != input_staging(),
                  "train_step: images outside the input staging slots are copied into slot 0, "
                  "which holds the batch named by stage_next()");
-    std::copy_n(images, input.numel(), input_staging());
+    std::memcpy(input_staging(), images, input.bytes());
     from = input_staging();
   }
   context_.compute().copy_async(input.data, from, input.bytes());
@@ -277,7 +280,7 @@ void Executor::stage_input() {
   staged_from_ = std::exchange(next_images_, nullptr);
 }
 
-void Executor::run(const Action& action, const float* images, bool training) {
+void Executor::run(const Action& action, const void* images, bool training) {
   const NodeId t = action.tensor;
   const bool poison = options_.poison_freed;
   switch (action.op) {

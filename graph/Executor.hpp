@@ -131,16 +131,17 @@ class Executor {
   /// Waits for queued work; never throws.
   ~Executor();
 
-  /// Pinned host memory for one batch of images (graph.input_shape() floats, NCHW), one buffer
-  /// per slot < options.input_slots (else InvalidArgument): a data loader that writes here saves
-  /// a copy, and the upload runs at the copy engines' full speed. Valid as long as the executor.
-  float* input_staging(std::size_t slot = 0);
+  /// Pinned host memory for one batch of images (graph.tensor_bytes(kNetworkInput): F32 NCHW, or
+  /// u8 NHWC bytes when graph.image_input()), one buffer per slot < options.input_slots (else
+  /// InvalidArgument): a data loader that writes here saves a copy, and the upload runs at the
+  /// copy engines' full speed. Valid as long as the executor.
+  void* input_staging(std::size_t slot = 0);
 
-  /// One step on a batch: `images` holds graph.input_shape() floats (NCHW; an input_staging()
-  /// slot, uploaded from there, or any host memory, first copied into slot 0) and `labels`
+  /// One step on a batch: `images` holds one batch of the network input (as input_staging(); an
+  /// input_staging() slot, uploaded from there, or any host memory, first copied into slot 0) and `labels`
   /// graph.batch() class indices, valid until the call returns. Throws what a layer throws (e.g.
   /// InvalidArgument for labels out of range), OutOfMemory; the executor stays usable afterwards.
-  StepResult train_step(const float* images, const std::int32_t* labels, double lr);
+  StepResult train_step(const void* images, const std::int32_t* labels, double lr);
   /// Names the batch the train_step after the next one trains on, so that the next one uploads
   /// it where the plan's StageInput says, overlapped with its backward, and the one after starts
   /// without an upload (Note [Input staging]). `images` must be an input_staging() slot that
@@ -148,13 +149,13 @@ class Executor {
   /// gets other host memory). No effect when the plan has no StageInput; when the next pass
   /// (train_step or evaluate) is on other images, it uploads those as usual. Throws
   /// InvalidArgument when `images` is not a slot.
-  void stage_next(const float* images);
+  void stage_next(const void* images);
   /// The loss and accuracy of the network on a batch (arguments as train_step), in inference
   /// mode: forward only with ForwardArgs::training false (batch norm uses and keeps its running
   /// statistics, dropout passes its input through), by plan().inference in the same pools
   /// (Note [Evaluation memory]). Changes no training state: parameters, statistics, velocities,
   /// steps(), transfers(), layer_times() and timeline() stay as they were. Throws as train_step.
-  StepResult evaluate(const float* images, const std::int32_t* labels);
+  StepResult evaluate(const void* images, const std::int32_t* labels);
 
   const Graph& graph() const noexcept { return graph_; }
   const Plan& plan() const noexcept { return plan_; }
@@ -191,13 +192,13 @@ class Executor {
                                              bool count);
 
   /// Runs `actions` (plan_.actions or plan_.inference) in order.
-  void run_actions(const std::vector<Action>& actions, const float* images, bool training);
-  void run(const Action& action, const float* images, bool training);
+  void run_actions(const std::vector<Action>& actions, const void* images, bool training);
+  void run(const Action& action, const void* images, bool training);
   void stage_labels(const std::int32_t* labels);
-  bool is_staging_slot(const float* images) const;
+  bool is_staging_slot(const void* images) const;
   /// Makes the memory the previous step's StageInput kept, if any, this pass's input.
-  void take_staged_input(const float* images);
-  void upload_input(const float* images);
+  void take_staged_input(const void* images);
+  void upload_input(const void* images);
   void stage_input();
   /// `recompute`: the node's forward again in backward (Recompute), with ForwardArgs::recompute.
   void forward(NodeId node, bool training, bool recompute);
@@ -248,8 +249,8 @@ class Executor {
   // Note [Input staging]: the next pass's input, kept by this step's StageInput and uploaded
   // there from staged_from_, which stage_next() named as next_images_.
   std::unique_ptr<runtime::ResidentTensor> staged_input_;
-  const float* next_images_ = nullptr;
-  const float* staged_from_ = nullptr;
+  const void* next_images_ = nullptr;
+  const void* staged_from_ = nullptr;
   bool input_held_ = false;      // this pass's input memory is what the previous step kept...
   bool input_uploaded_ = false;  // ...and holds this pass's images
   std::vector<runtime::Buffer> grads_;  // per node output

@@ -122,6 +122,7 @@ Graph Graph::build(const NetworkDef& def, std::int64_t batch) {
   g.batch_ = batch;
   g.num_classes_ = def.num_classes;
   g.input_shape_ = runtime::Shape::nchw(batch, def.channels, def.height, def.width);
+  g.image_input_ = def.image_input;
   check_size(def.origin, "input", g.input_shape_);
 
   std::vector<NodeId> node_of(def.layers.size());
@@ -157,6 +158,13 @@ Graph Graph::build(const NetworkDef& def, std::int64_t batch) {
                                runtime::dtype_name(g.dtype(in)) + " and " +
                                runtime::dtype_name(g.input_dtype(id)) + ")");
       }
+    }
+    const bool normalizes = std::holds_alternative<layers::NormalizeSpec>(layer.spec);
+    if (normalizes != (g.image_input_ && g.nodes_.back().inputs.front() == kNetworkInput) ||
+        (normalizes && g.nodes_.back().inputs.size() != 1)) {
+      fail(layer.origin, "layer '" + layer.name + "': " +
+                             (g.image_input_ ? "image bytes are read by one normalize layer only"
+                                             : "a normalize layer reads image bytes only"));
     }
     for (NodeId in : g.nodes_.back().inputs) {
       (in == kNetworkInput ? g.input_consumers_ : g.nodes_[static_cast<std::size_t>(in)].consumers)
@@ -201,8 +209,9 @@ void Graph::use_layout(runtime::Layout layout) {
       node.layout = layout;  // a convolution converts an NCHW input itself
       continue;
     }
+    if (std::holds_alternative<layers::NormalizeSpec>(node.spec)) continue;  // writes NCHW
     const auto layout_of = [&](NodeId in) {
-      return in == kNetworkInput ? runtime::Layout::Nchw
+      return in == kNetworkInput ? network_input_layout()
                                  : nodes_[static_cast<std::size_t>(in)].layout;
     };
     node.layout = layout_of(node.inputs.front());
@@ -218,7 +227,8 @@ void Graph::use_layout(runtime::Layout layout) {
 }
 
 runtime::DType Graph::dtype(NodeId t) const {
-  return t == kNetworkInput ? runtime::DType::F32 : node(t).dtype;
+  if (t != kNetworkInput) return node(t).dtype;
+  return image_input_ ? runtime::DType::U8 : runtime::DType::F32;
 }
 
 std::uint64_t Graph::tensor_bytes(NodeId t) const {
@@ -232,6 +242,7 @@ NetworkDef Graph::definition() const {
   def.height = input_shape_.h();
   def.width = input_shape_.w();
   def.num_classes = num_classes_;
+  def.image_input = image_input_;
   def.origin = origin_;
   for (const Node& node : nodes_) {
     LayerDef layer{node.name, node.spec, {}, node.origin};
@@ -244,7 +255,11 @@ NetworkDef Graph::definition() const {
 
 runtime::Layout Graph::input_layout(NodeId id) const {
   const NodeId in = node(id).inputs.front();
-  return in == kNetworkInput ? runtime::Layout::Nchw : node(in).layout;
+  return in == kNetworkInput ? network_input_layout() : node(in).layout;
+}
+
+runtime::Layout Graph::network_input_layout() const noexcept {
+  return image_input_ ? runtime::Layout::Nhwc : runtime::Layout::Nchw;
 }
 
 std::vector<runtime::Shape> Graph::input_shapes(NodeId id) const {

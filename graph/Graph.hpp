@@ -73,10 +73,15 @@ class Graph {
   /// network input) stay NCHW-logical. Throws GraphError naming a node whose rank-4 inputs come in
   /// different layouts.
   void use_layout(runtime::Layout layout);
-  /// The layout of node `id`'s inputs (all the same after use_layout); Nchw for the network input.
+  /// The layout of node `id`'s inputs (all the same after use_layout); for the network input, Nhwc
+  /// when it is image bytes, else Nchw.
   runtime::Layout input_layout(NodeId id) const;
-  /// The element type of tensor `t`: a node's output (layers::output_dtype of its inputs'), F32 for
-  /// the network input (Note [Precision]).
+  /// Whether the network input is u8 NHWC image bytes (NetworkDef::image_input).
+  bool image_input() const noexcept { return image_input_; }
+  /// The network input's layout: Nhwc when it is image bytes, else Nchw.
+  runtime::Layout network_input_layout() const noexcept;
+  /// The element type of tensor `t`: a node's output (layers::output_dtype of its inputs'); for
+  /// the network input U8 when it is image bytes, else F32 (Note [Precision]).
   runtime::DType dtype(NodeId t) const;
   /// Bytes of tensor `t` (a node's output, or the network input) in its element type.
   std::uint64_t tensor_bytes(NodeId t) const;
@@ -93,6 +98,7 @@ class Graph {
   std::int64_t batch_ = 0;
   std::int64_t num_classes_ = 0;
   runtime::Shape input_shape_;
+  bool image_input_ = false;
   std::vector<Node> nodes_;
   std::vector<NodeId> input_consumers_;
 };

@@ -26,6 +26,9 @@ struct NetworkDef {
   std::int64_t height = 0;
   std::int64_t width = 0;
   std::int64_t num_classes = 0;
+  /// The input arrives as u8 NHWC image bytes, read only by a normalize layer (Note [Image
+  /// input]); else as F32 NCHW.
+  bool image_input = false;
   std::vector<LayerDef> layers;  // exactly one softmax_cross_entropy, the last layer run
   std::string origin;            // the file, for errors about the network as a whole
 };

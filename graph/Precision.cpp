@@ -23,8 +23,14 @@ const char* precision_name(runtime::DType maps) noexcept {
 Graph with_precision(const Graph& graph, runtime::DType maps) {
   VDNN_EXPECTS(maps == runtime::DType::F32 || maps == runtime::DType::BF16,
                "feature maps are fp32 or bf16");
-  if (maps == runtime::DType::F32 || precision_of(graph) == maps) return graph;
+  if (precision_of(graph) == maps) return graph;
   NetworkDef def = graph.definition();
+  // Image bytes: the normalize writes the feature maps' type itself (Note [Image input]).
+  if (auto* normalize = std::get_if<layers::NormalizeSpec>(&def.layers.front().spec)) {
+    normalize->to = maps;
+    return Graph::build(def, graph.batch());
+  }
+  if (maps == runtime::DType::F32) return graph;
   for (LayerDef& layer : def.layers) {
     std::replace(layer.inputs.begin(), layer.inputs.end(), std::string(kInputName),
                  std::string(kInputCastName));

@@ -22,7 +22,8 @@ const char* precision_name(runtime::DType maps) noexcept;
 /// `graph` with feature maps of `maps`: for BF16, a cast node (layers::CastSpec, named
 /// kInputCastName) reads the network input and every former reader of the input reads the cast
 /// instead, so every feature map and its gradient is bf16 (layers::output_dtype) but the loss's
-/// FP32 output. F32, or a graph that already has the cast, is returned unchanged. Throws
+/// FP32 output. A graph that takes image bytes has its normalize node write `maps` instead (Note
+/// [Image input]). F32, or a graph that already has the cast, is returned unchanged. Throws
 /// InvalidArgument for other types.
 Graph with_precision(const Graph& graph, runtime::DType maps);
 

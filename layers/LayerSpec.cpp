@@ -101,6 +101,7 @@ std::string_view type_name(const LayerSpec& spec) {
   }
   if (std::holds_alternative<Conv2dReluSpec>(spec)) return "conv2d_relu";
   if (std::holds_alternative<CastSpec>(spec)) return "cast";
+  if (std::holds_alternative<NormalizeSpec>(spec)) return "normalize";
   return known_type_names().at(spec.index());
 }
 
@@ -109,7 +110,7 @@ const std::vector<std::string_view>& known_type_names() {
   static const std::vector<std::string_view> kNames = {
       "conv2d", "batchnorm2d", "relu",   "maxpool2d", "avgpool2d", "global_avgpool",
       "linear", "add",         "concat", "dropout",   "flatten",   "softmax_cross_entropy"};
-  static_assert(std::variant_size_v<LayerSpec> == 15, "keep kNames in step with LayerSpec");
+  static_assert(std::variant_size_v<LayerSpec> == 16, "keep kNames in step with LayerSpec");
   return kNames;
 }
 
@@ -125,6 +126,7 @@ const Conv2dSpec* conv_of(const LayerSpec& spec) {
 
 runtime::DType output_dtype(const LayerSpec& spec, runtime::DType input) {
   if (const auto* cast = std::get_if<CastSpec>(&spec)) return cast->to;
+  if (const auto* normalize = std::get_if<NormalizeSpec>(&spec)) return normalize->to;
   if (std::holds_alternative<SoftmaxCrossEntropySpec>(spec)) return runtime::DType::F32;
   return input;
 }
@@ -252,6 +254,11 @@ Shape infer_output_shape(const LayerSpec& spec, const std::vector<Shape>& inputs
           [&](const SoftmaxCrossEntropySpec&) { return Shape{1}; },
           [&](const ReluSpec&) { return x; },
           [&](const CastSpec&) { return x; },
+          [&](const NormalizeSpec&) {
+            if (x.rank() != 4 || x.c() != 3)
+              shape_error(name, "an N x 3 x H x W image batch", inputs);
+            return x;
+          },
       },
       spec);
 }

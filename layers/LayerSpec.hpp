@@ -78,15 +78,25 @@ struct CastSpec {
   runtime::DType to = runtime::DType::BF16;
 };
 
-using LayerSpec =
-    std::variant<Conv2dSpec, BatchNorm2dSpec, ReluSpec, MaxPool2dSpec, AvgPool2dSpec,
-                 GlobalAvgPoolSpec, LinearSpec, AddSpec, ConcatSpec, DropoutSpec, FlattenSpec,
-                 SoftmaxCrossEntropySpec, BatchNormReluSpec, Conv2dReluSpec, CastSpec>;
+/// The network input as image bytes made the feature maps' input (Note [Image input]): from a
+/// u8 NHWC batch of three-channel images, y = (x / 255 - mean[c]) / std[c] in `to` (F32 or BF16),
+/// NCHW. No backward (the input takes no gradient). Only graph::with_image_input makes it, never
+/// a config.
+struct NormalizeSpec {
+  std::array<float, 3> mean{};
+  std::array<float, 3> std{};
+  runtime::DType to = runtime::DType::F32;
+};
+
+using LayerSpec = std::variant<Conv2dSpec, BatchNorm2dSpec, ReluSpec, MaxPool2dSpec, AvgPool2dSpec,
+                               GlobalAvgPoolSpec, LinearSpec, AddSpec, ConcatSpec, DropoutSpec,
+                               FlattenSpec, SoftmaxCrossEntropySpec, BatchNormReluSpec,
+                               Conv2dReluSpec, CastSpec, NormalizeSpec>;
 
 /// Name of the layer type: "conv2d", "batchnorm2d", "relu", "maxpool2d", "avgpool2d",
 /// "global_avgpool", "linear", "add", "concat", "dropout", "flatten", "softmax_cross_entropy" (the
 /// types a config may write), then the fused "batchnorm2d_relu", "batchnorm2d_add_relu" and
-/// "conv2d_relu", and "cast".
+/// "conv2d_relu", "cast" and "normalize".
 std::string_view type_name(const LayerSpec& spec);
 /// The types a config may write, in LayerSpec's order (the first alternatives of the variant).
 const std::vector<std::string_view>& known_type_names();
@@ -96,7 +106,7 @@ const BatchNorm2dSpec* batch_norm_of(const LayerSpec& spec);
 const Conv2dSpec* conv_of(const LayerSpec& spec);
 
 /// The element type of a layer's output when its inputs are `input` (Note [Precision]): a cast's
-/// target, F32 for the loss (the loss is FP32 in every precision), else `input`.
+/// or a normalize's target, F32 for the loss (the loss is FP32 in every precision), else `input`.
 runtime::DType output_dtype(const LayerSpec& spec, runtime::DType input);
 
 /// Whether parameter `index` of `spec` is read through a copy in the feature maps' element type

@@ -20,6 +20,7 @@
 #include "layers/cpu/GlobalAvgPoolCpu.hpp"
 #include "layers/cpu/LinearCpu.hpp"
 #include "layers/cpu/MaxPool2dCpu.hpp"
+#include "layers/cpu/NormalizeCpu.hpp"
 #include "layers/cpu/ReluCpu.hpp"
 #include "layers/cpu/SgdUpdateCpu.hpp"
 #include "layers/cpu/SoftmaxCrossEntropyCpu.hpp"
@@ -37,6 +38,7 @@
 #include "layers/cuda/GlobalAvgPoolCuda.hpp"
 #include "layers/cuda/LinearCuda.hpp"
 #include "layers/cuda/MaxPool2dCuda.hpp"
+#include "layers/cuda/NormalizeCuda.hpp"
 #include "layers/cuda/ReluCuda.hpp"
 #include "layers/cuda/SgdUpdateCuda.hpp"
 #include "layers/cuda/SoftmaxCrossEntropyCuda.hpp"
@@ -77,6 +79,7 @@ VDNN_LAYER(Flatten);
 VDNN_LAYER(SoftmaxCrossEntropy);
 VDNN_LAYER(BatchNormRelu);
 VDNN_LAYER(Cast);
+VDNN_LAYER(Normalize);
 #undef VDNN_LAYER
 
 // conv2d_relu: on CUDA the convolution itself, built from the fused spec, runs the ReLU as its

@@ -8,7 +8,17 @@
 namespace vdnn::runtime {
 
 const char* dtype_name(DType dtype) noexcept {
-  return dtype == DType::F64 ? "f64" : dtype == DType::BF16 ? "bf16" : "f32";
+  switch (dtype) {
+    case DType::F64:
+      return "f64";
+    case DType::BF16:
+      return "bf16";
+    case DType::U8:
+      return "u8";
+    case DType::F32:
+      break;
+  }
+  return "f32";
 }
 
 const char* layout_name(Layout layout) noexcept { return layout == Layout::Nhwc ? "nhwc" : "nchw"; }

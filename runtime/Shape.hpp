@@ -13,11 +13,13 @@ namespace vdnn::runtime {
 /// Element type of a tensor. Parameters are F32; feature maps are F32, or BF16 in mixed precision
 /// (Note [Precision]); F64 exists so the CPU backend can run finite-difference gradient checks in
 /// double.
-enum class DType : std::uint8_t { F32, F64, BF16 };
+/// Element types: F32, F64 and BF16 for tensors that compute; U8 for network inputs that arrive
+/// as image bytes (Note [Image input]).
+enum class DType : std::uint8_t { F32, F64, BF16, U8 };
 
 /// Bytes of one element of `dtype`.
 constexpr std::size_t dtype_size(DType dtype) noexcept {
-  return dtype == DType::F64 ? 8 : dtype == DType::BF16 ? 2 : 4;
+  return dtype == DType::F64 ? 8 : dtype == DType::BF16 ? 2 : dtype == DType::U8 ? 1 : 4;
 }
 const char* dtype_name(DType dtype) noexcept;
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "runtime/BFloat16.hpp"
 #include "runtime/Error.hpp"
@@ -23,9 +24,13 @@ template <>
 constexpr DType dtype_of<BFloat16>() {
   return DType::BF16;
 }
+template <>
+constexpr DType dtype_of<std::uint8_t>() {
+  return DType::U8;
+}
 
-/// Non-owning view: a pointer, a shape, an element type and a memory layout. Copying a view never copies data and
-/// never moves it between host and device. A default view is empty (null data).
+/// Non-owning view: a pointer, a shape, an element type and a memory layout. Copying a view never
+/// copies data and never moves it between host and device. A default view is empty (null data).
 struct TensorView {
   void* data = nullptr;
   Shape shape;

@@ -10,7 +10,7 @@ namespace vdnn::models {
 
 namespace {
 
-bool distinct_buffers(std::vector<float*> images) {
+bool distinct_buffers(std::vector<void*> images) {
   std::sort(images.begin(), images.end());
   return images.size() >= 2 && images.front() != nullptr &&
          std::adjacent_find(images.begin(), images.end()) == images.end();
@@ -18,7 +18,7 @@ bool distinct_buffers(std::vector<float*> images) {
 
 }  // namespace
 
-BatchLoader::BatchLoader(Dataset& dataset, std::int64_t batch, std::vector<float*> images)
+BatchLoader::BatchLoader(Dataset& dataset, std::int64_t batch, std::vector<void*> images)
     : dataset_(dataset), batch_(batch), images_(std::move(images)) {
   VDNN_EXPECTS(batch > 0 && distinct_buffers(images_),
                "a batch loader needs a positive batch and two or more distinct image buffers");
@@ -58,7 +58,7 @@ Batch BatchLoader::ready(std::int64_t k) {
   return {images_[slot], labels_[slot].data()};
 }
 
-float* BatchLoader::idle_images() const noexcept {
+void* BatchLoader::idle_images() const noexcept {
   return images_[(static_cast<std::size_t>(handed_) + images_.size() - 1) % images_.size()];
 }
 

@@ -15,7 +15,7 @@ namespace vdnn::models {
 
 /// One batch in host memory, owned by the loader.
 struct Batch {
-  const float* images = nullptr;         // batch x C x H x W
+  const void* images = nullptr;          // as Dataset::next_batch writes them
   const std::int32_t* labels = nullptr;  // batch class indices
 };
 
@@ -30,7 +30,7 @@ class BatchLoader {
   /// `images` are two or more distinct buffers of `batch` samples, owned by the caller, that
   /// outlive the loader. The dataset outlives it too; from the first next() until destruction
   /// only the loader draws from it (until then the caller may, e.g. to seek()).
-  BatchLoader(Dataset& dataset, std::int64_t batch, std::vector<float*> images);
+  BatchLoader(Dataset& dataset, std::int64_t batch, std::vector<void*> images);
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;
   BatchLoader(BatchLoader&&) = delete;
@@ -51,7 +51,7 @@ class BatchLoader {
   /// Images memory the loader leaves alone until the next call to next() (the buffer of the batch
   /// next() returned last, or either before the first call): scratch for the caller, e.g. to
   /// stage evaluation batches.
-  float* idle_images() const noexcept;
+  void* idle_images() const noexcept;
 
  private:
   void run() noexcept;
@@ -60,7 +60,7 @@ class BatchLoader {
 
   Dataset& dataset_;
   const std::int64_t batch_;
-  const std::vector<float*> images_;
+  const std::vector<void*> images_;
   std::vector<std::vector<std::int32_t>> labels_;
   std::int64_t handed_ = 0;  // batches next() returned; the caller's thread only
 

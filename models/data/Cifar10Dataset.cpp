@@ -118,7 +118,7 @@ void Cifar10Dataset::seek(std::int64_t sample) {
   cursor_ = sample % size();
 }
 
-void Cifar10Dataset::next_batch(std::int64_t batch, float* images, std::int32_t* labels) {
+void Cifar10Dataset::next_batch(std::int64_t batch, void* images, std::int32_t* labels) {
   for (std::int64_t i = 0; i < batch; ++i) {
     if (cursor_ == size()) {
       shuffle(epoch_ + 1);
@@ -138,7 +138,8 @@ void Cifar10Dataset::next_batch(std::int64_t batch, float* images, std::int32_t*
         [&](std::int64_t c, std::int64_t y, std::int64_t x) {
           return normalized(c, src[(c * kSide + y) * kSide + x]);
         },
-        [&](std::int64_t c) { return normalized(c, 0); }, images + i * kImageBytes);
+        [&](std::int64_t c) { return normalized(c, 0); },
+        static_cast<float*>(images) + i * kImageBytes);
   }
 }
 

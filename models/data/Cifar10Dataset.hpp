@@ -29,7 +29,7 @@ class Cifar10Dataset final : public Dataset {
   Cifar10Dataset(const std::string& directory, Split split, std::uint64_t seed,
                  Augment augment = Augment::None);
 
-  void next_batch(std::int64_t batch, float* images, std::int32_t* labels) override;
+  void next_batch(std::int64_t batch, void* images, std::int32_t* labels) override;
   void seek(std::int64_t sample) override;
   std::int64_t size() const noexcept override { return static_cast<std::int64_t>(labels_.size()); }
   std::string description() const override;

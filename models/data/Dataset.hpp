@@ -36,9 +36,12 @@ class Dataset {
   Dataset& operator=(Dataset&&) = delete;
   virtual ~Dataset() = default;
 
-  /// Writes the next `batch` samples: images as batch x C x H x W floats, labels in
-  /// [0, num_classes). Never allocates.
-  virtual void next_batch(std::int64_t batch, float* images, std::int32_t* labels) = 0;
+  /// Writes the next `batch` samples: images as batch x C x H x W floats, or, when image_bytes(),
+  /// as batch x H x W x 3 bytes (Note [Image input]); labels in [0, num_classes). Never allocates.
+  virtual void next_batch(std::int64_t batch, void* images, std::int32_t* labels) = 0;
+  /// Whether images come as u8 NHWC bytes (image files), to be normalized on the device, rather
+  /// than as F32 NCHW.
+  virtual bool image_bytes() const noexcept { return false; }
   /// Makes sample number `sample` (>= 0) the next one drawn, as if the ones before had been drawn.
   /// Cheap: no sample before it is produced.
   virtual void seek(std::int64_t sample) = 0;

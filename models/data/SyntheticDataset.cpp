@@ -92,7 +92,7 @@ void SyntheticDataset::seek(std::int64_t sample) {
   next_sample_ = static_cast<std::uint64_t>(sample);
 }
 
-void SyntheticDataset::next_batch(std::int64_t batch, float* images, std::int32_t* labels) {
+void SyntheticDataset::next_batch(std::int64_t batch, void* images, std::int32_t* labels) {
   const std::int64_t numel = format_.sample_numel();
   for (std::int64_t i = 0; i < batch; ++i, ++next_sample_) {
     const std::uint64_t sample =
@@ -101,7 +101,7 @@ void SyntheticDataset::next_batch(std::int64_t batch, float* images, std::int32_
                                                  static_cast<double>(format_.num_classes));
     labels[i] = label;
     const float* proto = prototypes_.data() + label * numel;
-    float* img = images + i * numel;
+    float* img = static_cast<float*>(images) + i * numel;
     const auto offset = static_cast<std::size_t>(runtime::mix64(seed_ ^ sample));
     const CropFlip crop =
         augment_ == Augment::CropFlip ? draw_crop_flip(seed_, 0, sample) : CropFlip{};

@@ -22,7 +22,7 @@ class SyntheticDataset final : public Dataset {
                    Augment augment = Augment::None);
   /// Host bytes a dataset of `format` holds (saturating at UINT64_MAX).
   static std::uint64_t host_bytes(const SampleFormat& format) noexcept;
-  void next_batch(std::int64_t batch, float* images, std::int32_t* labels) override;
+  void next_batch(std::int64_t batch, void* images, std::int32_t* labels) override;
   void seek(std::int64_t sample) override;
   std::int64_t size() const noexcept override { return split_ == Split::Test ? kTestImages : 0; }
   std::string description() const override {

@@ -99,7 +99,7 @@ Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOption
   dataset_ = train.get();
   if (test.valid()) test_data_ = test.get();
   graph::Executor& executor = session_->executor();
-  std::vector<float*> slots;
+  std::vector<void*> slots;
   for (std::size_t i = 0; i < kInputSlots; ++i) slots.push_back(executor.input_staging(i));
   loader_ = std::make_unique<BatchLoader>(*dataset_, batch, std::move(slots));
   setup_.end();
@@ -140,7 +140,7 @@ EvalRecord Trainer::evaluate() {
   const std::int64_t batch = session_->graph().batch();
   const std::int64_t batches = std::max<std::int64_t>(1, test_data_->size() / batch);
   // Pinned staging the loader leaves alone until the next step.
-  float* images = loader_->idle_images();
+  void* images = loader_->idle_images();
   test_data_->seek(0);
   double loss = 0.0;
   double accuracy = 0.0;

@@ -171,7 +171,8 @@ TEST(Executor, APassOnOtherImagesThanTheStagedBatchUploadsItsOwn) {
   Executor& exec = session.executor();
   for (Executor* e : {&exec, &reference.executor()}) {
     for (std::size_t slot = 0; slot < 3; ++slot) {
-      std::fill_n(e->input_staging(slot), numel, 0.25f * static_cast<float>(slot + 1));
+      std::fill_n(static_cast<float*>(e->input_staging(slot)), numel,
+                  0.25f * static_cast<float>(slot + 1));
     }
   }
   const std::uint64_t resident = exec.memory().device_current;

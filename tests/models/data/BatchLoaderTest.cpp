@@ -25,8 +25,8 @@ const SampleFormat kCifar{3, 32, 32, 10};
 struct Buffers {
   explicit Buffers(std::int64_t batch, std::size_t slots = 2)
       : images(slots, std::vector<float>(static_cast<std::size_t>(batch * 3072))) {}
-  std::vector<float*> views() {
-    std::vector<float*> v;
+  std::vector<void*> views() {
+    std::vector<void*> v;
     for (std::vector<float>& i : images) v.push_back(i.data());
     return v;
   }
@@ -53,7 +53,9 @@ TEST(BatchLoader, GivesExactlyTheDatasetsBatchesInOrder) {
         const Batch batch = loader.next();
         const std::string where =
             source + ", " + std::to_string(slots) + " slots, batch " + std::to_string(k);
-        ASSERT_TRUE(std::equal(images.begin(), images.end(), batch.images)) << where;
+        ASSERT_TRUE(
+            std::equal(images.begin(), images.end(), static_cast<const float*>(batch.images)))
+            << where;
         ASSERT_TRUE(std::equal(labels.begin(), labels.end(), batch.labels)) << where;
         EXPECT_EQ(peeked.images, batch.images) << where;
         EXPECT_EQ(batch.images, buffers.views()[static_cast<std::size_t>(k) % slots]);
@@ -68,13 +70,13 @@ class ProbeDataset final : public Dataset {
  public:
   explicit ProbeDataset(int fail_at = -1, std::chrono::milliseconds delay = 0ms)
       : fail_at_(fail_at), delay_(delay) {}
-  void next_batch(std::int64_t batch, float* images, std::int32_t* labels) override {
+  void next_batch(std::int64_t batch, void* images, std::int32_t* labels) override {
     std::this_thread::sleep_for(delay_);
     const int k = drawn_;
     if (k == fail_at_) throw runtime::DataError("probe: record " + std::to_string(k) + " is bad");
     for (std::int64_t i = 0; i < batch; ++i) {
       labels[i] = k;
-      images[i * 3072] = static_cast<float>(k);
+      static_cast<float*>(images)[i * 3072] = static_cast<float>(k);
     }
     drawn_ = k + 1;
   }
@@ -125,9 +127,10 @@ TEST(BatchLoader, WithThreeBuffersDrawsAheadWhileTheCallerHoldsOneAndPeeksAtTheN
     EXPECT_NE(held.images, next.images);
     EXPECT_TRUE(eventually([&] { return data.drawn() == k + 3; })) << k;
     std::this_thread::sleep_for(20ms);
-    EXPECT_EQ(data.drawn(), k + 3) << k;               // every buffer is taken
-    EXPECT_EQ(held.images[0], static_cast<float>(k));  // neither buffer was written again
-    EXPECT_EQ(next.images[0], static_cast<float>(k + 1));
+    EXPECT_EQ(data.drawn(), k + 3) << k;  // every buffer is taken
+    // Neither buffer was written again.
+    EXPECT_EQ(static_cast<const float*>(held.images)[0], static_cast<float>(k));
+    EXPECT_EQ(static_cast<const float*>(next.images)[0], static_cast<float>(k + 1));
   }
 }
 
