@@ -8,7 +8,7 @@ namespace vdnn::models {
 namespace {
 
 // In the order of enum Augment.
-constexpr const char* kAugmentNames[] = {"none", "crop-flip"};
+constexpr const char* kAugmentNames[] = {"none", "crop-flip", "imagenet"};
 // Keeps augmentation draws apart from the other users of the seed (shuffles, noise, init).
 constexpr std::uint64_t kAugmentStream = 0xA0C5'F11Bull;
 
@@ -23,7 +23,7 @@ Augment parse_augment(const std::string& name) {
     if (name == kAugmentNames[i]) return static_cast<Augment>(i);
   }
   throw runtime::InvalidArgument("unknown augmentation '" + name +
-                                 "'; expected 'none' or 'crop-flip'");
+                                 "'; expected 'none', 'crop-flip' or 'imagenet'");
 }
 
 CropFlip draw_crop_flip(std::uint64_t seed, std::uint64_t epoch, std::uint64_t index) noexcept {

@@ -10,9 +10,10 @@ namespace vdnn::models {
 enum class Augment : std::uint8_t {
   None,      // images as stored
   CropFlip,  // a random crop of the image zero-padded by kCropPad, then a flip with p = 1/2
+  ImageNet,  // image files: torchvision's RandomResizedCrop to the input size, then a flip
 };
 
-/// "none" or "crop-flip".
+/// "none", "crop-flip" or "imagenet".
 const char* augment_name(Augment augment) noexcept;
 /// Parses an augment_name(); throws runtime::InvalidArgument naming the known ones.
 Augment parse_augment(const std::string& name);

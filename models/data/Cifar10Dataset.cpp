@@ -7,8 +7,8 @@
 #include <fstream>
 #include <numeric>
 
+#include "models/data/EpochOrder.hpp"
 #include "runtime/Error.hpp"
-#include "runtime/Random.hpp"
 
 namespace vdnn::models {
 namespace {
@@ -100,15 +100,8 @@ void Cifar10Dataset::load(const std::string& path) {
 }
 
 void Cifar10Dataset::shuffle(std::uint64_t epoch) {
-  std::iota(order_.begin(), order_.end(), 0);
   epoch_ = epoch;
-  if (split_ == Split::Test) return;
-  // Fisher-Yates with counter-based draws: the same seed gives the same epochs everywhere.
-  for (std::size_t i = order_.size() - 1; i > 0; --i) {
-    const auto j =
-        static_cast<std::size_t>(runtime::uniform01(seed_, epoch_, i) * static_cast<double>(i + 1));
-    std::swap(order_[i], order_[j]);
-  }
+  epoch_order(seed_, epoch_, split_ != Split::Test, order_);
 }
 
 void Cifar10Dataset::seek(std::int64_t sample) {
