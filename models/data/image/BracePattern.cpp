@@ -60,7 +60,9 @@ std::string format_int(std::int64_t value, std::size_t width) {
 
 std::string node_value(const Node& node, std::uint64_t i) {
   const std::int64_t value = node.first + static_cast<std::int64_t>(i) * node.step;
-  if (node.kind == Node::Kind::CharRange) return std::string(1, static_cast<char>(value));
+  if (node.kind == Node::Kind::CharRange) {
+    return std::string(1, static_cast<char>(value < 26 ? 'A' + value : 'a' + (value - 26)));
+  }
   return format_int(value, node.width);
 }
 
@@ -154,7 +156,8 @@ class Parser {
       return;
     }
     const std::string_view body(pattern_.data() + begin, close - begin);
-    if (body.find("..") != std::string_view::npos) {
+    if (body.find("..") != std::string_view::npos &&
+        body.find_first_of("{}") == std::string_view::npos) {
       sequence.push_back(parse_range(body, open));
       return;
     }
@@ -177,6 +180,9 @@ class Parser {
     const std::int64_t magnitude = std::stoll(std::string(digits));
     return negative ? -magnitude : magnitude;
   }
+
+  // Letters count in braceexpand's alphabet, A..Z then a..z.
+  static std::int64_t letter_index(char c) { return c <= 'Z' ? c - 'A' : 26 + (c - 'a'); }
 
   static bool is_letter(std::string_view text) {
     return text.size() == 1 &&
@@ -215,8 +221,8 @@ class Parser {
     std::int64_t last = 0;
     if (is_letter(left) && is_letter(right)) {
       node.kind = Node::Kind::CharRange;
-      node.first = left[0];
-      last = right[0];
+      node.first = letter_index(left[0]);
+      last = letter_index(right[0]);
     } else {
       const std::optional<std::int64_t> first = parse_int(left);
       const std::optional<std::int64_t> end = parse_int(right);

@@ -22,16 +22,18 @@ inline constexpr int kMaxBraceDepth = 32;
 ///   S (default 1; its sign is ignored; 0 means 1), downwards when B < A; when A or B is written
 ///   with a leading zero (`{000..146}`), every number is zero-padded to the longer of the two
 ///   widths, the sign counted in the width (`%0Nd`).
-/// - `{a..e}` (single ASCII letters, optional step) counts characters the same way.
+/// - `{a..e}` (single ASCII letters, optional step) counts the same way through the alphabet
+///   A..Z a..z (`{Y..b}` is Y, Z, a, b).
 /// - `{x,y,z}` is each alternative in turn; alternatives may be empty and may hold groups.
 /// - Several groups in one pattern give their cartesian product, the leftmost group varying
 ///   slowest; groups nest (`{a,b{1..2}}` is a, b1, b2).
 /// - A group with neither a top-level comma nor a range (`{x}`, `{}`) stays literal, braces and
 ///   all (groups inside it still expand). A backslash makes the next character literal and is
-///   dropped from the result (a trailing one stays).
+///   dropped from the result (a trailing one stays); unlike braceexpand, which drops backslashes
+///   again at each nesting level, it escapes exactly once.
 /// Stricter than braceexpand, which would keep these literal: a group without a top-level comma
-/// whose text has `..` but is no valid range (`{1..x}`, `{1..}`, integers over 18 digits) is an
-/// error. The result is in expansion order; duplicates are kept.
+/// or inner braces whose text has `..` but is no valid range (`{1..x}`, `{1..}`, integers over 18
+/// digits) is an error. The result is in expansion order; duplicates are kept.
 /// Throws runtime::InvalidArgument naming the pattern and the 0-based byte position for an
 /// unbalanced `{` or `}`, a bad range, nesting deeper than kMaxBraceDepth, and, naming only the
 /// pattern, for an empty pattern, one longer than kMaxBracePatternBytes, or one that would give

@@ -59,6 +59,9 @@ TEST(BracePatternTest, NegativeRangesPadWithTheSignCounted) {
 TEST(BracePatternTest, LetterRanges) {
   EXPECT_EQ(expand_braces("x{a..c}"), (Names{"xa", "xb", "xc"}));
   EXPECT_EQ(expand_braces("{e..a..2}"), (Names{"e", "c", "a"}));
+  // Through braceexpand's alphabet A..Z a..z, not ASCII.
+  EXPECT_EQ(expand_braces("{Y..b}"), (Names{"Y", "Z", "a", "b"}));
+  EXPECT_EQ(expand_braces("{b..A..26}"), (Names{"b", "B"}));
 }
 
 TEST(BracePatternTest, CommaListsKeepTheirOrderAndEmptyAlternatives) {
@@ -80,6 +83,7 @@ TEST(BracePatternTest, GroupsWithoutCommaOrRangeStayLiteral) {
   EXPECT_EQ(expand_braces("a{x}b"), Names{"a{x}b"});
   EXPECT_EQ(expand_braces("{}"), Names{"{}"});
   EXPECT_EQ(expand_braces("{x{1,2}}"), (Names{"{x1}", "{x2}"}));
+  EXPECT_EQ(expand_braces("{{1..2}}"), (Names{"{1}", "{2}"}));
 }
 
 TEST(BracePatternTest, BackslashEscapesAndIsDropped) {
