@@ -74,8 +74,8 @@ class Parser {
 
  private:
   [[noreturn]] void fail(const std::string& what, std::size_t position) const {
-    throw runtime::InvalidArgument("brace pattern \"" + pattern_ + "\": " + what +
-                                   " at position " + std::to_string(position));
+    throw runtime::InvalidArgument("brace pattern \"" + pattern_ + "\": " + what + " at position " +
+                                   std::to_string(position));
   }
 
   // The position of the `}` closing the `{` at `open`.

@@ -18,10 +18,10 @@ inline constexpr std::size_t kMaxBraceExpandedBytes = std::size_t{256} << 20;
 inline constexpr int kMaxBraceDepth = 32;
 
 /// Expands `pattern` as braceexpand.braceexpand does:
-/// - `{A..B}` and `{A..B..S}` with integers A, B (optionally negative) count from A to B in steps of
-///   S (default 1; its sign is ignored; 0 means 1), downwards when B < A; when A or B is written
-///   with a leading zero (`{000..146}`), every number is zero-padded to the longer of the two
-///   widths, the sign counted in the width (`%0Nd`).
+/// - `{A..B}` and `{A..B..S}` with integers A, B (optionally negative) count from A to B in
+///   steps of S (default 1; its sign is ignored; 0 means 1), downwards when B < A; when A or B is
+///   written with a leading zero (`{000..146}`), every number is zero-padded to the longer of the
+///   two widths, the sign counted in the width (`%0Nd`).
 /// - `{a..e}` (single ASCII letters, optional step) counts the same way through the alphabet
 ///   A..Z a..z (`{Y..b}` is Y, Z, a, b).
 /// - `{x,y,z}` is each alternative in turn; alternatives may be empty and may hold groups.

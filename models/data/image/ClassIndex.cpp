@@ -65,7 +65,8 @@ std::vector<std::string> read_class_index(const std::string& path) {
     std::string name = text.substr(start, end - start);
     if (!name.empty() && name.back() == '\r') name.pop_back();
     const std::size_t line = classes.size() + 1;
-    if (name.empty()) fail(path, "line " + std::to_string(line) + " is empty; expected a class name");
+    if (name.empty())
+      fail(path, "line " + std::to_string(line) + " is empty; expected a class name");
     if (const auto [it, added] = line_of.emplace(name, line); !added) {
       fail(path, "line " + std::to_string(line) + " repeats the class \"" + name + "\" of line " +
                      std::to_string(it->second));
@@ -77,16 +78,16 @@ std::vector<std::string> read_class_index(const std::string& path) {
   return classes;
 }
 
-void check_num_classes(const std::vector<std::string>& classes,
-                       std::int64_t num_classes_of_network, const std::string& source_description) {
+void check_num_classes(const std::vector<std::string>& classes, std::int64_t num_classes_of_network,
+                       const std::string& source_description) {
   const auto source_classes = static_cast<std::int64_t>(classes.size());
   if (source_classes == num_classes_of_network) return;
-  throw runtime::InvalidArgument(
-      source_description + " has " + std::to_string(source_classes) +
-      " classes, but the network has " + std::to_string(num_classes_of_network) +
-      " outputs (its num_classes); set the network's num_classes to " +
-      std::to_string(source_classes) + " or use data with " +
-      std::to_string(num_classes_of_network) + " classes");
+  throw runtime::InvalidArgument(source_description + " has " + std::to_string(source_classes) +
+                                 " classes, but the network has " +
+                                 std::to_string(num_classes_of_network) +
+                                 " outputs (its num_classes); set the network's num_classes to " +
+                                 std::to_string(source_classes) + " or use data with " +
+                                 std::to_string(num_classes_of_network) + " classes");
 }
 
 }  // namespace vdnn::models

@@ -27,7 +27,7 @@ std::vector<std::string> read_class_index(const std::string& path);
 /// Throws runtime::InvalidArgument saying both numbers and where they come from when the
 /// network's number of classes differs from the source's: "SOURCE has K classes, but the network
 /// has N outputs (num_classes); ...".
-void check_num_classes(const std::vector<std::string>& classes,
-                       std::int64_t num_classes_of_network, const std::string& source_description);
+void check_num_classes(const std::vector<std::string>& classes, std::int64_t num_classes_of_network,
+                       const std::string& source_description);
 
 }  // namespace vdnn::models

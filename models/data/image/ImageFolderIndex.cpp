@@ -64,10 +64,11 @@ class ClassWalk {
   ClassWalk(const ImageFolderOptions& options, ImageFolderIndex& index)
       : options_(options), index_(index) {}
 
-  // `on_path`: the directories from the root down to `dir`'s parent, with their paths.
+  // `on_path`: the directories from the root down to `dir` itself, with their paths.
   void walk(const std::string& dir, std::vector<std::pair<DirId, std::string>>& on_path) {
     Listing listing = list_directory(dir);
     index_.ignored_files += listing.ignored;
+    std::sort(listing.bad_images.begin(), listing.bad_images.end());
     for (const std::string& name : listing.bad_images) {
       bad(dir + "/" + name, "an image name that is no regular file (a broken link?)");
     }
@@ -77,7 +78,7 @@ class ClassWalk {
     for (const std::string& name : listing.dirs) enter(dir + "/" + name, on_path);
   }
 
-  // Walks `dir` unless it closes a loop or was walked before.
+  // Walks `dir` unless it closes a loop or was walked before; `on_path` ends with its parent.
   void enter(const std::string& dir, std::vector<std::pair<DirId, std::string>>& on_path) {
     const std::optional<DirId> id = dir_id(dir);
     if (!id) fail(dir, "cannot be examined (it vanished?)");
@@ -152,7 +153,8 @@ bool has_image_extension(std::string_view name) noexcept {
   return ends_with(".jpg") || ends_with(".jpeg") || ends_with(".png");
 }
 
-ImageFolderIndex index_image_folder(const std::string& root_path, const ImageFolderOptions& options) {
+ImageFolderIndex index_image_folder(const std::string& root_path,
+                                    const ImageFolderOptions& options) {
   const std::string root = trimmed(root_path);
   require_directory(root);
   const std::optional<DirId> root_id = dir_id(root);

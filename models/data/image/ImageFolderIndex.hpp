@@ -57,7 +57,8 @@ struct ImageFolderIndex {
 /// options.skip_bad, a symlink loop or directory reached twice (naming the link), an image name
 /// that is not a regular file (a broken link, a FIFO), or class folders without images (naming
 /// every such folder and the extensions expected).
-ImageFolderIndex index_image_folder(const std::string& root, const ImageFolderOptions& options = {});
+ImageFolderIndex index_image_folder(const std::string& root,
+                                    const ImageFolderOptions& options = {});
 
 /// The folders `--data imagefolder:DIR` reads.
 struct ImageFolderSplits {

@@ -148,9 +148,9 @@ class Indexer {
     if (offset >= file_.size()) return false;
     const std::int64_t got = pread_full(file_.fd(), block.data(), kBlock, offset, file_.path());
     if (got < kBlock) {
-      throw runtime::DataError("tar:" + file_.path() + ": the file ends inside the header at byte " +
-                               std::to_string(offset) + " (" + std::to_string(got) +
-                               " of 512 bytes): truncated");
+      throw runtime::DataError(
+          "tar:" + file_.path() + ": the file ends inside the header at byte " +
+          std::to_string(offset) + " (" + std::to_string(got) + " of 512 bytes): truncated");
     }
     for (const std::uint8_t byte : block) {
       if (byte != 0) return true;
@@ -200,7 +200,8 @@ class Indexer {
     if (size > file_.size() - data) {
       fail(offset, name,
            "data of " + std::to_string(size) + " bytes runs past the end of the file (" +
-               std::to_string(file_.size() - data) + " bytes remain): truncated, or an absurd size");
+               std::to_string(file_.size() - data) +
+               " bytes remain): truncated, or an absurd size");
     }
   }
 
@@ -244,9 +245,9 @@ class Indexer {
     std::size_t pos = 0;
     while (pos < text.size()) {
       const std::size_t space = text.find(' ', pos);
-      const std::optional<std::int64_t> length =
-          space == std::string_view::npos ? std::nullopt
-                                          : parse_decimal(text.substr(pos, space - pos));
+      const std::optional<std::int64_t> length = space == std::string_view::npos
+                                                     ? std::nullopt
+                                                     : parse_decimal(text.substr(pos, space - pos));
       const std::string_view record =
           length && *length > static_cast<std::int64_t>(space - pos + 1) &&
                   *length <= static_cast<std::int64_t>(text.size() - pos)
@@ -272,7 +273,8 @@ class Indexer {
     } else if (key == "size") {
       pax_size_ = value.empty() ? std::nullopt : parse_decimal(value);
       if (!value.empty() && !pax_size_) {
-        fail(offset, name, "pax size \"" + printable(value) + "\" is not a decimal of <= 18 digits");
+        fail(offset, name,
+             "pax size \"" + printable(value) + "\" is not a decimal of <= 18 digits");
       }
     } else if (key.substr(0, 11) == "GNU.sparse.") {
       pax_sparse_ = true;

@@ -40,7 +40,8 @@ std::optional<std::pair<std::string, std::string>> split_key(const std::string& 
   const std::size_t slash = name.rfind('/');
   const std::size_t start = slash == std::string::npos ? 0 : slash + 1;
   const bool metadata = slash == std::string::npos && name.size() >= 2 &&
-                        name.compare(0, 2, "__") == 0 && name.compare(name.size() - 2, 2, "__") == 0;
+                        name.compare(0, 2, "__") == 0 &&
+                        name.compare(name.size() - 2, 2, "__") == 0;
   const std::size_t dot = name.find('.', start);
   if (metadata || dot == std::string::npos || dot == start) return std::nullopt;
   std::string extension = name.substr(dot + 1);
@@ -99,8 +100,7 @@ const Member* find_member(const Group& group, const std::array<std::string_view,
 // Indexes shards one by one into `index`.
 class ShardIndexer {
  public:
-  ShardIndexer(const std::string& pattern, const WebDatasetOptions& options,
-               WebDatasetIndex& index)
+  ShardIndexer(const std::string& pattern, const WebDatasetOptions& options, WebDatasetIndex& index)
       : pattern_(pattern), options_(options), index_(index) {}
 
   void index_shard(std::int32_t shard) {
@@ -155,12 +155,13 @@ class ShardIndexer {
   // Why the group cannot be a sample, or nothing; sets the image and label members when it can.
   std::optional<std::string> check_members(const Group& group, const Member*& image,
                                            const Member*& label) const {
-    for (auto it = group.members.begin(); it != group.members.end(); ++it) {
-      if (std::any_of(group.members.begin(), it,
-                      [&](const Member& m) { return m.extension == it->extension; })) {
-        return "two members with the extension \"" + it->extension + "\" (" + member_list(group) +
-               ")";
-      }
+    std::vector<std::string_view> extensions;  // sorted: a hostile sample may have many members
+    for (const Member& member : group.members) extensions.push_back(member.extension);
+    std::sort(extensions.begin(), extensions.end());
+    if (const auto twice = std::adjacent_find(extensions.begin(), extensions.end());
+        twice != extensions.end()) {
+      return "two members with the extension \"" + std::string(*twice) + "\" (" +
+             member_list(group) + ")";
     }
     image = find_member(group, kImageExtensions);
     label = find_member(group, kLabelExtensions);
@@ -189,8 +190,8 @@ class ShardIndexer {
     const std::string expected =
         json ? "an integer or an object with an integer \"label\" or \"cls\" field, "
              : "an integer, ";
-    return {std::nullopt, name + " holds \"" + printable(text, 40) + "\"; expected " + expected + "0 .. " +
-                              std::to_string(classes - 1) +
+    return {std::nullopt, name + " holds \"" + printable(text, 40) + "\"; expected " + expected +
+                              "0 .. " + std::to_string(classes - 1) +
                               (options_.class_names.empty() ? "" : " (the class names given)")};
   }
 
@@ -204,7 +205,8 @@ class ShardIndexer {
     const auto [label, why] = read_label(file, *label_member);
     if (!label) return bad(sample_name(file, group) + why);
     index_.ignored_members += static_cast<std::int64_t>(group.members.size()) - 2;
-    index_.samples.push_back(WebDatasetSample{shard, image->entry, static_cast<std::int32_t>(*label)});
+    index_.samples.push_back(
+        WebDatasetSample{shard, image->entry, static_cast<std::int32_t>(*label)});
   }
 
   const std::string& pattern_;
@@ -239,8 +241,8 @@ WebDatasetIndex index_webdataset(const std::string& pattern, const WebDatasetOpt
                                         " shards or samples skipped as bad: " + index.skipped[0] +
                                         (index.skipped.size() > 1 ? "; ..." : "") + ")"));
   }
-  index.classes = options.class_names.empty() ? numbered_classes(index.samples)
-                                              : options.class_names;
+  index.classes =
+      options.class_names.empty() ? numbered_classes(index.samples) : options.class_names;
   return index;
 }
 

@@ -47,7 +47,7 @@ TEST_F(ClassIndexTest, WrittenOnePerLineAndReadBack) {
             "n01440764\ngoldfish\ngreat white shark\nÜmlaut\n");
   EXPECT_EQ(read_class_index(path()), classes);
   EXPECT_EQ(dir_.entries(), Names{"classes.txt"});  // no temporary file left
-  write_class_index(path(), Names{"only"});  // replaces the file
+  write_class_index(path(), Names{"only"});         // replaces the file
   EXPECT_EQ(read_class_index(path()), Names{"only"});
 }
 

@@ -52,7 +52,8 @@ class ImageFolderIndexTest : public ::testing::Test {
   std::vector<std::string> listed(const ImageFolderIndex& index, const std::string& root) const {
     std::vector<std::string> lines;
     for (const ImageFolderSample& sample : index.samples) {
-      lines.push_back(std::to_string(sample.label) + " " + sample.path.substr(path(root).size() + 1));
+      lines.push_back(std::to_string(sample.label) + " " +
+                      sample.path.substr(path(root).size() + 1));
     }
     return lines;
   }
@@ -61,9 +62,9 @@ class ImageFolderIndexTest : public ::testing::Test {
 };
 
 TEST_F(ImageFolderIndexTest, ClassesAndFilesComeInTorchvisionOrder) {
-  for (const char* file : {"root/cat/b.jpg", "root/cat/B.jpg", "root/cat/a.PNG", "root/cat/a/x/deep.jpeg",
-                           "root/cat/a/in_a.jpg", "root/cat/a b/in_a_b.jpg", "root/Zebra/z.JpEg",
-                           "root/dog/d.png"}) {
+  for (const char* file :
+       {"root/cat/b.jpg", "root/cat/B.jpg", "root/cat/a.PNG", "root/cat/a/x/deep.jpeg",
+        "root/cat/a/in_a.jpg", "root/cat/a b/in_a_b.jpg", "root/Zebra/z.JpEg", "root/dog/d.png"}) {
     touch(file);
   }
   const ImageFolderIndex index = index_image_folder(path("root"));
@@ -121,7 +122,8 @@ TEST_F(ImageFolderIndexTest, SkipBadSkipsTheLoopAndKeepsTheRest) {
   const ImageFolderIndex index = index_image_folder(path("root"), ImageFolderOptions{true});
   EXPECT_EQ(listed(index, "root"), (std::vector<std::string>{"0 cat/c.jpg", "0 cat/sub/s.jpg"}));
   ASSERT_EQ(index.skipped.size(), 1u);
-  EXPECT_CONTAINS(index.skipped[0], "imagefolder:" + path("root/cat/sub/loop") + ": a symlink loop");
+  EXPECT_CONTAINS(index.skipped[0],
+                  "imagefolder:" + path("root/cat/sub/loop") + ": a symlink loop");
 }
 
 TEST_F(ImageFolderIndexTest, FolderReachedTwiceInOneClassIsAnError) {

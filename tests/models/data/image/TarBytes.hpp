@@ -56,7 +56,8 @@ inline std::string header_block(const TarHeader& header) {
   put_field(block, 124, 12, header.size_field.empty() ? octal(header.size, 11) : header.size_field);
   put_field(block, 136, 12, octal(0, 11));
   block[156] = header.type;
-  put_field(block, 257, 8, header.gnu_magic ? std::string("ustar  \0", 8) : std::string("ustar\0" "00", 8));
+  const std::string posix_magic("ustar\00000", 8);  // "ustar", NUL (octal \000), version "00"
+  put_field(block, 257, 8, header.gnu_magic ? std::string("ustar  \0", 8) : posix_magic);
   put_field(block, 345, 155, header.prefix);
   seal(block);
   return block;

@@ -73,7 +73,8 @@ TEST_F(WebDatasetIndexTest, SamplesFollowShardThenMemberOrder) {
   shard("shard-0.tar", first);
   shard("shard-1.tar", second);
   const WebDatasetIndex index = index_webdataset(pattern("shard-{0..1}.tar"));
-  EXPECT_EQ(index.shards, (std::vector<std::string>{pattern("shard-0.tar"), pattern("shard-1.tar")}));
+  EXPECT_EQ(index.shards,
+            (std::vector<std::string>{pattern("shard-0.tar"), pattern("shard-1.tar")}));
   EXPECT_EQ(listed(index), (std::vector<std::string>{"0 1 b.jpg", "0 3 a.png", "1 0 dir/c.JPEG",
                                                      "1 2 d.jpg", "1 5 e.jpg"}));
   EXPECT_EQ(index.classes, (std::vector<std::string>{"0", "1", "2", "3", "4", "5"}));
@@ -99,7 +100,11 @@ TEST_F(WebDatasetIndexTest, KeyIsUpToTheFirstDotOfTheLastComponent) {
 
 TEST_F(WebDatasetIndexTest, ImageAndLabelPreferences) {
   TarBuilder tar;
-  tar.file("k.png", "P").file("k.jpg", "J").file("k.json", "7").file("k.cls", "4").file("k.txt", "5");
+  tar.file("k.png", "P")
+      .file("k.jpg", "J")
+      .file("k.json", "7")
+      .file("k.cls", "4")
+      .file("k.txt", "5");
   shard("s.tar", tar);
   const WebDatasetIndex index = index_webdataset(pattern("s.tar"));
   EXPECT_EQ(listed(index), std::vector<std::string>{"0 4 k.jpg"});  // .jpg over .png, .cls first
@@ -128,7 +133,11 @@ TEST_F(WebDatasetIndexTest, SampleWithoutImageOrLabelIsAnError) {
   EXPECT_CONTAINS(sample_error(no_label, "k"), "no label member (.cls, .txt, .json)");
   // The same key again after another one is another sample, here without a label.
   TarBuilder split;
-  split.file("k.jpg", "J").file("k.cls", "1").file("m.jpg", "M").file("m.cls", "1").file("k.png", "P");
+  split.file("k.jpg", "J")
+      .file("k.cls", "1")
+      .file("m.jpg", "M")
+      .file("m.cls", "1")
+      .file("k.png", "P");
   EXPECT_CONTAINS(sample_error(split, "k"), "no label member");
   TarBuilder twice;
   twice.file("k.jpg", "J").file("k.JPG", "J").file("k.cls", "1");
@@ -136,11 +145,20 @@ TEST_F(WebDatasetIndexTest, SampleWithoutImageOrLabelIsAnError) {
 }
 
 TEST_F(WebDatasetIndexTest, LabelsThatAreNoNonNegativeIntegerAreErrors) {
-  for (const auto& [member, text] : std::vector<std::pair<std::string, std::string>>{
-           {"k.cls", "abc"}, {"k.cls", "-1"}, {"k.cls", ""}, {"k.txt", "1 2"}, {"k.cls", "1e3"},
-           {"k.cls", "1000000"}, {"k.cls", "99999999999999999999999"}, {"k.json", "3.5"},
-           {"k.json", "-2"}, {"k.json", R"({"name": 3})"}, {"k.json", R"({"label": "3"})"},
-           {"k.json", "{not json"}, {"k.json", "18446744073709551615"}}) {
+  for (const auto& [member, text] :
+       std::vector<std::pair<std::string, std::string>>{{"k.cls", "abc"},
+                                                        {"k.cls", "-1"},
+                                                        {"k.cls", ""},
+                                                        {"k.txt", "1 2"},
+                                                        {"k.cls", "1e3"},
+                                                        {"k.cls", "1000000"},
+                                                        {"k.cls", "99999999999999999999999"},
+                                                        {"k.json", "3.5"},
+                                                        {"k.json", "-2"},
+                                                        {"k.json", R"({"name": 3})"},
+                                                        {"k.json", R"({"label": "3"})"},
+                                                        {"k.json", "{not json"},
+                                                        {"k.json", "18446744073709551615"}}) {
     TarBuilder tar;
     tar.file("k.jpg", "J").file(member, text);
     EXPECT_CONTAINS(sample_error(tar, "k"), member + " holds \"");
@@ -175,7 +193,11 @@ TEST_F(WebDatasetIndexTest, MissingAndCorruptShardsAreErrors) {
 
 TEST_F(WebDatasetIndexTest, SkipBadSkipsShardsAndSamplesAndCountsThem) {
   TarBuilder mixed;
-  mixed.file("a.jpg", "A").file("a.cls", "2").file("b.jpg", "B").file("c.jpg", "C").file("c.cls", "x");
+  mixed.file("a.jpg", "A")
+      .file("a.cls", "2")
+      .file("b.jpg", "B")
+      .file("c.jpg", "C")
+      .file("c.cls", "x");
   shard("s-0.tar", mixed);
   WebDatasetOptions options;
   options.skip_bad = true;
