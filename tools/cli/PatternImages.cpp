@@ -163,7 +163,7 @@ void draw_motifs(RgbImage& image, const ClassCues& cues, double shorter, Draws& 
 
 // Independent noise on every channel of every pixel: what makes the JPEGs as large as photos.
 void add_noise(RgbImage& image, Draws& draws) {
-  const double amplitude = draws.uniform(8.0, 16.0);
+  const double amplitude = draws.uniform(20.0, 32.0);
   std::array<int, 256> offsets{};
   for (int i = 0; i < 256; ++i) {
     offsets[i] = static_cast<int>(std::lround((i / 127.5 - 1.0) * amplitude));
@@ -217,7 +217,7 @@ std::vector<std::uint8_t> encode_pattern(const RgbImage& image, StoredKind kind,
   if (kind == StoredKind::Png) return models::encode_png(image);
   Draws draws(runtime::mix64(image_seed ^ 0x51A7E));
   models::JpegEncoding encoding;
-  encoding.quality = static_cast<int>(draws.integer(80, 95));
+  encoding.quality = static_cast<int>(draws.integer(89, 96));
   encoding.progressive = kind == StoredKind::ProgressiveJpeg;
   if (kind == StoredKind::GrayJpeg) encoding.colour = models::ImageColour::Gray;
   if (kind == StoredKind::CmykJpeg) {
