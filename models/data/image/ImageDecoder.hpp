@@ -54,7 +54,7 @@ struct ImageInfo {
 /// scale_eighths) shifted by the cut (the DCT scale maps coordinates by exactly scale_eighths / 8).
 struct DecodedRegion {
   RgbImage image;
-  /// The DCT scale used: 1 .. 8 (eighths); 8 for PNG.
+  /// The DCT scale used, in eighths: 1, 2, 4 or 8 (always 8 for PNG).
   int scale_eighths = 8;
   /// The requested box in `image`'s pixel coordinates (edges, not centres): box.top * scale / 8
   /// minus the first decoded row, and so on. Inside [0, image.height] x [0, image.width].
@@ -75,10 +75,11 @@ ImageInfo read_image_info(const std::uint8_t* data, std::size_t size, const std:
 
 /// Decodes the pixels of `box` (full-resolution coordinates; it must be non-empty and inside the
 /// image, else runtime::InvalidArgument) as 8-bit RGB. A JPEG is decoded at the smallest DCT scale
-/// s/8 (s = 1 .. 8) at which the box still spans at least min_width x min_height pixels (8/8 when
-/// none does), reading only the rows the box needs and, through jpeg_crop_scanline, only about its
-/// columns; at 8/8 the pixels equal a full decode's box exactly (libjpeg's defaults: JDCT_ISLOW,
-/// fancy upsampling, as PIL decodes). A PNG is decoded whole and the box cut out.
+/// of 1/8, 2/8, 4/8 and 8/8 at which the box still spans at least min_width x min_height pixels
+/// (8/8 when none does; libjpeg-turbo's other eighths run plain-C IDCTs slower than 8/8), reading
+/// only the rows the box needs and, through jpeg_crop_scanline, only about its columns; at 8/8 the
+/// pixels equal a full decode's box exactly (libjpeg's defaults: JDCT_ISLOW, fancy upsampling, as
+/// PIL decodes). A PNG is decoded whole and the box cut out.
 ///
 /// Colour: gray is replicated; CMYK and YCCK JPEGs are read as Adobe-inverted CMYK (c, m, y, k:
 /// 255 = no ink) and converted as PIL's convert('RGB') does (r = k - k * (255 - c) / 255 with
