@@ -18,9 +18,12 @@ JpegErrorManager& manager_of(j_common_ptr cinfo) noexcept {
   std::longjmp(manager.jump, 1);
 }
 
-// Warnings that leave every pixel intact.
+// Warnings that leave every pixel intact, which PIL ignores too: unknown Adobe transform or JFIF
+// revision, a bad ICC marker, odd SOS parameters in a sequential file (some phone cameras write
+// them), bytes between the last scan and the next marker (the scan was complete).
 bool harmless_warning(int code) noexcept {
-  return code == JWRN_ADOBE_XFORM || code == JWRN_JFIF_MAJOR || code == JWRN_BOGUS_ICC;
+  return code == JWRN_ADOBE_XFORM || code == JWRN_JFIF_MAJOR || code == JWRN_BOGUS_ICC ||
+         code == JWRN_NOT_SEQUENTIAL || code == JWRN_EXTRANEOUS_DATA;
 }
 
 void on_message(j_common_ptr cinfo, int level) noexcept {

@@ -19,9 +19,10 @@ struct JpegErrorManager {
   bool truncated = false;              // the failure was libjpeg's premature-end warning
 };
 
-/// Sets up `manager` and returns the pointer for cinfo.err: errors, and every warning but the
-/// harmless ones (unknown Adobe transform or JFIF revision, bad ICC marker), copy their message
-/// and longjmp to manager.jump; trace messages are dropped; nothing is printed.
+/// Sets up `manager` and returns the pointer for cinfo.err: errors, and every warning but those
+/// that leave the pixels intact (unknown Adobe transform or JFIF revision, bad ICC marker, odd SOS
+/// parameters, extraneous bytes before a marker), copy their message and longjmp to manager.jump;
+/// trace messages are dropped; nothing is printed.
 jpeg_error_mgr* install_jpeg_errors(JpegErrorManager& manager) noexcept;
 
 /// Fails the libjpeg call in progress with `message` (longjmps to the manager's jump).

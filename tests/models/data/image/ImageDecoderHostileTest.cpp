@@ -143,6 +143,17 @@ TEST(ImageDecoderHostile, CorruptJpegEntropyData) {
   EXPECT_TRUE(mentions(refusal(marker_inside, "rst.jpg"), {"rst.jpg: corrupt JPEG"}));
 }
 
+TEST(ImageDecoderHostile, HarmlessJpegWarningsAreNotErrors) {
+  const Bytes file = jpeg();
+  const RgbImage pixels = test::decode(file);
+  Bytes padded = file;  // "Corrupt JPEG data: 5 extraneous bytes before marker 0xd9"
+  padded.insert(padded.end() - 2, 5, std::uint8_t{0});
+  EXPECT_EQ(test::decode(padded).pixels, pixels.pixels);
+  Bytes odd_sos = file;  // Se = 0 in a sequential file: "Invalid SOS parameters"
+  odd_sos[scan_data(odd_sos) - 2] = 0;
+  EXPECT_EQ(test::decode(odd_sos).pixels, pixels.pixels);
+}
+
 TEST(ImageDecoderHostile, JpegHeaderClaimingAHugeImage) {
   Bytes file = jpeg();
   const std::size_t sof = marker(file, 0xC0);
