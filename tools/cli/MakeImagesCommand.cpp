@@ -3,6 +3,7 @@
 #include "tools/cli/MakeImagesCommand.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>

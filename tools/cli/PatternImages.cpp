@@ -200,7 +200,8 @@ const char* file_extension(StoredKind kind) noexcept {
 RgbImage render_pattern(std::int32_t label, std::uint64_t image_seed, std::int64_t min_side,
                         std::int64_t max_side) {
   VDNN_EXPECTS(label >= 0 && label < kMaxPatternClasses,
-               "render_pattern: label " + std::to_string(label) + " outside 0 .. 419");
+               "render_pattern: label " + std::to_string(label) + " outside 0 .. " +
+                   std::to_string(kMaxPatternClasses - 1));
   VDNN_EXPECTS(min_side >= 1 && min_side <= max_side, "render_pattern: bad side range");
   Draws draws(image_seed);
   RgbImage image = blank_image(draws, min_side, max_side);
