@@ -21,7 +21,7 @@ cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
 
 status=0
-for target in config cli tar; do
+for target in config cli tar image; do
   corpus=build-fuzz/corpus/$target  # what this machine's runs found; the seeds stay read-only
   artifacts=build-fuzz/artifacts/$target/
   log=build-fuzz/fuzz-$target.log

@@ -1,4 +1,4 @@
-// Runs the built vdnn command line as a process, for the CLI tests.
+// Runs the built vdnn command line (or any shell command) as a process, for the CLI tests.
 #pragma once
 
 #include <sys/wait.h>
@@ -15,11 +15,10 @@ struct CliRun {
   std::string output;  // stdout and stderr together
 };
 
-/// Runs `vdnn ARGS` through the shell and waits for it.
-inline CliRun vdnn(const std::string& args) {
-  const std::string command = std::string(VDNN_CLI_PATH) + " " + args + " 2>&1";
+/// Runs `command` through the shell and waits for it.
+inline CliRun shell(const std::string& command) {
   CliRun run;
-  FILE* pipe = popen(command.c_str(), "r");
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
   if (pipe == nullptr) return run;
   std::array<char, 4096> chunk{};
   while (std::fgets(chunk.data(), static_cast<int>(chunk.size()), pipe) != nullptr) {
@@ -28,6 +27,11 @@ inline CliRun vdnn(const std::string& args) {
   const int status = pclose(pipe);
   run.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return run;
+}
+
+/// Runs `vdnn ARGS` through the shell and waits for it.
+inline CliRun vdnn(const std::string& args) {
+  return shell(std::string(VDNN_CLI_PATH) + " " + args);
 }
 
 /// The shipped config `name` (e.g. "resnet20-cifar.json").

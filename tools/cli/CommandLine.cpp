@@ -10,7 +10,8 @@ CommandLine::CommandLine()
       inspect_cmd_(add_inspect_command(app_, inspect_)),
       plan_cmd_(add_plan_command(app_, plan_)),
       gen_cmd_(add_gen_command(app_, gen_)),
-      compare_cmd_(add_compare_command(app_, compare_)) {
+      compare_cmd_(add_compare_command(app_, compare_)),
+      make_images_cmd_(add_make_images_command(app_, make_images_)) {
   app_.require_subcommand(1);
 }
 
@@ -26,6 +27,7 @@ int CommandLine::run() const {
   if (plan_chosen()) return run_plan(plan_);
   if (gen_chosen()) return run_gen(gen_);
   if (compare_chosen()) return run_compare(compare_);
+  if (make_images_chosen()) return run_make_images(make_images_);
   return kExitUsage;
 }
 

@@ -6,13 +6,14 @@
 #include "tools/cli/CompareCommand.hpp"
 #include "tools/cli/GenCommand.hpp"
 #include "tools/cli/InspectCommand.hpp"
+#include "tools/cli/MakeImagesCommand.hpp"
 #include "tools/cli/PlanCommand.hpp"
 #include "tools/cli/TrainCommand.hpp"
 
 namespace vdnn::tools {
 
-/// The parser of `vdnn train|plan|inspect|gen|compare` and the options it fills. Neither copyable
-/// nor movable (CLI11 holds pointers to the option fields). Not thread-safe.
+/// The parser of `vdnn train|plan|inspect|gen|compare|make-images` and the options it fills.
+/// Neither copyable nor movable (CLI11 holds pointers to the option fields). Not thread-safe.
 class CommandLine {
  public:
   CommandLine();
@@ -35,12 +36,14 @@ class CommandLine {
   const InspectOptions& inspect() const noexcept { return inspect_; }
   const GenOptions& gen() const noexcept { return gen_; }
   const CompareOptions& compare() const noexcept { return compare_; }
+  const MakeImagesOptions& make_images() const noexcept { return make_images_; }
   /// Whether parse() chose the subcommand.
   bool train_chosen() const { return train_cmd_->parsed(); }
   bool plan_chosen() const { return plan_cmd_->parsed(); }
   bool inspect_chosen() const { return inspect_cmd_->parsed(); }
   bool gen_chosen() const { return gen_cmd_->parsed(); }
   bool compare_chosen() const { return compare_cmd_->parsed(); }
+  bool make_images_chosen() const { return make_images_cmd_->parsed(); }
 
  private:
   CLI::App app_{"vdnn: train very deep CNNs in a fraction of the GPU memory they need"};
@@ -49,11 +52,13 @@ class CommandLine {
   PlanOptions plan_;
   GenOptions gen_;
   CompareOptions compare_;
+  MakeImagesOptions make_images_;
   CLI::App* train_cmd_ = nullptr;
   CLI::App* inspect_cmd_ = nullptr;
   CLI::App* plan_cmd_ = nullptr;
   CLI::App* gen_cmd_ = nullptr;
   CLI::App* compare_cmd_ = nullptr;
+  CLI::App* make_images_cmd_ = nullptr;
 };
 
 }  // namespace vdnn::tools
