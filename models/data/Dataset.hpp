@@ -52,7 +52,9 @@ class Dataset {
   virtual std::string description() const = 0;
 };
 
-/// Builds `split` of the dataset named by `source`: "synthetic" or "cifar10:DIR", with `augment`
+/// Builds `split` of the dataset named by `source`: "synthetic", "cifar10:DIR", "imagefolder:DIR"
+/// or "webdataset:PATTERN" (image files: ImageDataset, on default_data_workers() threads), with
+/// `augment`
 /// applied to the train split (never to the test split). Throws
 /// runtime::InvalidArgument for an unknown source or a format the network cannot take, and
 /// runtime::DataError for missing or malformed files (naming the file and the record).
@@ -61,8 +63,12 @@ std::unique_ptr<Dataset> make_dataset(const std::string& source, const SampleFor
                                       Augment augment = Augment::None);
 
 /// The augmentation a source gets unless told otherwise: crop-flip for cifar10 (the usual CIFAR
-/// recipe), none for synthetic (its classes are smooth patterns at a fixed position).
+/// recipe), imagenet for image files, none for synthetic (its classes are smooth patterns at a
+/// fixed position).
 Augment default_augment(const std::string& source) noexcept;
+
+/// Threads an image dataset decodes on: the machine's cores less two.
+std::size_t default_data_workers() noexcept;
 
 /// Host bytes the dataset of make_dataset(source, format, ...) holds, known without building it
 /// so that a run can be checked against the machine first: for synthetic data, the class

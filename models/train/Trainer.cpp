@@ -7,8 +7,10 @@
 #include <iostream>
 #include <utility>
 
+#include "graph/ImageInput.hpp"
 #include "graph/MemoryCheck.hpp"
 #include "models/data/BatchLoader.hpp"
+#include "models/data/image/ImageSource.hpp"
 #include "models/train/Checkpoint.hpp"
 #include "models/train/CostCacheDir.hpp"
 #include "models/train/Divergence.hpp"
@@ -72,6 +74,10 @@ Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOption
   options_.augment = options_.augment.value_or(default_augment(options_.data));
   options_.session.executor.input_slots = kInputSlots;
   graph::Graph graph = graph::Graph::build(def, batch);
+  // Image files reach the device as bytes, normalized there (Note [Image input]).
+  if (is_image_source(options_.data)) {
+    graph = graph::with_image_input(graph, graph::kImageNetStatistics);
+  }
   check_host(graph, def, options_);
   const SampleFormat format = sample_format(def);
   const std::uint64_t seed = options_.session.executor.seed;

@@ -57,7 +57,8 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool migration_counters_defau
   cmd.add_option("--device", o.device, "auto: CUDA when a GPU is present, else CPU")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  cmd.add_option("--data", o.data, "synthetic or cifar10:DIR")->capture_default_str();
+  cmd.add_option("--data", o.data, "synthetic, cifar10:DIR, imagefolder:DIR or webdataset:PATTERN")
+      ->capture_default_str();
   cmd.add_option("--augment", o.augment,
                  "Training images: crop-flip (a random crop of the image zero-padded by 4, then a "
                  "horizontal flip with p=0.5, seeded) or none; default crop-flip for cifar10, "

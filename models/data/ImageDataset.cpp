@@ -1,0 +1,101 @@
+// The image pipeline on the CPU: per sample, read the file, read its header, draw the crop, decode
+// only the crop at the smallest DCT scale that covers the output, resample it to the output size.
+#include "models/data/ImageDataset.hpp"
+
+#include "models/data/EpochOrder.hpp"
+#include "models/data/image/ClassIndex.hpp"
+#include "models/data/image/ImageDecoder.hpp"
+#include "models/data/image/ResizedCrop.hpp"
+#include "runtime/Error.hpp"
+
+namespace vdnn::models {
+namespace {
+
+std::int64_t checked_side(const SampleFormat& format) {
+  if (format.channels != 3 || format.height != format.width || format.height <= 0) {
+    throw runtime::InvalidArgument(
+        "image files need a network with a square 3-channel input; this one takes " +
+        std::to_string(format.channels) + "x" + std::to_string(format.height) + "x" +
+        std::to_string(format.width));
+  }
+  return format.height;
+}
+
+}  // namespace
+
+ImageDataset::ImageDataset(std::unique_ptr<ImageSource> source, const SampleFormat& format,
+                           Split split, std::uint64_t seed, Augment augment, std::size_t workers)
+    : source_(std::move(source)),
+      side_(checked_side(format)),
+      train_(split == Split::Train),
+      random_crops_(train_ && augment == Augment::ImageNet),
+      seed_(seed),
+      order_(static_cast<std::size_t>(source_->size())),
+      scratch_(workers),
+      pool_(workers) {
+  VDNN_EXPECTS(augment != Augment::CropFlip,
+               "image files take the imagenet augmentation or none, not crop-flip");
+  check_num_classes(source_->classes(), format.num_classes, source_->description());
+  shuffle(0);
+}
+
+void ImageDataset::shuffle(std::uint64_t epoch) {
+  epoch_ = epoch;
+  epoch_order(seed_, epoch_, train_, order_);
+}
+
+void ImageDataset::seek(std::int64_t sample) {
+  VDNN_EXPECTS(sample >= 0, "a sample number is never negative, got " + std::to_string(sample));
+  const auto epoch = static_cast<std::uint64_t>(sample / size());
+  if (epoch != epoch_) shuffle(epoch);
+  cursor_ = sample % size();
+}
+
+void ImageDataset::next_batch(std::int64_t batch, void* images, std::int32_t* labels) {
+  jobs_.resize(static_cast<std::size_t>(batch));
+  for (std::int64_t i = 0; i < batch; ++i) {
+    if (cursor_ == size()) {
+      shuffle(epoch_ + 1);
+      cursor_ = 0;
+    }
+    Job& job = jobs_[static_cast<std::size_t>(i)];
+    job = {order_[static_cast<std::size_t>(cursor_)], epoch_, static_cast<std::uint64_t>(cursor_)};
+    ++cursor_;
+    labels[i] = source_->label(job.sample);
+  }
+  auto* out = static_cast<std::uint8_t*>(images);
+  const std::int64_t sample_bytes = side_ * side_ * 3;
+  pool_.run(batch, [&](std::size_t worker, std::int64_t i) {
+    produce(scratch_[worker], jobs_[static_cast<std::size_t>(i)], out + i * sample_bytes);
+  });
+}
+
+void ImageDataset::produce(Scratch& scratch, const Job& job, std::uint8_t* out) const {
+  const DecodeLimits limits;
+  source_->read(job.sample, limits.max_file_bytes, scratch.bytes);
+  const std::string name = source_->name(job.sample);
+  const std::uint8_t* data = scratch.bytes.data();
+  const std::size_t size = scratch.bytes.size();
+  const ImageInfo info = read_image_info(data, size, name, limits);
+  if (random_crops_) {
+    const PixelBox box =
+        draw_random_resized_crop(seed_, job.epoch, job.position, info.width, info.height);
+    const DecodedRegion region = decode_region(data, size, name, box, side_, side_, limits);
+    scratch.resampler.resized_crop(
+        region.image,
+        {region.left, region.top, region.left + region.width, region.top + region.height}, side_,
+        draw_flip(seed_, job.epoch, job.position), out);
+    return;
+  }
+  const EvalGeometry geometry = eval_resize_crop(info.width, info.height, side_);
+  const DecodedRegion whole =
+      decode_region(data, size, name, {0, 0, info.height, info.width}, geometry.resized_width,
+                    geometry.resized_height, limits);
+  scratch.resampler.resize_centre_crop(whole.image, geometry, out);
+}
+
+std::string ImageDataset::description() const {
+  return source_->description() + (random_crops_ ? ", imagenet augmentation" : "");
+}
+
+}  // namespace vdnn::models

@@ -1,0 +1,68 @@
+// ImageDataset: batches of image files (ImageFolder, WebDataset) decoded, cropped and resized on a
+// pool of worker threads into u8 NHWC bytes (Note [Image pipeline]).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/data/Dataset.hpp"
+#include "models/data/WorkerPool.hpp"
+#include "models/data/image/ImageSource.hpp"
+#include "models/data/image/Resample.hpp"
+
+namespace vdnn::models {
+
+/// Serves an ImageSource as batch x size x size x 3 bytes (image_bytes()): the train split
+/// reshuffled each epoch and, with Augment::ImageNet, torchvision's RandomResizedCrop and
+/// horizontal flip; otherwise (and for the test split, in source order) torchvision's eval
+/// transform, Resize(size * 256 / 224) then CenterCrop(size). Sample k of epoch e is a pure
+/// function of (seed, e, k): the same on any number of workers, after any seek(). Not
+/// thread-safe (one caller; the workers are its own).
+class ImageDataset final : public Dataset {
+ public:
+  /// Throws runtime::InvalidArgument when `format` is not a square 3-channel input or its class
+  /// count differs from the source's, or `augment` is CropFlip.
+  ImageDataset(std::unique_ptr<ImageSource> source, const SampleFormat& format, Split split,
+               std::uint64_t seed, Augment augment, std::size_t workers);
+
+  /// Throws runtime::DataError naming the file of the first sample (in batch order) that cannot
+  /// be read or decoded.
+  void next_batch(std::int64_t batch, void* images, std::int32_t* labels) override;
+  void seek(std::int64_t sample) override;
+  std::int64_t size() const noexcept override { return source_->size(); }
+  std::string description() const override;
+  bool image_bytes() const noexcept override { return true; }
+
+  const ImageSource& source() const noexcept { return *source_; }
+
+ private:
+  // One sample of a batch: which file, and the epoch and position its draws come from.
+  struct Job {
+    std::int64_t sample = 0;
+    std::uint64_t epoch = 0;
+    std::uint64_t position = 0;
+  };
+  struct Scratch {
+    std::vector<std::uint8_t> bytes;
+    Resampler resampler;
+  };
+
+  void shuffle(std::uint64_t epoch);
+  void produce(Scratch& scratch, const Job& job, std::uint8_t* out) const;
+
+  std::unique_ptr<ImageSource> source_;
+  std::int64_t side_;
+  bool train_;
+  bool random_crops_;
+  std::uint64_t seed_;
+  std::vector<std::int64_t> order_;  // the current epoch's
+  std::uint64_t epoch_ = 0;
+  std::int64_t cursor_ = 0;
+  std::vector<Job> jobs_;
+  std::vector<Scratch> scratch_;  // one per worker
+  WorkerPool pool_;               // last: its threads use the rest
+};
+
+}  // namespace vdnn::models
