@@ -10,7 +10,6 @@
 #endif
 
 namespace vdnn::graph {
-namespace {
 
 std::unique_ptr<runtime::ExecutionContext> make_context(const SessionOptions& options) {
   if (options.progress != nullptr) options.progress->begin("context", "starting the device");
@@ -24,6 +23,8 @@ std::unique_ptr<runtime::ExecutionContext> make_context(const SessionOptions& op
   throw runtime::InvalidArgument("this build has no CUDA backend");
 #endif
 }
+
+namespace {
 
 layers::LayerOptions layer_options(const SessionOptions& options,
                                    runtime::ExecutionContext& context, layers::LayerCache& cache) {

@@ -12,6 +12,12 @@
 
 namespace vdnn::graph {
 
+/// The execution context of options.backend (CUDA: on options.device; the CPU context with
+/// options.stress and options.cpu_free_device_bytes). Tells options.progress that the device
+/// starts. Throws InvalidArgument when the backend is not in this build, runtime::CudaError when
+/// the device cannot start.
+std::unique_ptr<runtime::ExecutionContext> make_context(const SessionOptions& options);
+
 /// Owns a run. Construction throws DoesNotFit (exit code 3 in the CLI) when the policy cannot fit
 /// the budget, runtime::OversubscriptionRefused (also exit code 3) when a managed pool is larger
 /// than the device's free memory and oversubscription is not allowed, InvalidArgument when the

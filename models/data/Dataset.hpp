@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "models/data/Augmentation.hpp"
 
@@ -39,6 +40,9 @@ class Dataset {
   /// Writes the next `batch` samples: images as batch x C x H x W floats, or, when image_bytes(),
   /// as batch x H x W x 3 bytes (Note [Image input]); labels in [0, num_classes). Never allocates.
   virtual void next_batch(std::int64_t batch, void* images, std::int32_t* labels) = 0;
+  /// The class names, label = position, of sources that have them (image folders and shards);
+  /// empty for the others.
+  virtual std::vector<std::string> class_names() const { return {}; }
   /// Whether images come as u8 NHWC bytes (image files), to be normalized on the device, rather
   /// than as F32 NCHW.
   virtual bool image_bytes() const noexcept { return false; }

@@ -2,6 +2,8 @@
 // only the crop at the smallest DCT scale that covers the output, resample it to the output size.
 #include "models/data/ImageDataset.hpp"
 
+#include <chrono>
+
 #include "models/data/EpochOrder.hpp"
 #include "models/data/image/ClassIndex.hpp"
 #include "models/data/image/ImageDecoder.hpp"
@@ -10,6 +12,14 @@
 
 namespace vdnn::models {
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const DecodeLimits kLimits;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 std::int64_t checked_side(const SampleFormat& format) {
   if (format.channels != 3 || format.height != format.width || format.height <= 0) {
@@ -71,27 +81,50 @@ void ImageDataset::next_batch(std::int64_t batch, void* images, std::int32_t* la
 }
 
 void ImageDataset::produce(Scratch& scratch, const Job& job, std::uint8_t* out) const {
-  const DecodeLimits limits;
-  source_->read(job.sample, limits.max_file_bytes, scratch.bytes);
-  const std::string name = source_->name(job.sample);
+  const auto start = Clock::now();
+  source_->read(job.sample, kLimits.max_file_bytes, scratch.bytes);
+  scratch.seconds.read += seconds_since(start);
+  transform(scratch, job, source_->name(job.sample), out);
+}
+
+// Decodes the crop the sample draws (or the whole image for the eval transform) and resizes it.
+void ImageDataset::transform(Scratch& scratch, const Job& job, const std::string& name,
+                             std::uint8_t* out) const {
+  const auto start = Clock::now();
   const std::uint8_t* data = scratch.bytes.data();
   const std::size_t size = scratch.bytes.size();
-  const ImageInfo info = read_image_info(data, size, name, limits);
+  const ImageInfo info = read_image_info(data, size, name, kLimits);
   if (random_crops_) {
     const PixelBox box =
         draw_random_resized_crop(seed_, job.epoch, job.position, info.width, info.height);
-    const DecodedRegion region = decode_region(data, size, name, box, side_, side_, limits);
+    const DecodedRegion region = decode_region(data, size, name, box, side_, side_, kLimits);
+    const auto decoded = Clock::now();
+    scratch.seconds.decode += seconds_since(start);
     scratch.resampler.resized_crop(
         region.image,
         {region.left, region.top, region.left + region.width, region.top + region.height}, side_,
         draw_flip(seed_, job.epoch, job.position), out);
+    scratch.seconds.resize += seconds_since(decoded);
     return;
   }
   const EvalGeometry geometry = eval_resize_crop(info.width, info.height, side_);
   const DecodedRegion whole =
       decode_region(data, size, name, {0, 0, info.height, info.width}, geometry.resized_width,
-                    geometry.resized_height, limits);
+                    geometry.resized_height, kLimits);
+  const auto decoded = Clock::now();
+  scratch.seconds.decode += seconds_since(start);
   scratch.resampler.resize_centre_crop(whole.image, geometry, out);
+  scratch.seconds.resize += seconds_since(decoded);
+}
+
+ImageStageSeconds ImageDataset::stage_seconds() const noexcept {
+  ImageStageSeconds total;
+  for (const Scratch& s : scratch_) {
+    total.read += s.seconds.read;
+    total.decode += s.seconds.decode;
+    total.resize += s.seconds.resize;
+  }
+  return total;
 }
 
 std::string ImageDataset::description() const {

@@ -14,6 +14,13 @@
 
 namespace vdnn::models {
 
+/// Worker time per stage of the CPU pipeline, summed over workers and samples.
+struct ImageStageSeconds {
+  double read = 0.0;    // file or tar member bytes into memory
+  double decode = 0.0;  // header, then the crop's pixels
+  double resize = 0.0;  // crop, resize and flip to the output size
+};
+
 /// Serves an ImageSource as batch x size x size x 3 bytes (image_bytes()): the train split
 /// reshuffled each epoch and, with Augment::ImageNet, torchvision's RandomResizedCrop and
 /// horizontal flip; otherwise (and for the test split, in source order) torchvision's eval
@@ -34,8 +41,11 @@ class ImageDataset final : public Dataset {
   std::int64_t size() const noexcept override { return source_->size(); }
   std::string description() const override;
   bool image_bytes() const noexcept override { return true; }
+  std::vector<std::string> class_names() const override { return source_->classes(); }
 
   const ImageSource& source() const noexcept { return *source_; }
+  /// What the workers spent per stage since construction (call between batches).
+  ImageStageSeconds stage_seconds() const noexcept;
 
  private:
   // One sample of a batch: which file, and the epoch and position its draws come from.
@@ -47,10 +57,13 @@ class ImageDataset final : public Dataset {
   struct Scratch {
     std::vector<std::uint8_t> bytes;
     Resampler resampler;
+    ImageStageSeconds seconds;
   };
 
   void shuffle(std::uint64_t epoch);
   void produce(Scratch& scratch, const Job& job, std::uint8_t* out) const;
+  void transform(Scratch& scratch, const Job& job, const std::string& name,
+                 std::uint8_t* out) const;
 
   std::unique_ptr<ImageSource> source_;
   std::int64_t side_;

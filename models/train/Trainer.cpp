@@ -121,6 +121,8 @@ const StepRecord& Trainer::step() {
   const Batch data = loader_->next();           // in the executor's pinned staging
   executor.stage_next(loader_->peek().images);  // uploaded during this step's backward
   StepRecord r;
+  r.data_wait_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   r.iteration = it;
   r.lr = options_.schedule.at(it);
   const graph::StepResult result = executor.train_step(data.images, data.labels, r.lr);
@@ -200,11 +202,14 @@ RunMedians run_medians(const std::vector<StepRecord>& history, std::int64_t batc
                        std::int64_t warmup) {
   const auto skip = static_cast<std::size_t>(std::max<std::int64_t>(0, warmup));
   std::vector<double> ms;
+  std::vector<double> waits;
   for (std::size_t i = skip < history.size() ? skip : 0; i < history.size(); ++i) {
     ms.push_back(history[i].ms);
+    waits.push_back(history[i].data_wait_ms);
   }
   RunMedians m;
   m.ms = median(ms);
+  m.data_wait_ms = median(std::move(waits));
   m.images_per_s = m.ms > 0.0 ? static_cast<double>(batch) * 1000.0 / m.ms : 0.0;
   return m;
 }

@@ -49,6 +49,7 @@ struct StepRecord {
   double ms = 0.0;  // host wall time of the step, from the call (waiting for the batch
                     // included) to the loss being known
   double images_per_s = 0.0;
+  double data_wait_ms = 0.0;  // of ms, the time spent waiting for the batch from the loader
   std::uint64_t peak_device_bytes = 0;  // measured by the executor's allocator statistics
   graph::TransferReport transfers;      // the step's copies and migrations
 };
@@ -141,6 +142,7 @@ class Trainer {
 struct RunMedians {
   double ms = 0.0;
   double images_per_s = 0.0;  // batch / median ms
+  double data_wait_ms = 0.0;  // the median step's wait for its batch
 };
 RunMedians run_medians(const std::vector<StepRecord>& history, std::int64_t batch,
                        std::int64_t warmup);

@@ -11,7 +11,8 @@ CommandLine::CommandLine()
       plan_cmd_(add_plan_command(app_, plan_)),
       gen_cmd_(add_gen_command(app_, gen_)),
       compare_cmd_(add_compare_command(app_, compare_)),
-      make_images_cmd_(add_make_images_command(app_, make_images_)) {
+      make_images_cmd_(add_make_images_command(app_, make_images_)),
+      data_bench_cmd_(add_data_bench_command(app_, data_bench_)) {
   app_.require_subcommand(1);
 }
 
@@ -28,6 +29,7 @@ int CommandLine::run() const {
   if (gen_chosen()) return run_gen(gen_);
   if (compare_chosen()) return run_compare(compare_);
   if (make_images_chosen()) return run_make_images(make_images_);
+  if (data_bench_chosen()) return run_data_bench(data_bench_);
   return kExitUsage;
 }
 

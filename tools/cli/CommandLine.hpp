@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "tools/cli/CompareCommand.hpp"
+#include "tools/cli/DataBenchCommand.hpp"
 #include "tools/cli/GenCommand.hpp"
 #include "tools/cli/InspectCommand.hpp"
 #include "tools/cli/MakeImagesCommand.hpp"
@@ -12,8 +13,9 @@
 
 namespace vdnn::tools {
 
-/// The parser of `vdnn train|plan|inspect|gen|compare|make-images` and the options it fills.
-/// Neither copyable nor movable (CLI11 holds pointers to the option fields). Not thread-safe.
+/// The parser of `vdnn train|plan|inspect|gen|compare|make-images|data-bench` and the options it
+/// fills. Neither copyable nor movable (CLI11 holds pointers to the option fields). Not
+/// thread-safe.
 class CommandLine {
  public:
   CommandLine();
@@ -37,6 +39,7 @@ class CommandLine {
   const GenOptions& gen() const noexcept { return gen_; }
   const CompareOptions& compare() const noexcept { return compare_; }
   const MakeImagesOptions& make_images() const noexcept { return make_images_; }
+  const DataBenchOptions& data_bench() const noexcept { return data_bench_; }
   /// Whether parse() chose the subcommand.
   bool train_chosen() const { return train_cmd_->parsed(); }
   bool plan_chosen() const { return plan_cmd_->parsed(); }
@@ -44,6 +47,7 @@ class CommandLine {
   bool gen_chosen() const { return gen_cmd_->parsed(); }
   bool compare_chosen() const { return compare_cmd_->parsed(); }
   bool make_images_chosen() const { return make_images_cmd_->parsed(); }
+  bool data_bench_chosen() const { return data_bench_cmd_->parsed(); }
 
  private:
   CLI::App app_{"vdnn: train very deep CNNs in a fraction of the GPU memory they need"};
@@ -53,12 +57,14 @@ class CommandLine {
   GenOptions gen_;
   CompareOptions compare_;
   MakeImagesOptions make_images_;
+  DataBenchOptions data_bench_;
   CLI::App* train_cmd_ = nullptr;
   CLI::App* inspect_cmd_ = nullptr;
   CLI::App* plan_cmd_ = nullptr;
   CLI::App* gen_cmd_ = nullptr;
   CLI::App* compare_cmd_ = nullptr;
   CLI::App* make_images_cmd_ = nullptr;
+  CLI::App* data_bench_cmd_ = nullptr;
 };
 
 }  // namespace vdnn::tools

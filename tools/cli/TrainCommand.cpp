@@ -13,6 +13,7 @@
 #include "graph/Session.hpp"
 #include "layers/Registry.hpp"
 #include "models/ConfigLoader.hpp"
+#include "models/data/image/ClassIndex.hpp"
 #include "models/train/Trainer.hpp"
 #include "tools/cli/CheckpointFiles.hpp"
 #include "tools/cli/OutputDir.hpp"
@@ -213,6 +214,7 @@ nlohmann::json summary_json(const TrainOptions& o, models::Trainer& trainer,
                       {"workspace_bytes", session.layers().workspace_bytes()},
                       {"workspace_limited_layers", session.layers().limited_layers()},
                       {"iter_ms_median", medians.ms},
+                      {"data_wait_ms_median", medians.data_wait_ms},
                       {"images_per_s", medians.images_per_s},
                       {"setup_seconds", setup_json(trainer.setup())},
                       {"first_step_end_seconds", first_step_end}});
@@ -236,6 +238,9 @@ int run_train(const TrainOptions& o) {
   options.evaluation = o.eval_every > 0;
   models::Trainer trainer(def, o.batch, std::move(options));
   restore(trainer, o, out);
+  if (const std::vector<std::string> classes = trainer.dataset().class_names(); !classes.empty()) {
+    models::write_class_index((out / models::kClassIndexFileName).string(), classes);
+  }
   // A resumed run appends to the metrics of the run it continues.
   std::ofstream metrics(out / "metrics.jsonl", o.resume.empty() ? std::ios::trunc : std::ios::app);
   if (!metrics) throw runtime::Error("cannot write " + (out / "metrics.jsonl").string());
@@ -252,6 +257,7 @@ int run_train(const TrainOptions& o) {
              {"lr", r.lr},
              {"ms", r.ms},
              {"images_per_s", r.images_per_s},
+             {"data_wait_ms", r.data_wait_ms},
              {"peak_device_bytes", r.peak_device_bytes}};
     row.update(rates);
     metrics << row.dump() << "\n";

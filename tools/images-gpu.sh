@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Issue 25's speed acceptance on the GPU machine: generated ImageNet-like JPEGs (tools/make-images.sh:
+# an ImageFolder and the same as WebDataset shards), the loader alone on each (`vdnn data-bench`),
+# then ResNet-50 at batch 128 trained from the JPEGs and from synthetic data in the same run, in fp32
+# (TF32) and bf16, with each step's wait for data; tools/images_report.py prints the table and the
+# PASS/FAIL lines (loader >= 8000 img/s with nvJPEG, >= 4000 CPU-only; JPEG training >= 95% of
+# synthetic).
+# Usage: tools/images-gpu.sh OUT
+# Environment: VDNN_IMAGES_TRAIN (200) training images per class of 100 classes, VDNN_IMAGES_ITERS
+# (40) steps per training run; VDNN_SKIP_BUILD, VDNN_BUILD_DIR (build-gpu), VDNN_PREFIX_PATH as for
+# tools/speed-gpu.sh. About 4 minutes on the H200 after the build.
+set -euo pipefail
+# shellcheck source=tools/bench-common.sh
+source "$(dirname "$0")/bench-common.sh"
+bench_out "$0" "$@"
+build=${VDNN_BUILD_DIR:-build-gpu}
+per_class=${VDNN_IMAGES_TRAIN:-200}
+iters=${VDNN_IMAGES_ITERS:-40}
+bench_build
+vdnn=$build/bin/vdnn
+
+images=$out/images
+rm -rf "$images" "$images-wds"
+VDNN_CLI=$vdnn tools/make-images.sh --webdataset --out "$images" --classes 100 \
+  --train "$per_class" --val 10 >"$out/make-images.log" 2>&1
+shards=$(find "$images-wds/train" -name 'shard-*.tar' | wc -l)
+last=$(printf '%06d' $((shards - 1)))
+
+"$vdnn" data-bench --data "imagefolder:$images" --batch 256 --batches 20 \
+  --json "$out/bench-imagefolder.json" >"$out/bench-imagefolder.log" 2>&1
+"$vdnn" data-bench --data "webdataset:$images-wds/train/shard-{000000..$last}.tar" --batch 256 \
+  --batches 20 --json "$out/bench-webdataset.json" >"$out/bench-webdataset.log" 2>&1
+
+# ResNet-50 with 100 classes, the generated set's.
+python3 - configs/resnet50.json "$out/resnet50-100.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["num_classes"] = 100
+for layer in c["layers"]:
+    if layer.get("out_features") == 1000:
+        layer["out_features"] = 100
+json.dump(c, open(sys.argv[2], "w"), indent=1)
+PY
+for precision in fp32 bf16; do
+  for data in synthetic "imagefolder:$images"; do
+    name=r50-$precision-${data%%:*}
+    "$vdnn" train --device cuda --config "$out/resnet50-100.json" --batch 128 --iters "$iters" \
+      --precision "$precision" --data "$data" --out "$out/$name" --cost-cache "$out/costs" \
+      >"$out/$name.log" 2>&1 || echo "vdnn $name: exit $?" >&2
+  done
+done
+python3 tools/images_report.py "$out"
