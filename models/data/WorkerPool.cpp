@@ -1,11 +1,21 @@
 // The worker pool: one mutex hands out iterations; the caller waits until the loop drains.
 #include "models/data/WorkerPool.hpp"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <utility>
 
 #include "runtime/Error.hpp"
 
 namespace vdnn::models {
+namespace {
+
+// The workers' nice value: a thread at nice 0 then gets about ten times their share of a core.
+constexpr int kNice = 10;
+
+}  // namespace
 
 WorkerPool::WorkerPool(std::size_t workers) {
   VDNN_EXPECTS(workers >= 1, "a worker pool needs at least one thread");
@@ -47,6 +57,9 @@ void WorkerPool::run(std::int64_t count, const Body& body) {
 }
 
 void WorkerPool::work(std::size_t worker) noexcept {
+  // Note [Image pipeline]: below the thread that enqueues the training step, which must never wait
+  // for a core behind a decode (Linux applies a thread's nice value to that thread alone).
+  static_cast<void>(setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), kNice));
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     work_ready_.wait(lock, [this] { return stop_ || (body_ != nullptr && next_ < count_); });

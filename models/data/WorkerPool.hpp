@@ -14,8 +14,8 @@ namespace vdnn::models {
 
 /// Runs `body(worker, i)` for i in [0, count) on `workers` threads (worker in [0, workers): each
 /// worker's own scratch), iterations taken in order as threads come free. One loop at a time:
-/// run() is called from one thread (the dataset's). Threads start at construction and are joined
-/// at destruction.
+/// run() is called from one thread (the dataset's). Threads start at construction, at a lower
+/// priority than the process's other threads (nice 10), and are joined at destruction.
 class WorkerPool {
  public:
   using Body = std::function<void(std::size_t worker, std::int64_t i)>;
