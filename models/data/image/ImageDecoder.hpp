@@ -90,9 +90,9 @@ ImageInfo read_image_info(const std::uint8_t* data, std::size_t size, const std:
 /// Throws runtime::DataError naming `name` as read_image_info does, and for corrupt or truncated
 /// pixel data: every libjpeg warning that means lost pixels (premature end of file, bad Huffman
 /// code, corrupt data segment, ...) is an error, as PIL refuses truncated files; those that do
-/// not (extraneous bytes before a marker, odd SOS parameters of phone cameras) are ignored. Rows below the
-/// box are not decoded: a JPEG whose data is corrupt only there decodes, but one that is cut short
-/// is refused (its end-of-image marker is missing). Pure: any thread, concurrently.
+/// not (extraneous bytes before a marker, odd SOS parameters of phone cameras) are ignored. Rows
+/// below the box are not decoded: a JPEG whose data is corrupt only there decodes, but one that is
+/// cut short is refused (its end-of-image marker is missing). Pure: any thread, concurrently.
 DecodedRegion decode_region(const std::uint8_t* data, std::size_t size, const std::string& name,
                             const PixelBox& box, std::int64_t min_width, std::int64_t min_height,
                             const DecodeLimits& limits = {});

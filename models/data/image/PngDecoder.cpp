@@ -14,8 +14,6 @@
 namespace vdnn::models::detail {
 namespace {
 
-// Ancillary chunks (text, ICC profiles) larger than this are refused by libpng.
-constexpr png_alloc_size_t kMaxChunkBytes = png_alloc_size_t{8} << 20;
 // libpng's own width and height limits: PNG's maximum, so that our pixel limit decides.
 constexpr png_uint_32 kPngMaxDimension = 0x7fffffff;
 
@@ -89,7 +87,10 @@ class PngReader {
     if (h_.info == nullptr) throw runtime::DataError(name_ + ": libpng could not start");
     guard([&] {
       png_set_user_limits(h_.png, kPngMaxDimension, kPngMaxDimension);
-      png_set_chunk_malloc_max(h_.png, kMaxChunkBytes);
+      // Every ancillary chunk but tRNS is skipped unread (PIL's convert('RGB') uses none of
+      // them): libpng would allocate a text or ICC chunk of whatever length it claims, its size
+      // limit being only a warning.
+      png_set_keep_unknown_chunks(h_.png, PNG_HANDLE_CHUNK_NEVER, nullptr, -1);
       png_set_read_fn(h_.png, &h_.source, read_from_memory);
       png_read_info(h_.png, h_.info);
     });

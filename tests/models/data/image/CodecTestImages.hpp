@@ -92,6 +92,36 @@ std::string data_error_of(Call&& call) {
   return "";
 }
 
+/// The CRC-32 of PNG chunks.
+inline std::uint32_t crc32(const std::uint8_t* data, std::size_t size) {
+  std::uint32_t crc = 0xFFFFFFFFu;
+  for (std::size_t i = 0; i < size; ++i) {
+    crc ^= data[i];
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+/// `png` with a chunk of `type` holding `data` right after IHDR; its length field says
+/// `claimed_length` (default: the data's), its CRC is right.
+inline std::vector<std::uint8_t> with_png_chunk(const std::vector<std::uint8_t>& png,
+                                                const char* type,
+                                                const std::vector<std::uint8_t>& data,
+                                                std::uint32_t claimed_length = 0) {
+  const std::uint32_t length =
+      claimed_length != 0 ? claimed_length : static_cast<std::uint32_t>(data.size());
+  std::vector<std::uint8_t> chunk;
+  for (int i = 0; i < 4; ++i) chunk.push_back(static_cast<std::uint8_t>(length >> (24 - 8 * i)));
+  chunk.insert(chunk.end(), type, type + 4);
+  chunk.insert(chunk.end(), data.begin(), data.end());
+  const std::uint32_t crc = crc32(chunk.data() + 4, chunk.size() - 4);
+  for (int i = 0; i < 4; ++i) chunk.push_back(static_cast<std::uint8_t>(crc >> (24 - 8 * i)));
+  std::vector<std::uint8_t> out = png;
+  const std::size_t after_ihdr = 8 + 4 + 4 + 13 + 4;
+  out.insert(out.begin() + static_cast<std::ptrdiff_t>(after_ihdr), chunk.begin(), chunk.end());
+  return out;
+}
+
 /// decode_image() of bytes.
 inline models::RgbImage decode(const std::vector<std::uint8_t>& file,
                                const std::string& name = "test.jpg") {

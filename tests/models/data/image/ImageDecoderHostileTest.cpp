@@ -74,15 +74,6 @@ void put32(Bytes& file, std::size_t at, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) file[at + i] = static_cast<std::uint8_t>(v >> (24 - 8 * i));
 }
 
-std::uint32_t crc32(const std::uint8_t* data, std::size_t size) {
-  std::uint32_t crc = 0xFFFFFFFFu;
-  for (std::size_t i = 0; i < size; ++i) {
-    crc ^= data[i];
-    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
-  }
-  return ~crc;
-}
-
 TEST(ImageDecoderHostile, EmptyFile) {
   EXPECT_TRUE(mentions(refusal({}, "empty.jpg"), {"empty.jpg: empty file"}));
 }
@@ -179,9 +170,16 @@ TEST(ImageDecoderHostile, PngHeaderClaimingAHugeImage) {
   Bytes file = encode_png(test_picture(64, 48));
   put32(file, 16, 100000);  // IHDR width
   put32(file, 20, 100000);  // IHDR height
-  put32(file, 29, crc32(file.data() + 12, 17));
+  put32(file, 29, test::crc32(file.data() + 12, 17));
   EXPECT_TRUE(mentions(refusal(file, "bomb.png"),
                        {"bomb.png: the header claims 100000x100000 = 10000000000 pixels"}));
+}
+
+TEST(ImageDecoderHostile, PngChunkClaimingAGigabyte) {
+  // A text chunk claiming 1 GiB: skipped (and the file found cut short), never allocated.
+  const Bytes file = test::with_png_chunk(encode_png(test_picture(64, 48)), "zTXt", {1, 2, 3},
+                                          std::uint32_t{1} << 30);
+  EXPECT_TRUE(mentions(refusal(file, "text.png"), {"text.png: corrupt PNG"}));
 }
 
 TEST(ImageDecoderHostile, LimitsAreTheCallers) {

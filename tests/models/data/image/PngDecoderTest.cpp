@@ -2,6 +2,7 @@
 // PngEncoder): header facts and the 8-bit RGB pixels PIL's convert('RGB') would give.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "models/data/image/CodecTestImages.hpp"
@@ -68,6 +69,18 @@ TEST(PngDecoder, DecodesEightBitRgbExactly) {
   EXPECT_EQ(info.bit_depth, 8);
   EXPECT_FALSE(info.has_alpha);
   EXPECT_FALSE(info.progressive);
+  EXPECT_EQ(test::decode(file, "test.png").pixels, picture.pixels);
+}
+
+TEST(PngDecoder, IgnoresAncillaryChunks) {
+  const RgbImage picture = test_picture(64, 48);
+  std::string text = "Comment";  // keyword, NUL, text
+  text += '\0';
+  text += "made by a test";
+  std::vector<std::uint8_t> file =
+      test::with_png_chunk(encode_png(picture), "tEXt", {text.begin(), text.end()});
+  file = test::with_png_chunk(file, "gAMA", {0, 0, 0xB1, 0x8F});  // 1 / 2.2: not applied
+  file = test::with_png_chunk(file, "vpAg", {1, 2, 3});           // unknown, ancillary
   EXPECT_EQ(test::decode(file, "test.png").pixels, picture.pixels);
 }
 
