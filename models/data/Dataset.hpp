@@ -43,6 +43,9 @@ class Dataset {
   /// The class names, label = position, of sources that have them (image folders and shards);
   /// empty for the others.
   virtual std::vector<std::string> class_names() const { return {}; }
+  /// What the source skipped so far as unreadable (image sources with skip_bad), one message per
+  /// file. Any thread.
+  virtual std::vector<std::string> bad_images() const { return {}; }
   /// Whether images come as u8 NHWC bytes (image files), to be normalized on the device, rather
   /// than as F32 NCHW.
   virtual bool image_bytes() const noexcept { return false; }
@@ -59,12 +62,13 @@ class Dataset {
 /// Builds `split` of the dataset named by `source`: "synthetic", "cifar10:DIR", "imagefolder:DIR"
 /// or "webdataset:PATTERN" (image files: ImageDataset, on default_data_workers() threads), with
 /// `augment`
-/// applied to the train split (never to the test split). Throws
+/// applied to the train split (never to the test split); with `skip_bad`, an image source skips
+/// files it cannot read (ImageDataset::bad_images). Throws
 /// runtime::InvalidArgument for an unknown source or a format the network cannot take, and
 /// runtime::DataError for missing or malformed files (naming the file and the record).
 std::unique_ptr<Dataset> make_dataset(const std::string& source, const SampleFormat& format,
                                       std::uint64_t seed, Split split = Split::Train,
-                                      Augment augment = Augment::None);
+                                      Augment augment = Augment::None, bool skip_bad = false);
 
 /// The augmentation a source gets unless told otherwise: crop-flip for cifar10 (the usual CIFAR
 /// recipe), imagenet for image files, none for synthetic (its classes are smooth patterns at a

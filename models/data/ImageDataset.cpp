@@ -34,7 +34,8 @@ std::int64_t checked_side(const SampleFormat& format) {
 }  // namespace
 
 ImageDataset::ImageDataset(std::unique_ptr<ImageSource> source, const SampleFormat& format,
-                           Split split, std::uint64_t seed, Augment augment, std::size_t workers)
+                           Split split, std::uint64_t seed, Augment augment, std::size_t workers,
+                           bool skip_bad)
     : source_(std::move(source)),
       side_(checked_side(format)),
       train_(split == Split::Train),
@@ -42,6 +43,7 @@ ImageDataset::ImageDataset(std::unique_ptr<ImageSource> source, const SampleForm
       seed_(seed),
       order_(static_cast<std::size_t>(source_->size())),
       scratch_(workers),
+      skip_bad_(skip_bad),
       pool_(workers) {
   VDNN_EXPECTS(augment != Augment::CropFlip,
                "image files take the imagenet augmentation or none, not crop-flip");
@@ -71,20 +73,55 @@ void ImageDataset::next_batch(std::int64_t batch, void* images, std::int32_t* la
     Job& job = jobs_[static_cast<std::size_t>(i)];
     job = {order_[static_cast<std::size_t>(cursor_)], epoch_, static_cast<std::uint64_t>(cursor_)};
     ++cursor_;
-    labels[i] = source_->label(job.sample);
   }
   auto* out = static_cast<std::uint8_t*>(images);
   const std::int64_t sample_bytes = side_ * side_ * 3;
   pool_.run(batch, [&](std::size_t worker, std::int64_t i) {
-    produce(scratch_[worker], jobs_[static_cast<std::size_t>(i)], out + i * sample_bytes);
+    labels[i] =
+        produce(scratch_[worker], jobs_[static_cast<std::size_t>(i)], out + i * sample_bytes);
   });
 }
 
-void ImageDataset::produce(Scratch& scratch, const Job& job, std::uint8_t* out) const {
+std::int32_t ImageDataset::produce(Scratch& scratch, const Job& job, std::uint8_t* out) {
+  for (std::int64_t tried = 0; tried < size(); ++tried) {
+    const std::int64_t sample = (job.sample + tried) % size();
+    if (known_bad(sample)) continue;
+    try {
+      read_and_transform(scratch, job, sample, out);
+      return source_->label(sample);
+    } catch (const runtime::DataError& e) {
+      if (!skip_bad_) throw;
+      note_bad(sample, e.what());
+    }
+  }
+  throw runtime::DataError(source_->description() + ": no file can be read (--skip-bad-images " +
+                           "skipped every one)");
+}
+
+void ImageDataset::read_and_transform(Scratch& scratch, const Job& job, std::int64_t sample,
+                                      std::uint8_t* out) const {
   const auto start = Clock::now();
-  source_->read(job.sample, kLimits.max_file_bytes, scratch.bytes);
+  source_->read(sample, kLimits.max_file_bytes, scratch.bytes);
   scratch.seconds.read += seconds_since(start);
-  transform(scratch, job, source_->name(job.sample), out);
+  transform(scratch, job, source_->name(sample), out);
+}
+
+bool ImageDataset::known_bad(std::int64_t sample) const {
+  if (!skip_bad_) return false;
+  const std::lock_guard<std::mutex> lock(bad_mutex_);
+  return bad_.count(sample) != 0;
+}
+
+void ImageDataset::note_bad(std::int64_t sample, const std::string& why) {
+  const std::lock_guard<std::mutex> lock(bad_mutex_);
+  bad_.emplace(sample, why);
+}
+
+std::vector<std::string> ImageDataset::bad_images() const {
+  std::vector<std::string> all = source_->skipped();
+  const std::lock_guard<std::mutex> lock(bad_mutex_);
+  for (const auto& [sample, why] : bad_) all.push_back(why);
+  return all;
 }
 
 // Decodes the crop the sample draws (or the whole image for the eval transform) and resizes it.

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -32,16 +34,19 @@ class ImageDataset final : public Dataset {
   /// Throws runtime::InvalidArgument when `format` is not a square 3-channel input or its class
   /// count differs from the source's, or `augment` is CropFlip.
   ImageDataset(std::unique_ptr<ImageSource> source, const SampleFormat& format, Split split,
-               std::uint64_t seed, Augment augment, std::size_t workers);
+               std::uint64_t seed, Augment augment, std::size_t workers, bool skip_bad = false);
 
   /// Throws runtime::DataError naming the file of the first sample (in batch order) that cannot
-  /// be read or decoded.
+  /// be read or decoded; with skip_bad, such a sample is replaced by the next file of the source
+  /// that can (in source order, so the batch stays a pure function of seed, epoch and position)
+  /// and the file is counted in bad_images(); a DataError only when no file can be read.
   void next_batch(std::int64_t batch, void* images, std::int32_t* labels) override;
   void seek(std::int64_t sample) override;
   std::int64_t size() const noexcept override { return source_->size(); }
   std::string description() const override;
   bool image_bytes() const noexcept override { return true; }
   std::vector<std::string> class_names() const override { return source_->classes(); }
+  std::vector<std::string> bad_images() const override;
 
   const ImageSource& source() const noexcept { return *source_; }
   /// What the workers spent per stage since construction (call between batches).
@@ -61,7 +66,12 @@ class ImageDataset final : public Dataset {
   };
 
   void shuffle(std::uint64_t epoch);
-  void produce(Scratch& scratch, const Job& job, std::uint8_t* out) const;
+  // Writes the job's image (or, with skip_bad_, its replacement's) and returns the label.
+  std::int32_t produce(Scratch& scratch, const Job& job, std::uint8_t* out);
+  void read_and_transform(Scratch& scratch, const Job& job, std::int64_t sample,
+                          std::uint8_t* out) const;
+  bool known_bad(std::int64_t sample) const;
+  void note_bad(std::int64_t sample, const std::string& why);
   void transform(Scratch& scratch, const Job& job, const std::string& name,
                  std::uint8_t* out) const;
 
@@ -75,7 +85,10 @@ class ImageDataset final : public Dataset {
   std::int64_t cursor_ = 0;
   std::vector<Job> jobs_;
   std::vector<Scratch> scratch_;  // one per worker
-  WorkerPool pool_;               // last: its threads use the rest
+  bool skip_bad_;
+  mutable std::mutex bad_mutex_;             // guards bad_
+  std::map<std::int64_t, std::string> bad_;  // sample -> why, skipped at decode time
+  WorkerPool pool_;                          // last: its threads use the rest
 };
 
 }  // namespace vdnn::models

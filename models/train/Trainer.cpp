@@ -84,12 +84,15 @@ Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOption
   // The data loads (or is generated) on a thread of its own while the session sets up: neither
   // waits for the other. Its errors come out of get(), after the session's.
   std::future<std::unique_ptr<Dataset>> train = std::async(std::launch::async, [&] {
-    return make_dataset(options_.data, format, seed, Split::Train, *options_.augment);
+    return make_dataset(options_.data, format, seed, Split::Train, *options_.augment,
+                        options_.skip_bad_images);
   });
   std::future<std::unique_ptr<Dataset>> test;
   if (options_.evaluation) {
-    test = std::async(std::launch::async,
-                      [&] { return make_dataset(options_.data, format, seed, Split::Test); });
+    test = std::async(std::launch::async, [&] {
+      return make_dataset(options_.data, format, seed, Split::Test, Augment::None,
+                          options_.skip_bad_images);
+    });
     test_labels_.resize(static_cast<std::size_t>(batch));
   }
   if (options_.cache && !options_.cache_dir.empty()) {

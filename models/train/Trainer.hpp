@@ -24,8 +24,9 @@ class BatchLoader;
 /// Every default of a training run lives here (the CLI's defaults are set from its own options).
 struct TrainerOptions {
   graph::SessionOptions session;   // backend, policy, budget, seed (session.executor.seed), ...
-  std::string data = "synthetic";  // synthetic | cifar10:DIR (see make_dataset)
+  std::string data = "synthetic";  // synthetic | cifar10:DIR | imagefolder:DIR | webdataset:...
   std::optional<Augment> augment;  // of the train split; unset: default_augment(data)
+  bool skip_bad_images = false;    // image sources: skip what cannot be read (make_dataset)
   bool evaluation = false;         // load the test split too, for evaluate()
   graph::LrSchedule schedule;      // the learning rate of each step
   bool check_gradients = false;    // throw Diverged at the first non-finite parameter gradient

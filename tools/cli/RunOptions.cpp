@@ -61,9 +61,13 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool migration_counters_defau
       ->capture_default_str();
   cmd.add_option("--augment", o.augment,
                  "Training images: crop-flip (a random crop of the image zero-padded by 4, then a "
-                 "horizontal flip with p=0.5, seeded) or none; default crop-flip for cifar10, "
-                 "none for synthetic")
-      ->check(CLI::IsMember({"crop-flip", "none"}));
+                 "horizontal flip with p=0.5, seeded), imagenet (torchvision's RandomResizedCrop "
+                 "to the input size, then the flip) or none; default crop-flip for cifar10, "
+                 "imagenet for image files, none for synthetic")
+      ->check(CLI::IsMember({"crop-flip", "imagenet", "none"}));
+  cmd.add_flag("--skip-bad-images", o.skip_bad_images,
+               "Image files: skip a file that cannot be read or decoded (a warning, and a count "
+               "in summary.json) instead of stopping with an error naming it");
   add_uvm_options(cmd, o, migration_counters_default);
   cmd.add_option("--debug-stream-delays", o.debug_stream_delays,
                  "CPU backend: random delays on every stream operation, from this seed");
@@ -117,6 +121,7 @@ models::TrainerOptions trainer_options(const RunOptions& o, const std::string& p
   models::TrainerOptions t;
   t.data = o.data;
   if (!o.augment.empty()) t.augment = models::parse_augment(o.augment);
+  t.skip_bad_images = o.skip_bad_images;
   t.schedule.policy = graph::parse_lr_policy(o.schedule);
   t.schedule.base_lr = o.lr;
   t.schedule.total_steps = iterations;

@@ -21,9 +21,10 @@ struct RunOptions {
   double weight_decay = 5e-4;
   std::string schedule = "constant";  // constant | step | cosine (over the run's iterations)
   std::uint64_t seed = 1;
-  std::string device = "auto";            // auto | cpu | cuda
-  std::string data = "synthetic";         // synthetic | cifar10:DIR
-  std::string augment;                    // crop-flip | none; empty: models::default_augment
+  std::string device = "auto";     // auto | cpu | cuda
+  std::string data = "synthetic";  // synthetic | cifar10:DIR
+  std::string augment;             // crop-flip | imagenet | none; empty: models::default_augment
+  bool skip_bad_images = false;
   std::int64_t debug_stream_delays = -1;  // >= 0: random stream delays from this seed (CPU)
   bool debug_poison = false;              // NaN-fill freed and offloaded device memory
   bool deterministic = false;             // CUDA: deterministic algorithms only

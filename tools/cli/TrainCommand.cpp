@@ -205,6 +205,7 @@ nlohmann::json summary_json(const TrainOptions& o, models::Trainer& trainer,
                       {"schedule", o.run.schedule},
                       {"seed", o.run.seed},
                       {"data", trainer.dataset().description()},
+                      {"bad_images", trainer.dataset().bad_images().size()},
                       {"augment", models::augment_name(*trainer.options().augment)},
                       {"parameters", executor.parameters().trainable_count()},
                       {"losses", losses},
@@ -284,6 +285,9 @@ int run_train(const TrainOptions& o) {
     const std::string label = "vdnn " + def.name + " batch " + std::to_string(o.batch) + ", " +
                               graph::policy_name(session.plan().policy);
     write_trace(o.trace, trace_events(session, 1, label));
+  }
+  for (const std::string& why : trainer.dataset().bad_images()) {
+    std::cerr << "vdnn: warning: skipped " << why << "\n";
   }
   const std::vector<models::StepRecord>& h = trainer.history();
   std::cout << "vdnn: trained " << def.name << " for " << o.iters << " iterations on "

@@ -33,11 +33,17 @@ struct TrainerConfig {
   int device = 0;                   // CUDA device ordinal
   std::string policy = "baseline";  // one of policy_names()
   std::uint64_t memory_budget = 0;  // device bytes for the run; 0: what the device has free
-  std::string data = "synthetic";   // "synthetic" or "cifar10:DIR" (CIFAR-10 binary files)
-  std::string augment;  // "crop-flip" or "none"; empty: crop-flip for cifar10, none for synthetic
-  bool evaluation = false;               // load the test split too, for Trainer::evaluate()
-  std::uint64_t seed = 1;                // parameters and data order
-  double learning_rate = 0.05;           // the base rate; see lr_schedule
+  /// "synthetic", "cifar10:DIR" (CIFAR-10 binary files), "imagefolder:DIR" (torchvision's
+  /// ImageFolder of JPEG/PNG files; DIR/train and DIR/val when present) or "webdataset:PATTERN"
+  /// (tar shards, brace patterns: "shards-{000..146}.tar").
+  std::string data = "synthetic";
+  /// "crop-flip", "imagenet" or "none"; empty: crop-flip for cifar10, imagenet for image files,
+  /// none for synthetic.
+  std::string augment;
+  bool skip_bad_images = false;  // image files: skip (and count) what cannot be read or decoded
+  bool evaluation = false;       // load the test split too, for Trainer::evaluate()
+  std::uint64_t seed = 1;        // parameters and data order
+  double learning_rate = 0.05;   // the base rate; see lr_schedule
   std::string lr_schedule = "constant";  // "constant", "step" (x0.1 every third) or "cosine"
   std::int64_t total_steps = 100;        // what "step" and "cosine" schedule over
   double momentum = 0.9;
