@@ -2,9 +2,11 @@
 # Issue 25's speed acceptance on the GPU machine: generated ImageNet-like JPEGs (tools/make-images.sh:
 # an ImageFolder and the same as WebDataset shards), the loader alone on each (`vdnn data-bench`),
 # then ResNet-50 at batch 128 trained from the JPEGs and from synthetic data in the same run, in fp32
-# (TF32) and bf16, with each step's wait for data; tools/images_report.py prints the table and the
-# PASS/FAIL lines (loader >= 8000 img/s with nvJPEG, >= 4000 CPU-only; JPEG training >= 95% of
-# synthetic).
+# (TF32) and bf16, with each step's wait for data; then ResNet-18 trained 3 epochs on the JPEGs
+# (--deterministic, cosine schedule) with the val split's accuracy at the end, and the same run
+# resumed from its mid-epoch checkpoint (step 234 of 468), whose losses must be bitwise the
+# straight run's. tools/images_report.py prints the tables and the PASS/FAIL lines (loader >= 4000
+# img/s CPU-only; JPEG training >= 95% of synthetic; resume bitwise).
 # Usage: tools/images-gpu.sh OUT
 # Environment: VDNN_IMAGES_TRAIN (200) training images per class of 100 classes, VDNN_IMAGES_ITERS
 # (40) steps per training run; VDNN_SKIP_BUILD, VDNN_BUILD_DIR (build-gpu), VDNN_PREFIX_PATH as for
@@ -31,8 +33,9 @@ last=$(printf '%06d' $((shards - 1)))
 "$vdnn" data-bench --data "webdataset:$images-wds/train/shard-{000000..$last}.tar" --batch 256 \
   --batches 20 --json "$out/bench-webdataset.json" >"$out/bench-webdataset.log" 2>&1
 
-# ResNet-50 with 100 classes, the generated set's.
-python3 - configs/resnet50.json "$out/resnet50-100.json" <<'PY'
+# ResNet-50 and ResNet-18 with 100 classes, the generated set's.
+for net in resnet50 resnet18; do
+  python3 - "configs/$net.json" "$out/$net-100.json" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))
 c["num_classes"] = 100
@@ -41,6 +44,7 @@ for layer in c["layers"]:
         layer["out_features"] = 100
 json.dump(c, open(sys.argv[2], "w"), indent=1)
 PY
+done
 for precision in fp32 bf16; do
   for data in synthetic "imagefolder:$images"; do
     name=r50-$precision-${data%%:*}
@@ -49,4 +53,14 @@ for precision in fp32 bf16; do
       >"$out/$name.log" 2>&1 || echo "vdnn $name: exit $?" >&2
   done
 done
+# Three epochs of 20000 images at batch 128: 468 steps; the resumed run stops at 234 (mid-epoch).
+learn=("$vdnn" train --device cuda --config "$out/resnet18-100.json" --batch 128 --deterministic
+  --data "imagefolder:$images" --lr 0.1 --schedule cosine --checkpoint-every 234)
+rm -rf "$out/r18-straight" "$out/r18-resumed"
+"${learn[@]}" --iters 468 --eval-every 468 --out "$out/r18-straight" >"$out/r18-straight.log" 2>&1 ||
+  echo "vdnn r18-straight: exit $?" >&2
+"${learn[@]}" --iters 234 --out "$out/r18-resumed" >"$out/r18-first-half.log" 2>&1 ||
+  echo "vdnn r18-first-half: exit $?" >&2
+"${learn[@]}" --iters 468 --eval-every 468 --resume latest --out "$out/r18-resumed" \
+  >"$out/r18-second-half.log" 2>&1 || echo "vdnn r18-second-half: exit $?" >&2
 python3 tools/images_report.py "$out"

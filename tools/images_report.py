@@ -46,5 +46,34 @@ def main(out):
               f"{jpeg.get('data_wait_ms_median', float('nan')):.2f} |")
 
 
+def losses(path):
+    """The training losses of a metrics.jsonl, as exact hex floats."""
+    try:
+        with open(path) as f:
+            rows = [json.loads(line) for line in f]
+    except (OSError, ValueError):
+        return None
+    return [float(r["loss"]).hex() for r in rows if "loss" in r and "iter" in r]
+
+
+def learning(out):
+    straight = load(os.path.join(out, "r18-straight", "summary.json"))
+    resumed = load(os.path.join(out, "r18-resumed", "summary.json"))
+    print()
+    if straight is None or "eval" not in straight:
+        print("ResNet-18, 3 epochs on the JPEGs: missing")
+        return
+    e = straight["eval"]
+    print(f"ResNet-18, 3 epochs (468 steps of 128) on the JPEGs: val top-1 {e['accuracy']:.3f} "
+          f"over {e['images']} images (chance 0.010), final training loss {straight['losses'][-1]:.4f}")
+    a = losses(os.path.join(out, "r18-straight", "metrics.jsonl"))
+    b = losses(os.path.join(out, "r18-resumed", "metrics.jsonl"))
+    same = a is not None and b is not None and len(a) == 468 and a == b
+    print(f"resumed from the step-234 checkpoint (mid-epoch 2): {len(b or [])} losses, "
+          f"{'PASS bitwise equal' if same else 'FAIL: they differ'} to the straight run's"
+          + ("" if resumed is None else f"; its val top-1 {resumed['eval']['accuracy']:.3f}"))
+
+
 if __name__ == "__main__":
     main(sys.argv[1])
+    learning(sys.argv[1])
