@@ -15,7 +15,8 @@ namespace vdnn::models {
 std::unique_ptr<Dataset> make_dataset(const std::string& source, const SampleFormat& format,
                                       std::uint64_t seed, Split split, Augment augment,
                                       bool skip_bad) {
-  if (split == Split::Test) augment = Augment::None;
+  if (split != Split::Train) augment = Augment::None;
+  if (split == Split::Whole && !is_image_source(source)) split = Split::Test;
   if (source == "synthetic") {
     return std::make_unique<SyntheticDataset>(format, split, seed, augment);
   }
@@ -32,9 +33,8 @@ std::unique_ptr<Dataset> make_dataset(const std::string& source, const SampleFor
                                             augment);
   }
   if (is_image_source(source)) {
-    return std::make_unique<ImageDataset>(open_image_source(source, split == Split::Test, skip_bad),
-                                          format, split, seed, augment, default_data_workers(),
-                                          skip_bad);
+    return std::make_unique<ImageDataset>(open_image_source(source, split, skip_bad), format, split,
+                                          seed, augment, default_data_workers(), skip_bad);
   }
   throw runtime::InvalidArgument("unknown data source '" + source +
                                  "'; expected 'synthetic', 'cifar10:DIR', 'imagefolder:DIR' or "

@@ -20,9 +20,10 @@ struct SampleFormat {
   std::int64_t sample_numel() const noexcept { return channels * height * width; }
 };
 
-/// Which part of a source: the training stream (shuffled per epoch, augmented when asked) or the
-/// held-out test set (in a fixed order, never augmented).
-enum class Split : std::uint8_t { Train, Test };
+/// Which part of a source: the training stream (shuffled per epoch, augmented when asked), the
+/// held-out test set (in a fixed order, never augmented), or, for a source named only to evaluate
+/// on (--eval-data), its test set where it has one and else all of it, as Test is served.
+enum class Split : std::uint8_t { Train, Test, Whole };
 
 /// Produces batches in host memory: a stream of samples numbered from 0, each a pure function of
 /// the seed and its number (Note [Data loading] in docs/ARCHITECTURE.md). next_batch() and seek()

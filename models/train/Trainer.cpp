@@ -89,8 +89,16 @@ Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOption
   });
   std::future<std::unique_ptr<Dataset>> test;
   if (options_.evaluation) {
-    test = std::async(std::launch::async, [&] {
-      return make_dataset(options_.data, format, seed, Split::Test, Augment::None,
+    const bool own = !options_.eval_data.empty();
+    if (own && is_image_source(options_.eval_data) != is_image_source(options_.data)) {
+      throw runtime::InvalidArgument("--eval-data " + options_.eval_data + " and --data " +
+                                     options_.data +
+                                     " must both be image files or neither: the "
+                                     "network takes one form of input");
+    }
+    test = std::async(std::launch::async, [this, own, format, seed] {
+      return make_dataset(own ? options_.eval_data : options_.data, format, seed,
+                          own ? Split::Whole : Split::Test, Augment::None,
                           options_.skip_bad_images);
     });
     test_labels_.resize(static_cast<std::size_t>(batch));

@@ -28,9 +28,13 @@ struct TrainerOptions {
   std::optional<Augment> augment;  // of the train split; unset: default_augment(data)
   bool skip_bad_images = false;    // image sources: skip what cannot be read (make_dataset)
   bool evaluation = false;         // load the test split too, for evaluate()
-  graph::LrSchedule schedule;      // the learning rate of each step
-  bool check_gradients = false;    // throw Diverged at the first non-finite parameter gradient
-  std::string config_json;         // recorded verbatim in every checkpoint's metadata
+  /// The source evaluate() runs on (all of it, or its test split where it has one: Split::Whole);
+  /// empty: the test split of `data`. Image files and other sources do not mix (the network
+  /// takes one form of input).
+  std::string eval_data;
+  graph::LrSchedule schedule;    // the learning rate of each step
+  bool check_gradients = false;  // throw Diverged at the first non-finite parameter gradient
+  std::string config_json;       // recorded verbatim in every checkpoint's metadata
   /// The setup cache on disk (runtime::DiskCache; Note [Cost model]): measured convolution
   /// algorithms and cost models, kept between runs. Its directory (an empty path: none) and
   /// whether it is used at all; when the directory cannot be made, the run goes on without it

@@ -68,6 +68,22 @@ TEST(ImageTrainCli, TrainsOnAnImageFolderAndWritesItsClasses) {
   EXPECT_EQ(s["eval"]["images"], 4);  // the val split: one batch of 4 of its 6 images
 }
 
+TEST(ImageTrainCli, EvaluatesOnASourceOfItsOwn) {
+  const fs::path dir = temp_dir("image-train-eval-data");
+  const fs::path images = make_images(dir);
+  const fs::path config = write_config(dir, 3);
+  // A plain class tree named to evaluate on is evaluated whole: val's 6 images, one batch of 4.
+  const CliRun run =
+      vdnn(train(config, images / "train", dir / "run",
+                 "--eval-every 4 --eval-data imagefolder:" + (images / "val").string()));
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_EQ(summary(dir / "run")["eval"]["images"], 4);
+  const CliRun mixed =
+      vdnn(train(config, images, dir / "mixed", "--eval-every 4 --eval-data synthetic"));
+  EXPECT_EQ(mixed.code, 2) << mixed.output;
+  EXPECT_NE(mixed.output.find("--eval-data"), std::string::npos) << mixed.output;
+}
+
 TEST(ImageTrainCli, ABadImageStopsTheRunNamingItUnlessSkipped) {
   const fs::path dir = temp_dir("image-train-bad");
   const fs::path images = make_images(dir);

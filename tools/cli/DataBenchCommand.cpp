@@ -61,7 +61,8 @@ CLI::App* add_data_bench_command(CLI::App& app, DataBenchOptions& o) {
 
 int run_data_bench(const DataBenchOptions& o) {
   const bool test = o.split == "val";
-  auto source = models::open_image_source(o.data, test, false);
+  auto source =
+      models::open_image_source(o.data, test ? models::Split::Test : models::Split::Train, false);
   const auto classes = static_cast<std::int64_t>(source->classes().size());
   const std::size_t workers =
       o.workers > 0 ? static_cast<std::size_t>(o.workers) : models::default_data_workers();

@@ -157,6 +157,10 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
                   "metrics.jsonl. 0: never")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+  cmd->add_option(
+      "--eval-data", o.eval_data,
+      "Evaluate on this source instead of --data's test split: its test split where "
+      "it has one (imagefolder:DIR: DIR/val), else all of it (e.g. webdataset:PATTERN)");
   return cmd;
 }
 
@@ -237,6 +241,7 @@ int run_train(const TrainOptions& o) {
   options.setup_progress = progress.setup_sink();
   options.config_json = file_text(o.config);
   options.evaluation = o.eval_every > 0;
+  options.eval_data = o.eval_data;
   models::Trainer trainer(def, o.batch, std::move(options));
   restore(trainer, o, out);
   if (const std::vector<std::string> classes = trainer.dataset().class_names(); !classes.empty()) {

@@ -28,6 +28,7 @@ struct TrainOptions {
   std::string resume;                 // PATH or "latest": continue that run up to --iters
   std::string init_from;              // weights (PyTorch names) to start from
   std::int64_t eval_every = 0;  // evaluate the test split every N steps and at the end; 0: never
+  std::string eval_data;        // what to evaluate on; empty: the test split of --data
   RunOptions run;
 };
 

@@ -110,12 +110,15 @@ bool is_image_source(const std::string& source) noexcept {
   return starts_with(source, kFolderPrefix) || starts_with(source, kShardPrefix);
 }
 
-std::unique_ptr<ImageSource> open_image_source(const std::string& source, bool test,
+std::unique_ptr<ImageSource> open_image_source(const std::string& source, Split split,
                                                bool skip_bad) {
   if (starts_with(source, kFolderPrefix)) {
     const ImageFolderSplits splits =
         resolve_image_folder_splits(source.substr(kFolderPrefix.size()));
-    if (!test) return std::make_unique<FolderSource>(splits.train, skip_bad);
+    if (split == Split::Train) return std::make_unique<FolderSource>(splits.train, skip_bad);
+    if (split == Split::Whole) {
+      return std::make_unique<FolderSource>(splits.eval.value_or(splits.train), skip_bad);
+    }
     if (!splits.eval) {
       throw runtime::InvalidArgument(source + " has no val folder (DIR/train and DIR/val) to " +
                                      "evaluate on; expected one, or --eval-data SOURCE");
@@ -125,7 +128,7 @@ std::unique_ptr<ImageSource> open_image_source(const std::string& source, bool t
   VDNN_EXPECTS(
       starts_with(source, kShardPrefix),
       "'" + source + "' is no image source; expected imagefolder:DIR or webdataset:PATTERN");
-  if (test) {
+  if (split == Split::Test) {
     throw runtime::InvalidArgument(source + " is one split; evaluating needs --eval-data SOURCE");
   }
   return std::make_unique<ShardSource>(source.substr(kShardPrefix.size()), skip_bad);

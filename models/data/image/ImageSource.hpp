@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "models/data/Dataset.hpp"
+
 namespace vdnn::models {
 
 /// The samples of one split of an image source, indexed once at construction. read() is
@@ -40,11 +42,13 @@ class ImageSource {
 /// True when `source` names an image source: "imagefolder:DIR" or "webdataset:PATTERN".
 bool is_image_source(const std::string& source) noexcept;
 
-/// Opens the `test` (else training) split of an image source (is_image_source): for
-/// imagefolder:DIR the split rule of resolve_image_folder_splits, for webdataset:PATTERN the
-/// shards of the pattern, which serve one split only (evaluation then needs its own source).
-/// Throws runtime::DataError for what indexing refuses (naming the file), and
-/// runtime::InvalidArgument for a test split the source does not have.
-std::unique_ptr<ImageSource> open_image_source(const std::string& source, bool test, bool skip_bad);
+/// Opens `split` of an image source (is_image_source): for imagefolder:DIR the split rule of
+/// resolve_image_folder_splits (Whole: DIR/val where it exists, else DIR), for
+/// webdataset:PATTERN the shards of the pattern, which serve one split only (Train or Whole: a
+/// WebDataset is evaluated on a source of its own). Throws runtime::DataError for what indexing
+/// refuses (naming the file), and runtime::InvalidArgument for a test split the source does not
+/// have.
+std::unique_ptr<ImageSource> open_image_source(const std::string& source, Split split,
+                                               bool skip_bad);
 
 }  // namespace vdnn::models

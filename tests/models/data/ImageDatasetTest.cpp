@@ -66,7 +66,7 @@ void write_folder(const fs::path& dir, int classes, int per_class, int val) {
 std::unique_ptr<ImageDataset> open(const fs::path& dir, Split split, std::size_t workers,
                                    int classes = 3, Augment augment = Augment::ImageNet) {
   return std::make_unique<ImageDataset>(
-      open_image_source("imagefolder:" + dir.string(), split == Split::Test, false),
+      open_image_source("imagefolder:" + dir.string(), split, false),
       SampleFormat{3, kSide, kSide, classes}, split, 7, augment, workers);
 }
 
@@ -152,12 +152,16 @@ TEST(ImageDataset, RefusesANetworkThatDoesNotFitTheSource) {
   const TempDir dir("image-dataset-format");
   write_folder(dir.path(), 3, 1, 0);
   EXPECT_THROW(open(dir.path(), Split::Train, 1, 4), runtime::InvalidArgument);  // 3 classes
-  EXPECT_THROW(ImageDataset(open_image_source("imagefolder:" + dir.path().string(), false, false),
-                            SampleFormat{3, 24, 32, 3}, Split::Train, 1, Augment::None, 1),
-               runtime::InvalidArgument);  // not square
+  EXPECT_THROW(
+      ImageDataset(open_image_source("imagefolder:" + dir.path().string(), Split::Train, false),
+                   SampleFormat{3, 24, 32, 3}, Split::Train, 1, Augment::None, 1),
+      runtime::InvalidArgument);  // not square
   EXPECT_THROW(open(dir.path(), Split::Train, 1, 3, Augment::CropFlip), runtime::InvalidArgument);
-  EXPECT_THROW(open_image_source("imagefolder:" + dir.path().string(), true, false),
+  EXPECT_THROW(open_image_source("imagefolder:" + dir.path().string(), Split::Test, false),
                runtime::InvalidArgument);  // no val folder
+  // Named to evaluate on, a folder without a val split is evaluated whole.
+  EXPECT_EQ(open_image_source("imagefolder:" + dir.path().string(), Split::Whole, false)->size(),
+            3);
 }
 
 }  // namespace

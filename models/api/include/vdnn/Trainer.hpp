@@ -42,8 +42,11 @@ struct TrainerConfig {
   std::string augment;
   bool skip_bad_images = false;  // image files: skip (and count) what cannot be read or decoded
   bool evaluation = false;       // load the test split too, for Trainer::evaluate()
-  std::uint64_t seed = 1;        // parameters and data order
-  double learning_rate = 0.05;   // the base rate; see lr_schedule
+  /// What Trainer::evaluate() runs on: a source as `data` takes, its test split where it has one
+  /// (imagefolder:DIR: DIR/val), else all of it; empty: the test split of `data`.
+  std::string eval_data;
+  std::uint64_t seed = 1;                // parameters and data order
+  double learning_rate = 0.05;           // the base rate; see lr_schedule
   std::string lr_schedule = "constant";  // "constant", "step" (x0.1 every third) or "cosine"
   std::int64_t total_steps = 100;        // what "step" and "cosine" schedule over
   double momentum = 0.9;
