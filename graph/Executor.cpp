@@ -223,7 +223,7 @@ StepResult Executor::train_step(const void* images, const std::int32_t* labels, 
     throw;
   }
   ++step_;
-  return {loss_stats_->loss, loss_stats_->accuracy};
+  return {loss_stats_->loss, loss_stats_->accuracy, loss_stats_->top5};
 }
 
 // Note [Evaluation memory]: the inference actions only allocate and free on the compute stream,
@@ -239,7 +239,7 @@ StepResult Executor::evaluate(const void* images, const std::int32_t* labels) {
     abandon_step();
     throw;
   }
-  return {loss_stats_->loss, loss_stats_->accuracy};
+  return {loss_stats_->loss, loss_stats_->accuracy, loss_stats_->top5};
 }
 
 void Executor::run_actions(const std::vector<Action>& actions, const void* images, bool training) {

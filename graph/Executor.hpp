@@ -71,10 +71,12 @@ struct StepTimeline {
   std::vector<MemorySample> memory;
 };
 
-/// What one training step or evaluation pass reports (means over the batch).
+/// What one training step or evaluation pass reports (means over the batch; the accuracies as
+/// layers::LossStats defines them).
 struct StepResult {
   double loss = 0.0;
-  double accuracy = 0.0;
+  double accuracy = 0.0;  // top-1
+  double top5 = 0.0;
 };
 
 /// Device and pinned-host memory as measured by the executor's own statistics adaptors.
@@ -138,9 +140,10 @@ class Executor {
   void* input_staging(std::size_t slot = 0);
 
   /// One step on a batch: `images` holds one batch of the network input (as input_staging(); an
-  /// input_staging() slot, uploaded from there, or any host memory, first copied into slot 0) and `labels`
-  /// graph.batch() class indices, valid until the call returns. Throws what a layer throws (e.g.
-  /// InvalidArgument for labels out of range), OutOfMemory; the executor stays usable afterwards.
+  /// input_staging() slot, uploaded from there, or any host memory, first copied into slot 0) and
+  /// `labels` graph.batch() class indices, valid until the call returns. Throws what a layer throws
+  /// (e.g. InvalidArgument for labels out of range), OutOfMemory; the executor stays usable
+  /// afterwards.
   StepResult train_step(const void* images, const std::int32_t* labels, double lr);
   /// Names the batch the train_step after the next one trains on, so that the next one uploads
   /// it where the plan's StageInput says, overlapped with its backward, and the one after starts
@@ -150,7 +153,7 @@ class Executor {
   /// (train_step or evaluate) is on other images, it uploads those as usual. Throws
   /// InvalidArgument when `images` is not a slot.
   void stage_next(const void* images);
-  /// The loss and accuracy of the network on a batch (arguments as train_step), in inference
+  /// The loss and accuracies of the network on a batch (arguments as train_step), in inference
   /// mode: forward only with ForwardArgs::training false (batch norm uses and keeps its running
   /// statistics, dropout passes its input through), by plan().inference in the same pools
   /// (Note [Evaluation memory]). Changes no training state: parameters, statistics, velocities,

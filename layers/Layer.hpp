@@ -25,10 +25,12 @@ using runtime::TensorView;
 enum class Backend : std::uint8_t { Cpu, Cuda };
 const char* backend_name(Backend backend) noexcept;
 
-/// Per-step results a loss layer reports besides its output tensor.
+/// Per-step results a loss layer reports besides its output tensor. Which logits rank above a
+/// sample's label, ties and NaN included, is ranks_above's rule (layers/LossLabels.hpp).
 struct LossStats {
   double loss = 0.0;
-  double accuracy = 0.0;  // fraction of samples whose arg-max logit is the label
+  double accuracy = 0.0;  // top-1: fraction of samples whose label no logit ranks above
+  double top5 = 0.0;      // fraction whose label is among the top 5 (every label with < 5 classes)
 };
 
 /// Arguments of Layer::forward. Views are owned by the caller and valid for the call only.

@@ -24,6 +24,16 @@ T log_sum_exp(const ConstRow<T>& row, T max) {
   return max + std::log((row - max).exp().sum());
 }
 
+// How many logits of `row` rank above the label's (ranks_above).
+template <typename T>
+std::int64_t label_rank(const T* row, std::int64_t classes, std::int32_t label) {
+  std::int64_t rank = 0;
+  for (std::int64_t j = 0; j < classes; ++j) {
+    if (ranks_above(row[j], j, row[label], label)) ++rank;
+  }
+  return rank;
+}
+
 template <typename T>
 void xent_forward(const Shape& shape, const ForwardArgs& args) {
   const std::int64_t samples = shape.n();
@@ -31,19 +41,24 @@ void xent_forward(const Shape& shape, const ForwardArgs& args) {
   check_labels(args.labels, samples, classes);
   const T* logits = args.inputs[0].as<T>();
   double loss_sum = 0.0;
-  std::int64_t correct = 0;
+  std::int64_t top1_hits = 0;
+  std::int64_t top5_hits = 0;
   for (std::int64_t n = 0; n < samples; ++n) {
     const T* begin = logits + n * classes;
-    // std::max_element returns the first maximum, which is the tie rule accuracy documents.
-    const T* max = std::max_element(begin, begin + classes);
+    const T max = *std::max_element(begin, begin + classes);
     const std::int32_t label = args.labels[n];
-    loss_sum += static_cast<double>(log_sum_exp(ConstRow<T>(begin, classes), *max) - begin[label]);
-    if (max - begin == label) ++correct;
+    loss_sum += static_cast<double>(log_sum_exp(ConstRow<T>(begin, classes), max) - begin[label]);
+    const std::int64_t rank = label_rank(begin, classes, label);
+    if (rank < 1) ++top1_hits;
+    if (rank < kTopK) ++top5_hits;
   }
   const double loss = loss_sum / static_cast<double>(samples);
   args.output.as<T>()[0] = static_cast<T>(loss);
   if (args.loss_stats != nullptr) {
-    *args.loss_stats = {loss, static_cast<double>(correct) / static_cast<double>(samples)};
+    const auto fraction = [samples](std::int64_t hits) {
+      return static_cast<double>(hits) / static_cast<double>(samples);
+    };
+    *args.loss_stats = {loss, fraction(top1_hits), fraction(top5_hits)};
   }
 }
 

@@ -1,5 +1,5 @@
-// SoftmaxCrossEntropyCpu: mean softmax cross-entropy over the batch, with accuracy, on the CPU
-// backend (Eigen), for F32 and F64 tensors.
+// SoftmaxCrossEntropyCpu: mean softmax cross-entropy over the batch, with top-1 and top-5
+// accuracy, on the CPU backend (Eigen), for F32 and F64 tensors.
 #pragma once
 
 #include <vector>
@@ -10,8 +10,8 @@ namespace vdnn::layers::cpu {
 
 /// Logits (N, ...) with K = sample_numel() classes and N int32 labels in args.labels; the output
 /// [1] is the mean over samples of logsumexp(row) - row[label]. Forward fills *args.loss_stats
-/// when set (accuracy counts the first maximal logit). Backward reads the logits
-/// (backward_needs: inputs) and writes grad_output[0] * (softmax - onehot) / N, honouring
+/// when set (top-1 and top-5 hits by ranks_above in layers/LossLabels.hpp). Backward reads the
+/// logits (backward_needs: inputs) and writes grad_output[0] * (softmax - onehot) / N, honouring
 /// GradTarget::accumulate. Both throw runtime::InvalidArgument for missing labels or a label
 /// outside [0, K). Not thread-safe; see layers/Layer.hpp for the argument contract.
 class SoftmaxCrossEntropyCpu final : public Layer {

@@ -21,12 +21,6 @@ struct Max {
     return a < b ? b : a;
   }
 };
-struct Min {
-  template <typename T>
-  __device__ T operator()(T a, T b) const {
-    return b < a ? b : a;
-  }
-};
 
 /// Combines every thread's `value` with `op` (associative, commutative) and returns the result to
 /// every thread. Every thread of the block must call it, with blockDim.x a multiple of kWarpSize.

@@ -54,45 +54,52 @@ __device__ float block_row_max(const T* row, std::int64_t classes) {
   return block_reduce(max, Max{});
 }
 
-// Per sample n (one block each): losses[n] = logsumexp(row) - row[label] and correct[n] = whether
-// the first maximal logit is the label's.
+// Per sample n (one block each): losses[n] = logsumexp(row) - row[label] and ranks[n] = how many
+// logits rank above the label's (ranks_above, the CPU layer's rule).
 template <typename T>
 __global__ void loss_rows_kernel(const T* logits, const std::int32_t* labels, std::int64_t classes,
-                                 float* losses, std::int32_t* correct) {
+                                 float* losses, std::int64_t* ranks) {
   const std::int64_t n = blockIdx.x;
   const T* row = logits + n * classes;
+  const std::int32_t label = labels[n];
+  const float label_logit = to_float(row[label]);
   const float max = block_row_max(row, classes);
   float sum = 0.0f;
-  std::int64_t first_max = classes;
+  std::int64_t above = 0;
   for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) {
     const float logit = to_float(row[j]);
     sum += expf(logit - max);
-    if (logit == max && first_max == classes) first_max = j;
+    if (ranks_above(logit, j, label_logit, label)) ++above;
   }
   sum = block_reduce(sum, Sum{});
-  first_max = block_reduce(first_max, Min{});
+  above = block_reduce(above, Sum{});
   if (threadIdx.x != 0) return;
-  const std::int32_t label = labels[n];
-  losses[n] = max + logf(sum) - to_float(row[label]);
-  correct[n] = first_max == label ? 1 : 0;
+  losses[n] = max + logf(sum) - label_logit;
+  ranks[n] = above;
 }
 
 // One block: the batch mean into `output` and the statistics record for the host.
-__global__ void loss_mean_kernel(const float* losses, const std::int32_t* correct,
+__global__ void loss_mean_kernel(const float* losses, const std::int64_t* ranks,
                                  std::int64_t samples, float* output, StatsRecord* record,
                                  LossStats* destination) {
   double loss = 0.0;
-  std::int64_t hits = 0;
+  std::int64_t top1_hits = 0;
+  std::int64_t top5_hits = 0;
   for (std::int64_t i = threadIdx.x; i < samples; i += blockDim.x) {
     loss += losses[i];
-    hits += correct[i];
+    if (ranks[i] < 1) ++top1_hits;
+    if (ranks[i] < kTopK) ++top5_hits;
   }
   loss = block_reduce(loss, Sum{});
-  hits = block_reduce(hits, Sum{});
+  top1_hits = block_reduce(top1_hits, Sum{});
+  top5_hits = block_reduce(top5_hits, Sum{});
   if (threadIdx.x != 0) return;
   const double mean = loss / static_cast<double>(samples);
   output[0] = static_cast<float>(mean);
-  *record = {{mean, static_cast<double>(hits) / static_cast<double>(samples)}, destination};
+  const auto fraction = [samples](std::int64_t hits) {
+    return static_cast<double>(hits) / static_cast<double>(samples);
+  };
+  *record = {{mean, fraction(top1_hits), fraction(top5_hits)}, destination};
 }
 
 // Per sample n (one block each): dx (+)= grad_loss / N * (softmax(row) - onehot(label)).
@@ -128,13 +135,13 @@ struct SoftmaxCrossEntropyCuda::State {
   explicit State(std::int64_t samples)
       : labels(bytes_of<std::int32_t>(samples)),
         losses(bytes_of<float>(samples)),
-        correct(bytes_of<std::int32_t>(samples)),
+        ranks(bytes_of<std::int64_t>(samples)),
         record(sizeof(StatsRecord)),
         pinned_record(sizeof(StatsRecord)) {}
 
   DeviceBuffer labels;         // [N] int32, copied from the host labels of the current call
   DeviceBuffer losses;         // [N] float, per-sample losses of the last forward
-  DeviceBuffer correct;        // [N] int32, 1 where the last forward's arg-max was the label
+  DeviceBuffer ranks;          // [N] int64, logits ranked above the label in the last forward
   DeviceBuffer record;         // StatsRecord of the last forward
   PinnedBuffer pinned_record;  // its copy on the host, read by deliver_stats
 };
@@ -168,16 +175,16 @@ void SoftmaxCrossEntropyCuda::forward(const ForwardArgs& args) {
   const std::int32_t* labels = upload_labels(args.labels);
   cudaStream_t stream = context_->compute_stream();
   auto* losses = state_->losses.as<float>();
-  auto* correct = state_->correct.as<std::int32_t>();
+  auto* ranks = state_->ranks.as<std::int64_t>();
   auto* record = state_->record.as<StatsRecord>();
   with_element_type(dtype(), [&](auto element) {
     using T = DeviceElementOf<decltype(element)>;
     loss_rows_kernel<<<static_cast<unsigned>(samples), kReduceBlock, 0, stream>>>(
-        device_data<T>(args.inputs[0]), labels, classes, losses, correct);
+        device_data<T>(args.inputs[0]), labels, classes, losses, ranks);
   });
   VDNN_CHECK_LAUNCH();
-  loss_mean_kernel<<<1, kReduceBlock, 0, stream>>>(
-      losses, correct, samples, args.output.as<float>(), record, args.loss_stats);
+  loss_mean_kernel<<<1, kReduceBlock, 0, stream>>>(losses, ranks, samples, args.output.as<float>(),
+                                                   record, args.loss_stats);
   VDNN_CHECK_LAUNCH();
   if (args.loss_stats == nullptr) return;
   // Pinned memory takes the statistics by a copy; elsewhere a host function delivers them, which

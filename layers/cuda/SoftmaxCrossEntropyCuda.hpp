@@ -1,5 +1,5 @@
-// SoftmaxCrossEntropyCuda: mean softmax cross-entropy over the batch, with accuracy, on the CUDA
-// backend (own kernels), F32 or BF16 logits, FP32 loss.
+// SoftmaxCrossEntropyCuda: mean softmax cross-entropy over the batch, with top-1 and top-5
+// accuracy, on the CUDA backend (own kernels), F32 or BF16 logits, FP32 loss.
 #pragma once
 
 #include <memory>
@@ -16,18 +16,19 @@ namespace vdnn::layers::cuda {
 /// HOST memory, checked on the host (runtime::InvalidArgument when missing or outside [0, K),
 /// before anything is enqueued) and then copied to the device. The output [1] (device) is the mean
 /// over samples of logsumexp(row) - row[label]. When args.loss_stats is set, forward delivers
-/// {loss, accuracy} there without blocking the host: *args.loss_stats is written once the compute
-/// stream has passed this forward, so it must stay valid until then and be read only after that
-/// stream is synchronized (accuracy counts the first maximal logit). Pinned memory gets them by a
-/// copy on the stream; other memory by a host function, which holds the stream until the driver
-/// has run it (pass pinned memory where that matters). Backward reads the logits
-/// (backward_needs: inputs) and grad_output[0] (device) and writes grad_output[0] *
-/// (softmax - onehot) / N, honouring GradTarget::accumulate. Reductions run in a fixed order:
-/// results are bitwise reproducible. All work is enqueued on options.cuda's compute stream. The
-/// With options.dtype BF16 the logits and their gradient are BF16 (read into float, the gradient
-/// rounded once) while the output [1] and grad_output stay F32 views, and all arithmetic is FP32.
-/// The constructor allocates every buffer once and throws runtime::InvalidArgument for a dtype
-/// other than F32 or BF16 or a missing options.cuda. Not thread-safe; see layers/Layer.hpp.
+/// {loss, accuracy, top5} there without blocking the host: *args.loss_stats is written once the
+/// compute stream has passed this forward, so it must stay valid until then and be read only after
+/// that stream is synchronized (hits by ranks_above in layers/LossLabels.hpp, as on the CPU: the
+/// same logits give the same accuracies bitwise). Pinned memory gets them by a copy on the stream;
+/// other memory by a host function, which holds the stream until the driver has run it (pass pinned
+/// memory where that matters). Backward reads the logits (backward_needs: inputs) and
+/// grad_output[0] (device) and writes grad_output[0] * (softmax - onehot) / N, honouring
+/// GradTarget::accumulate. Reductions run in a fixed order: results are bitwise reproducible. All
+/// work is enqueued on options.cuda's compute stream. With options.dtype BF16 the logits and
+/// their gradient are BF16 (read into float, the gradient rounded once) while the output [1] and
+/// grad_output stay F32 views, and all arithmetic is FP32. The constructor allocates every buffer
+/// once and throws runtime::InvalidArgument for a dtype other than F32 or BF16 or a missing
+/// options.cuda. Not thread-safe; see layers/Layer.hpp.
 class SoftmaxCrossEntropyCuda final : public Layer {
  public:
   SoftmaxCrossEntropyCuda(const SoftmaxCrossEntropySpec& spec,

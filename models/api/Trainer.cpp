@@ -117,7 +117,7 @@ StepStats Trainer::step() {
 EvalStats Trainer::evaluate() {
   return api::translate_errors([&] {
     const models::EvalRecord r = run_->trainer.evaluate();
-    return EvalStats{r.iteration, r.loss, r.accuracy, r.images};
+    return EvalStats{r.iteration, r.loss, r.accuracy, r.top5, r.images};
   });
 }
 

@@ -163,14 +163,16 @@ EvalRecord Trainer::evaluate() {
   test_data_->seek(0);
   double loss = 0.0;
   double accuracy = 0.0;
+  double top5 = 0.0;
   for (std::int64_t b = 0; b < batches; ++b) {
     test_data_->next_batch(batch, images, test_labels_.data());
     const graph::StepResult result = executor.evaluate(images, test_labels_.data());
     loss += result.loss;
     accuracy += result.accuracy;
+    top5 += result.top5;
   }
   const auto n = static_cast<double>(batches);
-  return {iteration(), loss / n, accuracy / n, batches * batch};
+  return {iteration(), loss / n, accuracy / n, top5 / n, batches * batch};
 }
 
 void Trainer::save(const std::filesystem::path& path) {

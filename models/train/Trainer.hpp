@@ -63,8 +63,11 @@ struct StepRecord {
 struct EvalRecord {
   std::int64_t iteration = 0;  // steps trained when it ran
   double loss = 0.0;           // mean over the images
-  double accuracy = 0.0;       // fraction of the images classified right
-  std::int64_t images = 0;     // images evaluated
+  double accuracy = 0.0;       // top-1: fraction of the images classified right
+  /// Fraction of the images whose label is among the 5 largest logits (torchvision's acc5; with
+  /// fewer than 5 classes, among all of them: 1). Ties and NaN as layers::LossStats ranks them.
+  double top5 = 0.0;
+  std::int64_t images = 0;  // images evaluated
 };
 
 /// Owns one training run. Not thread-safe (its batch loader thread is internal: Note [Data

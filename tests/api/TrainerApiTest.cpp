@@ -71,6 +71,7 @@ TEST(TrainerApi, EvaluatesWithoutChangingTraining) {
     EXPECT_EQ(e.iteration, i + 1);
     EXPECT_GT(e.images, 0);
     EXPECT_TRUE(e.accuracy >= 0.0 && e.accuracy <= 1.0);
+    EXPECT_TRUE(e.top5 >= e.accuracy && e.top5 <= 1.0);  // 10 classes
     EXPECT_TRUE(std::isfinite(e.loss));
   }
   EXPECT_EQ(with_eval, losses(plain, 4));

@@ -1,6 +1,7 @@
 // The vdnn command line, run as a process: exit codes, outputs, and error messages.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -86,6 +87,7 @@ TEST(Cli, EvalEveryWritesEvalLinesAndTheLastEvalToTheSummary) {
   ASSERT_EQ(run.code, 0) << run.output;
   std::ifstream metrics(out / "metrics.jsonl");
   std::vector<std::int64_t> evaluated;  // iterations
+  double last_top5 = -1.0;
   std::string line;
   int steps = 0;
   while (std::getline(metrics, line)) {
@@ -100,12 +102,17 @@ TEST(Cli, EvalEveryWritesEvalLinesAndTheLastEvalToTheSummary) {
     EXPECT_EQ(eval["images"], 8) << line;  // test_batch.bin in full batches of 4
     EXPECT_GE(eval["accuracy"].get<double>(), 0.0) << line;
     EXPECT_LE(eval["accuracy"].get<double>(), 1.0) << line;
+    last_top5 = eval["top5"].get<double>();  // of 10 classes
+    EXPECT_GE(last_top5, eval["accuracy"].get<double>()) << line;
+    EXPECT_LE(last_top5, 1.0) << line;
+    EXPECT_EQ(last_top5 * 8, std::round(last_top5 * 8)) << line << ": not a count of 8 images";
     EXPECT_GT(eval["loss"].get<double>(), 0.0) << line;
   }
   EXPECT_EQ(steps, 5);
   EXPECT_EQ(evaluated, (std::vector<std::int64_t>{2, 4, 5}));  // every 2 steps and at the end
   const auto summary = nlohmann::json::parse(std::ifstream(out / "summary.json"));
   EXPECT_EQ(summary["eval"]["iteration"], 5);
+  EXPECT_EQ(summary["eval"]["top5"], last_top5);
   EXPECT_EQ(summary["augment"], "crop-flip");  // cifar10's default
 }
 

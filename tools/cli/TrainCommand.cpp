@@ -167,8 +167,11 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
 namespace {
 
 Json eval_json(const models::EvalRecord& e) {
-  return {
-      {"iteration", e.iteration}, {"loss", e.loss}, {"accuracy", e.accuracy}, {"images", e.images}};
+  return {{"iteration", e.iteration},
+          {"loss", e.loss},
+          {"accuracy", e.accuracy},
+          {"top5", e.top5},
+          {"images", e.images}};
 }
 
 // summary.json: the plan's totals, the run's settings, losses, memory and medians, and the last

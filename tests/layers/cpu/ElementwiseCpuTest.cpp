@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <type_traits>
@@ -248,6 +249,36 @@ TYPED_TEST(ElementwiseCpu, SoftmaxCrossEntropyLossAndAccuracyWithFirstMaxTies) {
   this->expect_near(run.run(*layer), {loss});
   EXPECT_NEAR(run.stats.loss, loss, this->kTolerance);
   EXPECT_DOUBLE_EQ(run.stats.accuracy, 2.0 / 3.0);
+  EXPECT_EQ(run.stats.top5, 1.0) << "with 3 classes every label is among the top 5";
+}
+
+TYPED_TEST(ElementwiseCpu, SoftmaxCrossEntropyTop5CountsLogitsAboveTheLabel) {
+  const auto layer = make<TypeParam>(layers::SoftmaxCrossEntropySpec{}, {Shape{6, 8}});
+  const std::vector<TypeParam> distinct = {9, 8, 7, 6, 5, 4, 3, 2};
+  const std::vector<TypeParam> tied = {3, 5, 5, 0, 5, 5, 5, 5};
+  ForwardRun<TypeParam> run{{{}}};
+  for (const auto* row : {&distinct, &distinct, &distinct, &tied, &tied, &tied}) {
+    run.inputs[0].insert(run.inputs[0].end(), row->begin(), row->end());
+  }
+  // Distinct logits: the label in 5th place (in the top 5), in 6th (out) and in 1st. Tied logits:
+  // an equal logit ranks above the label only at a lower index, so labels 6, 7 and 4 have 4, 5
+  // and 2 logits above them (by the opposite rule, 1, 0 and 3).
+  run.labels = {4, 5, 0, 6, 7, 4};
+  run.run(*layer);
+  EXPECT_DOUBLE_EQ(run.stats.accuracy, 1.0 / 6.0);
+  EXPECT_DOUBLE_EQ(run.stats.top5, 4.0 / 6.0);
+}
+
+TYPED_TEST(ElementwiseCpu, SoftmaxCrossEntropyRanksNanAboveEveryLogit) {
+  const auto layer = make<TypeParam>(layers::SoftmaxCrossEntropySpec{}, {Shape{3, 6}});
+  const TypeParam nan = std::numeric_limits<TypeParam>::quiet_NaN();
+  // Row 0: a NaN before the label's maximum; row 2: after it; row 1: the label's logit is NaN,
+  // so all 5 others rank above it.
+  ForwardRun<TypeParam> run{{{nan, 5, 4, 3, 2, 1, 5, nan, 4, 3, 2, 1, 1, 2, 3, 4, 5, nan}}};
+  run.labels = {1, 1, 4};
+  run.run(*layer);
+  EXPECT_EQ(run.stats.accuracy, 0.0);
+  EXPECT_DOUBLE_EQ(run.stats.top5, 2.0 / 3.0);
 }
 
 TYPED_TEST(ElementwiseCpu, SoftmaxCrossEntropyIsStableForLargeLogits) {

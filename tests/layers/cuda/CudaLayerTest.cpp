@@ -354,10 +354,13 @@ void compare_all(const std::string& run, const StepResults& actual, const StepRe
     compare_norm(what, a, e, norm_tolerance, failures);
   };
   both(run + "output", actual.output, expected.output);
-  compare(run + "loss", {static_cast<float>(actual.loss.loss)},
-          {static_cast<float>(expected.loss.loss)}, tolerance, failures);
-  compare(run + "accuracy", {static_cast<float>(actual.loss.accuracy)},
-          {static_cast<float>(expected.loss.accuracy)}, tolerance, failures);
+  const auto stat = [&](const char* name, double layers::LossStats::*member) {
+    compare(run + name, {static_cast<float>(actual.loss.*member)},
+            {static_cast<float>(expected.loss.*member)}, tolerance, failures);
+  };
+  stat("loss", &layers::LossStats::loss);
+  stat("accuracy", &layers::LossStats::accuracy);
+  stat("top5", &layers::LossStats::top5);
   const auto each = [&](const char* name, const std::vector<Floats>& a,
                         const std::vector<Floats>& e) {
     if (a.size() != e.size()) {
@@ -435,7 +438,8 @@ layers::LayerOptions CudaLayerTest::options(bool allow_tf32) {
         !bitwise_equal(again.params, actual.params) ||
         !bitwise_equal(again.grad_inputs, actual.grad_inputs) ||
         !bitwise_equal(again.grad_params, actual.grad_params) ||
-        again.loss.loss != actual.loss.loss || again.loss.accuracy != actual.loss.accuracy) {
+        again.loss.loss != actual.loss.loss || again.loss.accuracy != actual.loss.accuracy ||
+        again.loss.top5 != actual.loss.top5) {
       failures += "a second CUDA step on the same data gave different bits\n";
     }
   }

@@ -252,6 +252,7 @@ inline void expect_same_results(const LayerRun& cuda, const LayerRun& cpu, doubl
   }
   EXPECT_NEAR(cuda.stats.loss, cpu.stats.loss, tolerance * (1.0 + std::abs(cpu.stats.loss)));
   EXPECT_EQ(cuda.stats.accuracy, cpu.stats.accuracy);
+  EXPECT_EQ(cuda.stats.top5, cpu.stats.top5);
 }
 
 /// Builds `spec` on both backends (CUDA: CudaLayer on `options`), runs `run` on each and expects

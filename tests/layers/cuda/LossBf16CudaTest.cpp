@@ -30,6 +30,13 @@ TEST_F(LossBf16Cuda, SoftmaxCrossEntropyMatchesCpu) {
                      kLossTolerance,
                      kLossTolerance});
   }
+  // Three logit levels: the top-1 and top-5 accuracies count tied logits by index.
+  cases.push_back({"loss ties",
+                   layers::SoftmaxCrossEntropySpec{},
+                   {Shape{64, 12}},
+                   kLossTolerance,
+                   kLossTolerance,
+                   3});
   expect_cases_match(cases);
 }
 

@@ -1,9 +1,11 @@
-// CUDA softmax cross-entropy against the CPU layer over a table of shapes: loss, accuracy (with
-// tied maxima), input gradient with and without accumulation, all within 1e-5 relative to
-// 1 + |value|; label checks; statistics delivered per forward; bitwise reproducibility.
+// CUDA softmax cross-entropy against the CPU layer over a table of shapes: loss, input gradient
+// with and without accumulation, all within 1e-5 relative to 1 + |value|, and top-1 and top-5
+// accuracy exactly (with tied and NaN logits); label checks; statistics delivered per forward;
+// bitwise reproducibility.
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,7 +31,7 @@ std::vector<std::int32_t> labels_for(std::int64_t samples, std::int64_t classes,
 }
 
 // Logits scaled by `spread`; with `ties` they are rounded to integers, so rows often have several
-// maximal logits and accuracy exercises the first-maximum rule.
+// maximal logits and logits equal to the label's, and the accuracies exercise the tie rule.
 LayerRun loss_run(const Shape& logits, float spread, bool ties, bool accumulate) {
   LayerRun run{{uniform(logits.numel(), 200, -spread, spread)}};
   if (ties) {
@@ -58,6 +60,36 @@ TEST_F(LossCuda, SoftmaxCrossEntropyMatchesCpu) {
   }
 }
 
+// Three logit levels over 12 classes: a label's rank around 5 is mostly decided by the ties.
+TEST_F(LossCuda, Top5RanksTiesAsTheCpuDoes) {
+  const Shape shape{256, 12};
+  const LayerRun cuda = expect_cuda_matches_cpu<layers::cuda::SoftmaxCrossEntropyCuda>(
+      layers::SoftmaxCrossEntropySpec{}, {shape}, loss_run(shape, 1.0f, true, false),
+      cuda_options(), kLossTolerance);
+  EXPECT_GT(cuda.stats.top5, cuda.stats.accuracy);
+  EXPECT_LT(cuda.stats.top5, 1.0);
+}
+
+// NaN logits make the loss NaN, so only the accuracies are compared: on both backends a NaN ranks
+// above every number, and every other logit ranks above a label's NaN.
+TEST_F(LossCuda, NanLogitsRankAsOnTheCpu) {
+  const Shape shape{64, 10};
+  LayerRun run = loss_run(shape, 4.0f, true, false);
+  run.grad_output.clear();
+  for (std::size_t i = 0; i < run.inputs[0].size(); i += 7) {
+    run.inputs[0][i] = std::numeric_limits<float>::quiet_NaN();
+  }
+  const auto cpu = layers::make_layer(layers::Backend::Cpu, layers::SoftmaxCrossEntropySpec{},
+                                      {shape}, layers::LayerOptions{});
+  layers::cuda::SoftmaxCrossEntropyCuda layer(layers::SoftmaxCrossEntropySpec{}, {shape},
+                                              cuda_options());
+  const LayerRun want = run_on_cpu(*cpu, run);
+  const LayerRun got = run_on_cuda(layer, stream(), run);
+  EXPECT_EQ(got.stats.accuracy, want.stats.accuracy);
+  EXPECT_EQ(got.stats.top5, want.stats.top5);
+  EXPECT_LT(want.stats.top5, 1.0);
+}
+
 TEST_F(LossCuda, LargeLogitsStayFinite) {
   const Shape shape{16, 10};
   const LayerRun cuda = expect_cuda_matches_cpu<layers::cuda::SoftmaxCrossEntropyCuda>(
@@ -82,7 +114,7 @@ TEST_F(LossCuda, BadLabelsThrowBeforeAnythingIsEnqueued) {
   DeviceTensor y(stream(), {42.0f}, Shape{1});
   DeviceTensor dy(stream(), {1.0f}, Shape{1});
   DeviceTensor dx(stream(), std::vector<float>(6, 42.0f), logits);
-  layers::LossStats stats{-1.0, -1.0};
+  layers::LossStats stats{-1.0, -1.0, -1.0};
   layers::ForwardArgs forward;
   forward.inputs = {x.view()};
   forward.output = y.view();
@@ -126,7 +158,7 @@ TEST_F(LossCuda, StatisticsReachEachForwardsOwnDestination) {
   for (layers::LossStats* stats : {pageable.data(), pinned}) {
     std::vector<std::unique_ptr<DeviceTensor>> keep;
     for (std::size_t r = 0; r < runs.size(); ++r) {
-      stats[r] = {-1.0, -1.0};
+      stats[r] = {-1.0, -1.0, -1.0};
       keep.push_back(std::make_unique<DeviceTensor>(stream(), runs[r].inputs[0], logits));
       keep.push_back(std::make_unique<DeviceTensor>(stream(), std::vector<float>{0.0f}, Shape{1}));
       layers::ForwardArgs args;
@@ -145,6 +177,7 @@ TEST_F(LossCuda, StatisticsReachEachForwardsOwnDestination) {
       EXPECT_NEAR(stats[r].loss, want.stats.loss, kLossTolerance * (1.0 + want.stats.loss))
           << where << r;
       EXPECT_EQ(stats[r].accuracy, want.stats.accuracy) << where << r;
+      EXPECT_EQ(stats[r].top5, want.stats.top5) << where << r;
       EXPECT_NEAR(keep[2 * r + 1]->download_now(stream())[0], want.output[0],
                   kLossTolerance * (1.0 + want.output[0]))
           << where << r;
@@ -162,6 +195,8 @@ TEST_F(LossCuda, ForwardAndBackwardAreBitwiseReproducible) {
   const LayerRun second = run_on_cuda(layer, stream(), run);
   EXPECT_EQ(first.output, second.output);
   EXPECT_EQ(first.stats.loss, second.stats.loss);
+  EXPECT_EQ(first.stats.accuracy, second.stats.accuracy);
+  EXPECT_EQ(first.stats.top5, second.stats.top5);
   EXPECT_EQ(first.grad_inputs, second.grad_inputs);
 }
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <vector>
 
@@ -127,10 +128,27 @@ TEST(Trainer, AccuracyOnTheHeldOutSetRisesWithTraining) {
   EXPECT_EQ(after.images, 992);    // 62 full batches of the 1000 held-out images
   EXPECT_GT(after.accuracy, 0.6);  // 4 classes
   EXPECT_GT(after.accuracy, before.accuracy + 0.2);
+  EXPECT_EQ(after.top5, 1.0);  // fewer than 5 classes: every label is among the top 5
   EXPECT_LT(after.loss, before.loss);
   const EvalRecord again = trainer.evaluate();
   EXPECT_EQ(again.loss, after.loss);
   EXPECT_EQ(again.accuracy, after.accuracy);
+  EXPECT_EQ(again.top5, after.top5);
+}
+
+TEST(Trainer, EvaluationCountsTop5OverTheImages) {
+  TrainerOptions o = options();
+  o.evaluation = true;
+  Trainer trainer(cifar_net(), 8, o);  // 10 classes
+  for (int i = 0; i < 3; ++i) {
+    const EvalRecord r = trainer.evaluate();
+    EXPECT_GT(r.top5, r.accuracy);
+    EXPECT_LT(r.top5, 1.0);
+    // A mean of per-batch fractions of equal batches: a whole number of the images.
+    const double hits = r.top5 * static_cast<double>(r.images);
+    EXPECT_NEAR(hits, std::round(hits), 1e-6);
+    for (int s = 0; s < 10; ++s) trainer.step();
+  }
 }
 
 TEST(Trainer, EvaluatesCifarTestBatchInFullBatches) {

@@ -94,8 +94,11 @@ struct StepStats {
 struct EvalStats {
   std::int64_t iteration = 0;  // steps trained when it ran
   double loss = 0.0;           // mean over the images
-  double accuracy = 0.0;       // fraction of the images classified right
-  std::int64_t images = 0;     // images evaluated (full batches only)
+  double accuracy = 0.0;       // fraction of the images classified right (top-1)
+  /// Fraction of the images whose label is among the 5 largest logits (with fewer than 5 classes,
+  /// among all of them: 1). Of equal logits the lower class ranks first; NaN ranks above numbers.
+  double top5 = 0.0;
+  std::int64_t images = 0;  // images evaluated (full batches only)
 };
 
 /// Device and pinned host memory of the run, measured by its allocators.
