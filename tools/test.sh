@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up, builds (with the CUDA backend when nvcc is found) and runs the whole test suite, then
-# fuzzes the config and command-line parsers for a bounded time (tools/fuzz.sh).
+# fuzzes the config, command-line, tar and image parsers for a bounded time (tools/fuzz.sh).
 # GPU tests skip cleanly on machines without a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."

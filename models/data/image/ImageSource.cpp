@@ -20,87 +20,85 @@ bool starts_with(const std::string& s, std::string_view prefix) {
   return s.size() > prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
 }
 
-std::string counts(std::int64_t images, std::size_t classes) {
-  return " (" + std::to_string(images) + " images, " + std::to_string(classes) + " classes)";
-}
-
-class FolderSource final : public ImageSource {
+// What both sources share: an index with samples (each with a label), classes and what indexing
+// skipped.
+template <typename Index>
+class IndexedSource : public ImageSource {
  public:
-  FolderSource(const std::string& root, bool skip_bad)
-      : root_(root), index_(index_image_folder(root, ImageFolderOptions{skip_bad})) {}
-
   std::int64_t size() const noexcept override {
     return static_cast<std::int64_t>(index_.samples.size());
   }
-  std::int32_t label(std::int64_t sample) const noexcept override {
-    return index_.samples[static_cast<std::size_t>(sample)].label;
+  std::int32_t label(std::int64_t sample) const noexcept override { return at(sample).label; }
+  const std::vector<std::string>& classes() const noexcept override { return index_.classes; }
+  std::string description() const override {
+    return what_ + " (" + std::to_string(size()) + " images, " +
+           std::to_string(index_.classes.size()) + " classes)";
   }
+  const std::vector<std::string>& skipped() const noexcept override { return index_.skipped; }
+
+ protected:
+  IndexedSource(std::string what, Index index) : what_(std::move(what)), index_(std::move(index)) {}
+  const auto& at(std::int64_t sample) const {
+    return index_.samples[static_cast<std::size_t>(sample)];
+  }
+  const Index& index() const noexcept { return index_; }
+
+ private:
+  std::string what_;
+  Index index_;
+};
+
+void check_size(const std::string& name, std::int64_t bytes, std::int64_t max_bytes) {
+  if (bytes < 0 || bytes > max_bytes) {
+    throw runtime::DataError(name + ": " + std::to_string(bytes) +
+                             " bytes; expected an image of at most " + std::to_string(max_bytes));
+  }
+}
+
+class FolderSource final : public IndexedSource<ImageFolderIndex> {
+ public:
+  FolderSource(const std::string& root, bool skip_bad)
+      : IndexedSource(std::string(kFolderPrefix) + root,
+                      index_image_folder(root, ImageFolderOptions{skip_bad})) {}
+
   void read(std::int64_t sample, std::int64_t max_bytes,
             std::vector<std::uint8_t>& out) const override {
-    const std::string& path = index_.samples[static_cast<std::size_t>(sample)].path;
+    const std::string& path = at(sample).path;
     std::ifstream in(path, std::ios::binary | std::ios::ate);
     if (!in) throw runtime::DataError(path + ": cannot be opened");
     const std::streamoff bytes = in.tellg();
-    if (bytes < 0 || bytes > max_bytes) {
-      throw runtime::DataError(path + ": " + std::to_string(bytes) +
-                               " bytes; expected an image of at most " + std::to_string(max_bytes));
-    }
+    check_size(path, bytes, max_bytes);
     out.resize(static_cast<std::size_t>(bytes));
     in.seekg(0);
     if (!in.read(reinterpret_cast<char*>(out.data()), bytes)) {
       throw runtime::DataError(path + ": cannot be read");
     }
   }
-  std::string name(std::int64_t sample) const override {
-    return index_.samples[static_cast<std::size_t>(sample)].path;
-  }
-  const std::vector<std::string>& classes() const noexcept override { return index_.classes; }
-  std::string description() const override {
-    return std::string(kFolderPrefix) + root_ + counts(size(), index_.classes.size());
-  }
-  const std::vector<std::string>& skipped() const noexcept override { return index_.skipped; }
-
- private:
-  std::string root_;
-  ImageFolderIndex index_;
+  std::string name(std::int64_t sample) const override { return at(sample).path; }
 };
 
-class ShardSource final : public ImageSource {
+class ShardSource final : public IndexedSource<WebDatasetIndex> {
  public:
   ShardSource(const std::string& pattern, bool skip_bad)
-      : pattern_(pattern), index_(index_webdataset(pattern, WebDatasetOptions{skip_bad, {}})) {
-    for (const std::string& shard : index_.shards)
+      : IndexedSource(std::string(kShardPrefix) + pattern,
+                      index_webdataset(pattern, WebDatasetOptions{skip_bad, {}})) {
+    for (const std::string& shard : index().shards) {
       tars_.push_back(std::make_unique<TarFile>(shard));
+    }
   }
 
-  std::int64_t size() const noexcept override {
-    return static_cast<std::int64_t>(index_.samples.size());
-  }
-  std::int32_t label(std::int64_t sample) const noexcept override {
-    return index_.samples[static_cast<std::size_t>(sample)].label;
-  }
   void read(std::int64_t sample, std::int64_t max_bytes,
             std::vector<std::uint8_t>& out) const override {
-    const WebDatasetSample& s = index_.samples[static_cast<std::size_t>(sample)];
-    if (s.image.size > max_bytes) {
-      throw runtime::DataError(name(sample) + ": " + std::to_string(s.image.size) +
-                               " bytes; expected an image of at most " + std::to_string(max_bytes));
-    }
+    const WebDatasetSample& s = at(sample);
+    check_size(name(sample), s.image.size, max_bytes);
     read_member(*tars_[static_cast<std::size_t>(s.shard)], s.image, out);
   }
   std::string name(std::int64_t sample) const override {
-    const WebDatasetSample& s = index_.samples[static_cast<std::size_t>(sample)];
-    return index_.shards[static_cast<std::size_t>(s.shard)] + ":" + s.image.name;
+    const WebDatasetSample& s = at(sample);
+    return index().shards[static_cast<std::size_t>(s.shard)] + ":" + s.image.name;
   }
-  const std::vector<std::string>& classes() const noexcept override { return index_.classes; }
-  std::string description() const override {
-    return std::string(kShardPrefix) + pattern_ + counts(size(), index_.classes.size());
-  }
-  const std::vector<std::string>& skipped() const noexcept override { return index_.skipped; }
 
  private:
-  std::string pattern_;
-  WebDatasetIndex index_;
   std::vector<std::unique_ptr<TarFile>> tars_;  // one per shard, opened once
 };
 
