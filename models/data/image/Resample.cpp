@@ -315,21 +315,4 @@ void Resampler::resize_centre_crop(const RgbImage& src, const EvalGeometry& geom
          out);
 }
 
-void normalize_to_chw(const std::uint8_t* hwc, std::int64_t width, std::int64_t height,
-                      const float mean[3], const float stddev[3], float* chw) {
-  // 256 values a channel: a table computed as torch does, (x / 255 - mean) / std in float.
-  float table[3][256];
-  for (int c = 0; c < 3; ++c) {
-    for (int v = 0; v < 256; ++v) {
-      table[c][v] = (static_cast<float>(v) / 255.0f - mean[c]) / stddev[c];
-    }
-  }
-  const std::int64_t plane = width * height;
-  for (std::int64_t i = 0; i < plane; ++i) {
-    chw[i] = table[0][hwc[3 * i]];
-    chw[plane + i] = table[1][hwc[3 * i + 1]];
-    chw[2 * plane + i] = table[2][hwc[3 * i + 2]];
-  }
-}
-
 }  // namespace vdnn::models

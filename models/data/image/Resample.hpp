@@ -76,13 +76,4 @@ class Resampler {
   std::vector<std::uint8_t> line_;  // one input row of the horizontal pass, padded
 };
 
-/// torchvision's Normalize constants for ImageNet, RGB.
-inline constexpr float kImageNetMean[3] = {0.485f, 0.456f, 0.406f};
-inline constexpr float kImageNetStd[3] = {0.229f, 0.224f, 0.225f};
-
-/// ToTensor then Normalize: chw[c][y][x] = (hwc[y][x][c] / 255 - mean[c]) / stddev[c] in float, as
-/// torch computes it. `hwc` holds width * height RGB pixels; `chw` receives 3 planes.
-void normalize_to_chw(const std::uint8_t* hwc, std::int64_t width, std::int64_t height,
-                      const float mean[3], const float stddev[3], float* chw);
-
 }  // namespace vdnn::models

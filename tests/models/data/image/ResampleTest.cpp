@@ -254,23 +254,5 @@ TEST(Resample, RejectsBadArguments) {
                runtime::InvalidArgument);
 }
 
-TEST(Resample, NormalizesToChwAsTorchDoes) {
-  // Two pixels: (0, 128, 255) and (255, 1, 30).
-  const std::uint8_t hwc[] = {0, 128, 255, 255, 1, 30};
-  float chw[6];
-  normalize_to_chw(hwc, 2, 1, kImageNetMean, kImageNetStd, chw);
-  const auto expected = [](int value, int c) {
-    return (static_cast<float>(value) / 255.0f - kImageNetMean[c]) / kImageNetStd[c];
-  };
-  EXPECT_EQ(chw[0], expected(0, 0));
-  EXPECT_EQ(chw[1], expected(255, 0));
-  EXPECT_EQ(chw[2], expected(128, 1));
-  EXPECT_EQ(chw[3], expected(1, 1));
-  EXPECT_EQ(chw[4], expected(255, 2));
-  EXPECT_EQ(chw[5], expected(30, 2));
-  EXPECT_NEAR(chw[0], -0.485f / 0.229f, 1e-6f);
-  EXPECT_NEAR(chw[4], (1.0f - 0.406f) / 0.225f, 1e-6f);
-}
-
 }  // namespace
 }  // namespace vdnn::models
