@@ -25,6 +25,28 @@ struct SampleFormat {
 /// on (--eval-data), its test set where it has one and else all of it, as Test is served.
 enum class Split : std::uint8_t { Train, Test, Whole };
 
+/// Where image files decode: on CPU worker threads (libjpeg-turbo, libpng), or on the GPU (nvJPEG)
+/// for the JPEGs it takes with the workers doing the rest; Auto: the GPU when the run is on CUDA
+/// and the build has nvJPEG.
+enum class Decode : std::uint8_t { Auto, Cpu, Gpu };
+
+/// "auto", "cpu" or "gpu".
+const char* decode_name(Decode decode) noexcept;
+/// Parses a decode_name(); throws runtime::InvalidArgument naming the known ones.
+Decode parse_decode(const std::string& name);
+/// `decode` for a run on CUDA (`cuda`) or the CPU: Auto becomes Gpu on CUDA with nvJPEG, else
+/// Cpu. Throws runtime::InvalidArgument for Gpu on the CPU (make_dataset, for Gpu without
+/// nvJPEG).
+Decode resolve_decode(Decode decode, bool cuda);
+
+/// How an image source is read: skip (and count) unreadable files instead of stopping; where
+/// files decode (resolved: Cpu or Gpu) and, for Gpu, on which CUDA device.
+struct ImageOptions {
+  bool skip_bad = false;
+  Decode decode = Decode::Cpu;
+  int device = 0;
+};
+
 /// Produces batches in host memory: a stream of samples numbered from 0, each a pure function of
 /// the seed and its number (Note [Data loading] in docs/ARCHITECTURE.md). next_batch() and seek()
 /// are not thread-safe (one thread draws at a time, e.g. a BatchLoader's); description() and
@@ -61,15 +83,15 @@ class Dataset {
 };
 
 /// Builds `split` of the dataset named by `source`: "synthetic", "cifar10:DIR", "imagefolder:DIR"
-/// or "webdataset:PATTERN" (image files: ImageDataset, on default_data_workers() threads), with
-/// `augment`
-/// applied to the train split (never to the test split); with `skip_bad`, an image source skips
-/// files it cannot read (ImageDataset::bad_images). Throws
+/// or "webdataset:PATTERN" (image files: ImageDataset, on default_data_workers() threads, read as
+/// `image` says, batches up to `batch` for the GPU decoder), with `augment` applied to the train
+/// split (never to the test split). Throws
 /// runtime::InvalidArgument for an unknown source or a format the network cannot take, and
 /// runtime::DataError for missing or malformed files (naming the file and the record).
 std::unique_ptr<Dataset> make_dataset(const std::string& source, const SampleFormat& format,
                                       std::uint64_t seed, Split split = Split::Train,
-                                      Augment augment = Augment::None, bool skip_bad = false);
+                                      Augment augment = Augment::None,
+                                      const ImageOptions& image = {}, std::int64_t batch = 256);
 
 /// The augmentation a source gets unless told otherwise: crop-flip for cifar10 (the usual CIFAR
 /// recipe), imagenet for image files, none for synthetic (its classes are smooth patterns at a

@@ -35,7 +35,7 @@ std::int64_t checked_side(const SampleFormat& format) {
 
 ImageDataset::ImageDataset(std::unique_ptr<ImageSource> source, const SampleFormat& format,
                            Split split, std::uint64_t seed, Augment augment, std::size_t workers,
-                           bool skip_bad)
+                           bool skip_bad, std::unique_ptr<GpuImageStage> gpu)
     : source_(std::move(source)),
       side_(checked_side(format)),
       train_(split == Split::Train),
@@ -44,6 +44,7 @@ ImageDataset::ImageDataset(std::unique_ptr<ImageSource> source, const SampleForm
       order_(static_cast<std::size_t>(source_->size())),
       scratch_(workers),
       skip_bad_(skip_bad),
+      gpu_(std::move(gpu)),
       pool_(workers) {
   VDNN_EXPECTS(augment != Augment::CropFlip,
                "image files take the imagenet augmentation or none, not crop-flip");
@@ -76,9 +77,68 @@ void ImageDataset::next_batch(std::int64_t batch, void* images, std::int32_t* la
   }
   auto* out = static_cast<std::uint8_t*>(images);
   const std::int64_t sample_bytes = side_ * side_ * 3;
+  if (gpu_ != nullptr) {
+    slot_bytes_.resize(jobs_.size());
+    gpu_samples_.resize(jobs_.size());
+    on_gpu_.assign(jobs_.size(), 0);
+  }
   pool_.run(batch, [&](std::size_t worker, std::int64_t i) {
-    labels[i] =
-        produce(scratch_[worker], jobs_[static_cast<std::size_t>(i)], out + i * sample_bytes);
+    const Job& job = jobs_[static_cast<std::size_t>(i)];
+    if (gpu_ != nullptr && defer_to_gpu(scratch_[worker], static_cast<std::size_t>(i), job)) {
+      labels[i] = source_->label(job.sample);
+      return;
+    }
+    labels[i] = produce(scratch_[worker], job, out + i * sample_bytes);
+  });
+  if (gpu_ != nullptr) run_gpu(out, labels);
+}
+
+bool ImageDataset::defer_to_gpu(Scratch& scratch, std::size_t slot, const Job& job) {
+  if (known_bad(job.sample)) return false;
+  std::vector<std::uint8_t>& bytes = slot_bytes_[slot];
+  try {
+    const auto start = Clock::now();
+    source_->read(job.sample, kLimits.max_file_bytes, bytes);
+    scratch.seconds.read += seconds_since(start);
+    const ImageInfo info =
+        read_image_info(bytes.data(), bytes.size(), source_->name(job.sample), kLimits);
+    // Colour conversions other than YCbCr's (Adobe RGB and CMYK JPEGs) are PIL's, on the CPU.
+    const bool plain = info.format == ImageFormat::Jpeg &&
+                       (info.colour == ImageColour::YCbCr || info.colour == ImageColour::Gray);
+    if (!plain || !gpu_->accepts(slot, bytes.data(), bytes.size(), info.width, info.height)) {
+      return false;
+    }
+    gpu_samples_[slot] = {slot, bytes.data(), bytes.size(),
+                          gpu_resize(job, info.width, info.height)};
+  } catch (const runtime::DataError&) {
+    return false;  // the CPU path names the file, or skips it
+  }
+  on_gpu_[slot] = 1;
+  return true;
+}
+
+// The whole image decoded, then PIL's resize of the crop: torchvision's transform exactly.
+ResizeSpec ImageDataset::gpu_resize(const Job& job, std::int64_t width,
+                                    std::int64_t height) const {
+  if (!random_crops_) return centre_crop_spec(width, height, eval_resize_crop(width, height, side_));
+  const PixelBox box = draw_random_resized_crop(seed_, job.epoch, job.position, width, height);
+  const SourceBox crop{static_cast<double>(box.left), static_cast<double>(box.top),
+                       static_cast<double>(box.left + box.width),
+                       static_cast<double>(box.top + box.height)};
+  return resized_crop_spec(width, height, crop, side_, draw_flip(seed_, job.epoch, job.position));
+}
+
+void ImageDataset::run_gpu(std::uint8_t* out, std::int32_t* labels) {
+  std::vector<GpuSample> queued;
+  for (std::size_t slot = 0; slot < on_gpu_.size(); ++slot) {
+    if (on_gpu_[slot] != 0) queued.push_back(gpu_samples_[slot]);
+  }
+  const std::int64_t sample_bytes = side_ * side_ * 3;
+  const std::vector<std::size_t> failed = gpu_->run(queued, out, sample_bytes);
+  pool_.run(static_cast<std::int64_t>(failed.size()), [&](std::size_t worker, std::int64_t i) {
+    const std::size_t slot = failed[static_cast<std::size_t>(i)];
+    labels[slot] = produce(scratch_[worker], jobs_[slot],
+                           out + static_cast<std::int64_t>(slot) * sample_bytes);
   });
 }
 
@@ -165,7 +225,8 @@ ImageStageSeconds ImageDataset::stage_seconds() const noexcept {
 }
 
 std::string ImageDataset::description() const {
-  return source_->description() + (random_crops_ ? ", imagenet augmentation" : "");
+  return source_->description() + (random_crops_ ? ", imagenet augmentation" : "") +
+         (gpu_ != nullptr ? ", decoded by " + gpu_->description() + " and the CPU" : "");
 }
 
 }  // namespace vdnn::models

@@ -27,6 +27,7 @@ struct TrainerOptions {
   std::string data = "synthetic";  // synthetic | cifar10:DIR | imagefolder:DIR | webdataset:...
   std::optional<Augment> augment;  // of the train split; unset: default_augment(data)
   bool skip_bad_images = false;    // image sources: skip what cannot be read (make_dataset)
+  Decode decode = Decode::Auto;    // image sources: where JPEGs decode (resolve_decode)
   bool evaluation = false;         // load the test split too, for evaluate()
   /// The source evaluate() runs on (all of it, or its test split where it has one: Split::Whole);
   /// empty: the test split of `data`. Image files and other sources do not mix (the network

@@ -41,6 +41,9 @@ struct TrainerConfig {
   /// none for synthetic.
   std::string augment;
   bool skip_bad_images = false;  // image files: skip (and count) what cannot be read or decoded
+  /// Image files: where JPEGs decode, "cpu" (worker threads), "gpu" (nvJPEG, the CPU for what it
+  /// does not take) or "auto" (the GPU on CUDA when the build has nvJPEG).
+  std::string decode = "auto";
   bool evaluation = false;       // load the test split too, for Trainer::evaluate()
   /// What Trainer::evaluate() runs on: a source as `data` takes, its test split where it has one
   /// (imagefolder:DIR: DIR/val), else all of it; empty: the test split of `data`.
