@@ -187,7 +187,7 @@ std::vector<std::size_t> NvjpegStage::run(const std::vector<GpuSample>& samples,
   const auto bytes = static_cast<std::size_t>(sample_bytes);
   reserve(resized_, bytes * samples.size());
   auto* resized = static_cast<std::uint8_t*>(resized_.data());
-  resampler_.resize(sources_, plans_, resized, sample_bytes, stream_.get());
+  resampler_.resize(stream_.get(), sources_, plans_, resized, sample_bytes);
   for (std::size_t i = 0; i < samples.size(); ++i) {
     VDNN_CHECK_CUDA(cudaMemcpyAsync(out + samples[i].slot * bytes, resized + i * bytes, bytes,
                                     cudaMemcpyDeviceToHost, stream_.get()));
