@@ -11,7 +11,7 @@
 # >= 95% of synthetic; resume bitwise).
 # Usage: tools/images-gpu.sh OUT
 # Environment: VDNN_IMAGES_TRAIN (200) training images per class of 100 classes, VDNN_IMAGES_ITERS
-# (40) steps per training run; VDNN_SKIP_BUILD, VDNN_BUILD_DIR (build-gpu), VDNN_PREFIX_PATH as for
+# (40) steps per training run, VDNN_IMAGES_LEARN_DECODE (auto) the ResNet-18 runs' --decode; VDNN_SKIP_BUILD, VDNN_BUILD_DIR (build-gpu), VDNN_PREFIX_PATH as for
 # tools/speed-gpu.sh. About 4 minutes on the H200 after the build.
 set -euo pipefail
 # shellcheck source=tools/bench-common.sh
@@ -62,7 +62,8 @@ done
 # Three epochs of 20000 images at batch 128: 468 steps, a checkpoint at step 234 (mid-epoch 2),
 # from which a second run resumes to 468 on the same schedule.
 learn=("$vdnn" train --device cuda --config "$out/resnet18-100.json" --batch 128 --deterministic
-  --data "imagefolder:$images" --lr 0.1 --schedule cosine --iters 468 --eval-every 468)
+  --data "imagefolder:$images" --decode "${VDNN_IMAGES_LEARN_DECODE:-auto}" --lr 0.1
+  --schedule cosine --iters 468 --eval-every 468)
 rm -rf "$out/r18-straight" "$out/r18-resumed"
 if [ -z "${VDNN_IMAGES_SKIP_LEARN:-}" ]; then
   "${learn[@]}" --checkpoint-every 234 --out "$out/r18-straight" >"$out/r18-straight.log" 2>&1 ||

@@ -38,7 +38,8 @@ std::unique_ptr<Dataset> make_dataset(const std::string& source, const SampleFor
     std::unique_ptr<GpuImageStage> gpu;
     if (image.decode == Decode::Gpu) gpu = make_gpu_image_stage(image.device, batch);
     return std::make_unique<ImageDataset>(open_image_source(source, split, image.skip_bad), format,
-                                          split, seed, augment, default_data_workers(),
+                                          split, seed, augment,
+                                          image.workers > 0 ? image.workers : default_data_workers(),
                                           image.skip_bad, std::move(gpu));
   }
   throw runtime::InvalidArgument("unknown data source '" + source +
@@ -61,8 +62,11 @@ Decode parse_decode(const std::string& name) {
   throw runtime::InvalidArgument("unknown decode '" + name + "'; expected 'auto', 'cpu' or 'gpu'");
 }
 
-Decode resolve_decode(Decode decode, bool cuda) {
-  if (decode == Decode::Auto) return cuda && gpu_decode_built() ? Decode::Gpu : Decode::Cpu;
+Decode resolve_decode(Decode decode, bool cuda, std::size_t workers) {
+  if (decode == Decode::Auto) {
+    const bool few_workers = workers < kWorkersForCpuDecode;
+    return cuda && gpu_decode_built() && few_workers ? Decode::Gpu : Decode::Cpu;
+  }
   if (decode == Decode::Gpu && !cuda) {
     throw runtime::InvalidArgument("--decode gpu needs the CUDA device (--device cuda)");
   }

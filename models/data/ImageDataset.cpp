@@ -3,6 +3,7 @@
 #include "models/data/ImageDataset.hpp"
 
 #include <chrono>
+#include <future>
 
 #include "models/data/EpochOrder.hpp"
 #include "models/data/image/ClassIndex.hpp"
@@ -77,20 +78,49 @@ void ImageDataset::next_batch(std::int64_t batch, void* images, std::int32_t* la
   }
   auto* out = static_cast<std::uint8_t*>(images);
   const std::int64_t sample_bytes = side_ * side_ * 3;
-  if (gpu_ != nullptr) {
-    slot_bytes_.resize(jobs_.size());
-    gpu_samples_.resize(jobs_.size());
-    on_gpu_.assign(jobs_.size(), 0);
-  }
+  if (gpu_ != nullptr) return next_batch_on_gpu(out, labels);
   pool_.run(batch, [&](std::size_t worker, std::int64_t i) {
-    const Job& job = jobs_[static_cast<std::size_t>(i)];
-    if (gpu_ != nullptr && defer_to_gpu(scratch_[worker], static_cast<std::size_t>(i), job)) {
-      labels[i] = source_->label(job.sample);
-      return;
-    }
-    labels[i] = produce(scratch_[worker], job, out + i * sample_bytes);
+    labels[i] =
+        produce(scratch_[worker], jobs_[static_cast<std::size_t>(i)], out + i * sample_bytes);
   });
-  if (gpu_ != nullptr) run_gpu(out, labels);
+}
+
+void ImageDataset::next_batch_on_gpu(std::uint8_t* out, std::int32_t* labels) {
+  const std::size_t batch = jobs_.size();
+  slot_bytes_.resize(batch);
+  gpu_samples_.resize(batch);
+  on_gpu_.assign(batch, 0);
+  pool_.run(static_cast<std::int64_t>(batch), [&](std::size_t worker, std::int64_t i) {
+    const auto slot = static_cast<std::size_t>(i);
+    if (defer_to_gpu(scratch_[worker], slot, jobs_[slot])) {
+      labels[slot] = source_->label(jobs_[slot].sample);
+    }
+  });
+  std::vector<GpuSample> queued;
+  std::vector<std::size_t> on_cpu;
+  for (std::size_t slot = 0; slot < batch; ++slot) {
+    if (on_gpu_[slot] != 0) {
+      queued.push_back(gpu_samples_[slot]);
+    } else {
+      on_cpu.push_back(slot);
+    }
+  }
+  // The GPU decodes its files while the workers make the others (the future's destructor waits
+  // for the GPU should the workers throw).
+  std::future<std::vector<std::size_t>> failed = std::async(
+      std::launch::async, [&] { return gpu_->run(queued, out, side_ * side_ * 3); });
+  produce_slots(on_cpu, out, labels);
+  produce_slots(failed.get(), out, labels);
+}
+
+void ImageDataset::produce_slots(const std::vector<std::size_t>& slots, std::uint8_t* out,
+                                 std::int32_t* labels) {
+  const std::int64_t sample_bytes = side_ * side_ * 3;
+  pool_.run(static_cast<std::int64_t>(slots.size()), [&](std::size_t worker, std::int64_t i) {
+    const std::size_t slot = slots[static_cast<std::size_t>(i)];
+    labels[slot] = produce(scratch_[worker], jobs_[slot],
+                           out + static_cast<std::int64_t>(slot) * sample_bytes);
+  });
 }
 
 bool ImageDataset::defer_to_gpu(Scratch& scratch, std::size_t slot, const Job& job) {
@@ -126,20 +156,6 @@ ResizeSpec ImageDataset::gpu_resize(const Job& job, std::int64_t width,
                        static_cast<double>(box.left + box.width),
                        static_cast<double>(box.top + box.height)};
   return resized_crop_spec(width, height, crop, side_, draw_flip(seed_, job.epoch, job.position));
-}
-
-void ImageDataset::run_gpu(std::uint8_t* out, std::int32_t* labels) {
-  std::vector<GpuSample> queued;
-  for (std::size_t slot = 0; slot < on_gpu_.size(); ++slot) {
-    if (on_gpu_[slot] != 0) queued.push_back(gpu_samples_[slot]);
-  }
-  const std::int64_t sample_bytes = side_ * side_ * 3;
-  const std::vector<std::size_t> failed = gpu_->run(queued, out, sample_bytes);
-  pool_.run(static_cast<std::int64_t>(failed.size()), [&](std::size_t worker, std::int64_t i) {
-    const std::size_t slot = failed[static_cast<std::size_t>(i)];
-    labels[slot] = produce(scratch_[worker], jobs_[slot],
-                           out + static_cast<std::int64_t>(slot) * sample_bytes);
-  });
 }
 
 std::int32_t ImageDataset::produce(Scratch& scratch, const Job& job, std::uint8_t* out) {

@@ -81,8 +81,11 @@ class ImageDataset final : public Dataset {
   // there. False (the CPU then makes the sample) for anything else, unreadable files included.
   bool defer_to_gpu(Scratch& scratch, std::size_t slot, const Job& job);
   ResizeSpec gpu_resize(const Job& job, std::int64_t width, std::int64_t height) const;
-  // Decodes the queued slots on the GPU; what it cannot decode, the workers make.
-  void run_gpu(std::uint8_t* out, std::int32_t* labels);
+  // With a GPU stage: the workers read every file and queue what the GPU takes; then the GPU
+  // decodes those while the workers make the others, and the workers redo what the GPU failed.
+  void next_batch_on_gpu(std::uint8_t* out, std::int32_t* labels);
+  void produce_slots(const std::vector<std::size_t>& slots, std::uint8_t* out,
+                     std::int32_t* labels);
   bool known_bad(std::int64_t sample) const;
   void note_bad(std::int64_t sample, const std::string& why);
   void transform(Scratch& scratch, const Job& job, const std::string& name,

@@ -64,7 +64,7 @@ CLI::App* add_data_bench_command(CLI::App& app, DataBenchOptions& o) {
   cmd->add_option("--decode", o.decode, "auto, cpu or gpu: where JPEGs decode (as train's --decode)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}));
-  cmd->add_option("--workers", o.workers, "Decode threads (0: the cores less two)")
+  cmd->add_option("--workers", o.workers, "Decode threads (0: as train's --data-workers)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--json", o.json, "Also write the figures to this JSON file");
@@ -76,12 +76,12 @@ int run_data_bench(const DataBenchOptions& o) {
   auto source =
       models::open_image_source(o.data, test ? models::Split::Test : models::Split::Train, false);
   const auto classes = static_cast<std::int64_t>(source->classes().size());
-  const std::size_t workers =
-      o.workers > 0 ? static_cast<std::size_t>(o.workers) : models::default_data_workers();
   graph::SessionOptions session;
   session.backend = resolve_device(o.device);
-  const models::Decode decode =
-      models::resolve_decode(models::parse_decode(o.decode), session.backend == layers::Backend::Cuda);
+  const std::size_t workers =
+      o.workers > 0 ? static_cast<std::size_t>(o.workers) : models::default_data_workers();
+  const models::Decode decode = models::resolve_decode(
+      models::parse_decode(o.decode), session.backend == layers::Backend::Cuda, workers);
   models::ImageDataset dataset(
       std::move(source), {3, o.size, o.size, classes},
       test ? models::Split::Test : models::Split::Train, 1,

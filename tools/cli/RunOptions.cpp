@@ -71,9 +71,13 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool migration_counters_defau
   cmd.add_option("--decode", o.decode,
                  "Image files: where JPEGs decode, cpu (worker threads), gpu (nvJPEG on the "
                  "hardware decoders, the CPU for what they do not take) or auto (gpu on CUDA "
-                 "when the build has nvJPEG)")
+                 "with nvJPEG when there are fewer than 10 decode threads)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}));
+  cmd.add_option("--data-workers", o.data_workers,
+                 "Image files: decode threads (0: the cores less two)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1024));
   add_uvm_options(cmd, o, migration_counters_default);
   cmd.add_option("--debug-stream-delays", o.debug_stream_delays,
                  "CPU backend: random delays on every stream operation, from this seed");
@@ -129,6 +133,7 @@ models::TrainerOptions trainer_options(const RunOptions& o, const std::string& p
   if (!o.augment.empty()) t.augment = models::parse_augment(o.augment);
   t.skip_bad_images = o.skip_bad_images;
   t.decode = models::parse_decode(o.decode);
+  t.data_workers = static_cast<std::size_t>(o.data_workers);
   t.schedule.policy = graph::parse_lr_policy(o.schedule);
   t.schedule.base_lr = o.lr;
   t.schedule.total_steps = iterations;
