@@ -37,10 +37,9 @@ std::unique_ptr<Dataset> make_dataset(const std::string& source, const SampleFor
   if (is_image_source(source)) {
     std::unique_ptr<GpuImageStage> gpu;
     if (image.decode == Decode::Gpu) gpu = make_gpu_image_stage(image.device, batch);
-    return std::make_unique<ImageDataset>(open_image_source(source, split, image.skip_bad), format,
-                                          split, seed, augment,
-                                          image.workers > 0 ? image.workers : default_data_workers(),
-                                          image.skip_bad, std::move(gpu));
+    return std::make_unique<ImageDataset>(
+        open_image_source(source, split, image.skip_bad), format, split, seed, augment,
+        image.workers > 0 ? image.workers : default_data_workers(), image.skip_bad, std::move(gpu));
   }
   throw runtime::InvalidArgument("unknown data source '" + source +
                                  "'; expected 'synthetic', 'cifar10:DIR', 'imagefolder:DIR' or "

@@ -91,9 +91,9 @@ class Dataset {
 };
 
 /// Builds `split` of the dataset named by `source`: "synthetic", "cifar10:DIR", "imagefolder:DIR"
-/// or "webdataset:PATTERN" (image files: ImageDataset, read as `image` says, batches up to `batch` for the GPU decoder), with `augment` applied to the train
-/// split (never to the test split). Throws
-/// runtime::InvalidArgument for an unknown source or a format the network cannot take, and
+/// or "webdataset:PATTERN" (image files: ImageDataset, read as `image` says, batches up to `batch`
+/// for the GPU decoder), with `augment` applied to the train split (never to the test split).
+/// Throws runtime::InvalidArgument for an unknown source or a format the network cannot take, and
 /// runtime::DataError for missing or malformed files (naming the file and the record).
 std::unique_ptr<Dataset> make_dataset(const std::string& source, const SampleFormat& format,
                                       std::uint64_t seed, Split split = Split::Train,

@@ -107,8 +107,8 @@ void ImageDataset::next_batch_on_gpu(std::uint8_t* out, std::int32_t* labels) {
   }
   // The GPU decodes its files while the workers make the others (the future's destructor waits
   // for the GPU should the workers throw).
-  std::future<std::vector<std::size_t>> failed = std::async(
-      std::launch::async, [&] { return gpu_->run(queued, out, side_ * side_ * 3); });
+  std::future<std::vector<std::size_t>> failed =
+      std::async(std::launch::async, [&] { return gpu_->run(queued, out, side_ * side_ * 3); });
   produce_slots(on_cpu, out, labels);
   produce_slots(failed.get(), out, labels);
 }
@@ -148,9 +148,9 @@ bool ImageDataset::defer_to_gpu(Scratch& scratch, std::size_t slot, const Job& j
 }
 
 // The whole image decoded, then PIL's resize of the crop: torchvision's transform exactly.
-ResizeSpec ImageDataset::gpu_resize(const Job& job, std::int64_t width,
-                                    std::int64_t height) const {
-  if (!random_crops_) return centre_crop_spec(width, height, eval_resize_crop(width, height, side_));
+ResizeSpec ImageDataset::gpu_resize(const Job& job, std::int64_t width, std::int64_t height) const {
+  if (!random_crops_)
+    return centre_crop_spec(width, height, eval_resize_crop(width, height, side_));
   const PixelBox box = draw_random_resized_crop(seed_, job.epoch, job.position, width, height);
   const SourceBox crop{static_cast<double>(box.left), static_cast<double>(box.top),
                        static_cast<double>(box.left + box.width),

@@ -31,8 +31,7 @@ models::GpuStageCounts gpu_counts_since(const models::GpuImageStage* gpu,
                                         const models::GpuStageCounts& before) {
   if (gpu == nullptr) return {};
   const models::GpuStageCounts now = gpu->counts();
-  return {now.images - before.images, now.rejected - before.rejected,
-          now.seconds - before.seconds};
+  return {now.images - before.images, now.rejected - before.rejected, now.seconds - before.seconds};
 }
 
 }  // namespace
@@ -61,7 +60,8 @@ CLI::App* add_data_bench_command(CLI::App& app, DataBenchOptions& o) {
   cmd->add_option("--device", o.device, "auto, cpu or cuda: where batches are uploaded")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  cmd->add_option("--decode", o.decode, "auto, cpu or gpu: where JPEGs decode (as train's --decode)")
+  cmd->add_option("--decode", o.decode,
+                  "auto, cpu or gpu: where JPEGs decode (as train's --decode)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}));
   cmd->add_option("--workers", o.workers, "Decode threads (0: as train's --data-workers)")
@@ -150,16 +150,15 @@ int run_data_bench(const DataBenchOptions& o) {
             << o.batches << " batches\n  per image (worker time): read "
             << figures["read_ms_per_image"].get<double>() << " ms, decode "
             << figures["decode_ms_per_image"].get<double>() << " ms, resize "
-            << figures["resize_ms_per_image"].get<double>()
-            << " ms\n  GPU decode: "
-            << (gpu != nullptr ? gpu->description() + ", " + std::to_string(gpu_counts.images) +
-                                     " images (" + std::to_string(gpu_counts.rejected) +
-                                     " handed back), " +
-                                     std::to_string(figures["gpu_ms_per_batch"].get<double>()) +
-                                     " ms per batch"
-                               : std::string("off"))
-            << "\n  upload: " << figures["upload_ms_per_batch"].get<double>()
-            << " ms per batch (" << figures["upload_gbps"].get<double>() << " GB/s)\n";
+            << figures["resize_ms_per_image"].get<double>() << " ms\n  GPU decode: "
+            << (gpu != nullptr
+                    ? gpu->description() + ", " + std::to_string(gpu_counts.images) + " images (" +
+                          std::to_string(gpu_counts.rejected) + " handed back), " +
+                          std::to_string(figures["gpu_ms_per_batch"].get<double>()) +
+                          " ms per batch"
+                    : std::string("off"))
+            << "\n  upload: " << figures["upload_ms_per_batch"].get<double>() << " ms per batch ("
+            << figures["upload_gbps"].get<double>() << " GB/s)\n";
   if (!o.json.empty()) {
     std::ofstream out(o.json);
     out << figures.dump(2) << "\n";

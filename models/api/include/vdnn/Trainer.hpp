@@ -46,7 +46,7 @@ struct TrainerConfig {
   std::string decode = "auto";
   /// Image files: decode threads; 0: the cores less two.
   std::size_t data_workers = 0;
-  bool evaluation = false;       // load the test split too, for Trainer::evaluate()
+  bool evaluation = false;  // load the test split too, for Trainer::evaluate()
   /// What Trainer::evaluate() runs on: a source as `data` takes, its test split where it has one
   /// (imagefolder:DIR: DIR/val), else all of it; empty: the test split of `data`.
   std::string eval_data;

@@ -13,7 +13,9 @@ namespace {
 
 constexpr std::size_t kAlignment = 256;
 
-std::size_t aligned(std::size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+std::size_t aligned(std::size_t bytes) {
+  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
 
 const char* status_name(nvjpegStatus_t status) {
   switch (status) {
@@ -167,8 +169,8 @@ bool NvjpegStage::decode(const std::vector<GpuSample>& samples) {
   return false;
 }
 
-std::vector<std::size_t> NvjpegStage::run(const std::vector<GpuSample>& samples,
-                                          std::uint8_t* out, std::int64_t sample_bytes) {
+std::vector<std::size_t> NvjpegStage::run(const std::vector<GpuSample>& samples, std::uint8_t* out,
+                                          std::int64_t sample_bytes) {
   if (samples.empty()) return {};
   const auto start = std::chrono::steady_clock::now();
   VDNN_CHECK_CUDA(cudaSetDevice(device_));

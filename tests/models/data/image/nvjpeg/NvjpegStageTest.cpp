@@ -93,9 +93,9 @@ TEST(NvjpegStage, MatchesTheCpuDecodeAndResizeWithinTheDecodersRounding) {
     const std::vector<std::uint8_t>& file = files[i % files.size()];
     ASSERT_TRUE(stage->accepts(i, file.data(), file.size(), 333, 250)) << i;
     // Even slots: the eval transform; odd ones: a crop, flipped.
-    const ResizeSpec spec = i % 2 == 0 ? centre_crop_spec(333, 250, eval_resize_crop(333, 250, kSide))
-                                       : resized_crop_spec(333, 250, {41.0, 17.0, 290.0, 230.0},
-                                                           kSide, true);
+    const ResizeSpec spec =
+        i % 2 == 0 ? centre_crop_spec(333, 250, eval_resize_crop(333, 250, kSide))
+                   : resized_crop_spec(333, 250, {41.0, 17.0, 290.0, 230.0}, kSide, true);
     samples.push_back({i, file.data(), file.size(), spec});
   }
   std::vector<std::uint8_t> out(samples.size() * kSampleBytes);
@@ -107,8 +107,9 @@ TEST(NvjpegStage, MatchesTheCpuDecodeAndResizeWithinTheDecodersRounding) {
     const RgbImage decoded = decode_image(s.data, s.size, "test.jpg");
     std::vector<std::uint8_t> expected(kSampleBytes);
     resampler.resize(decoded, s.spec, expected.data());
-    const std::vector<std::uint8_t> got(out.begin() + static_cast<std::ptrdiff_t>(s.slot * kSampleBytes),
-                                        out.begin() + static_cast<std::ptrdiff_t>((s.slot + 1) * kSampleBytes));
+    const std::vector<std::uint8_t> got(
+        out.begin() + static_cast<std::ptrdiff_t>(s.slot * kSampleBytes),
+        out.begin() + static_cast<std::ptrdiff_t>((s.slot + 1) * kSampleBytes));
     const Difference d = difference(got, expected);
     std::cout << "slot " << s.slot << ": max " << d.max << ", mean " << d.mean << ", within 2 "
               << d.within_two << "\n";
