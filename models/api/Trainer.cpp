@@ -42,6 +42,8 @@ models::TrainerOptions trainer_options(const TrainerConfig& c, const std::string
   models::TrainerOptions t;
   t.data = c.data;
   t.skip_bad_images = c.skip_bad_images;
+  t.decode = models::parse_decode(c.decode);
+  t.data_workers = c.data_workers;
   t.eval_data = c.eval_data;
   if (!c.augment.empty()) t.augment = models::parse_augment(c.augment);
   t.evaluation = c.evaluation;

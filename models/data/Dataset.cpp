@@ -2,11 +2,13 @@
 #include "models/data/Dataset.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <thread>
 
 #include "models/data/Cifar10Dataset.hpp"
 #include "models/data/ImageDataset.hpp"
 #include "models/data/SyntheticDataset.hpp"
+#include "models/data/image/GpuImageStage.hpp"
 #include "models/data/image/ImageSource.hpp"
 #include "runtime/Error.hpp"
 
@@ -14,7 +16,7 @@ namespace vdnn::models {
 
 std::unique_ptr<Dataset> make_dataset(const std::string& source, const SampleFormat& format,
                                       std::uint64_t seed, Split split, Augment augment,
-                                      bool skip_bad) {
+                                      const ImageOptions& image, std::int64_t batch) {
   if (split != Split::Train) augment = Augment::None;
   if (split == Split::Whole && !is_image_source(source)) split = Split::Test;
   if (source == "synthetic") {
@@ -33,12 +35,41 @@ std::unique_ptr<Dataset> make_dataset(const std::string& source, const SampleFor
                                             augment);
   }
   if (is_image_source(source)) {
-    return std::make_unique<ImageDataset>(open_image_source(source, split, skip_bad), format, split,
-                                          seed, augment, default_data_workers(), skip_bad);
+    std::unique_ptr<GpuImageStage> gpu;
+    if (image.decode == Decode::Gpu) gpu = make_gpu_image_stage(image.device, batch);
+    return std::make_unique<ImageDataset>(
+        open_image_source(source, split, image.skip_bad), format, split, seed, augment,
+        image.workers > 0 ? image.workers : default_data_workers(), image.skip_bad, std::move(gpu));
   }
   throw runtime::InvalidArgument("unknown data source '" + source +
                                  "'; expected 'synthetic', 'cifar10:DIR', 'imagefolder:DIR' or "
                                  "'webdataset:PATTERN'");
+}
+
+namespace {
+constexpr const char* kDecodeNames[] = {"auto", "cpu", "gpu"};
+}  // namespace
+
+const char* decode_name(Decode decode) noexcept {
+  return kDecodeNames[static_cast<std::size_t>(decode)];
+}
+
+Decode parse_decode(const std::string& name) {
+  for (std::size_t i = 0; i < std::size(kDecodeNames); ++i) {
+    if (name == kDecodeNames[i]) return static_cast<Decode>(i);
+  }
+  throw runtime::InvalidArgument("unknown decode '" + name + "'; expected 'auto', 'cpu' or 'gpu'");
+}
+
+Decode resolve_decode(Decode decode, bool cuda, std::size_t workers) {
+  if (decode == Decode::Auto) {
+    const bool few_workers = workers < kWorkersForCpuDecode;
+    return cuda && gpu_decode_built() && few_workers ? Decode::Gpu : Decode::Cpu;
+  }
+  if (decode == Decode::Gpu && !cuda) {
+    throw runtime::InvalidArgument("--decode gpu needs the CUDA device (--device cuda)");
+  }
+  return decode;
 }
 
 std::size_t default_data_workers() noexcept {

@@ -25,6 +25,36 @@ struct SampleFormat {
 /// on (--eval-data), its test set where it has one and else all of it, as Test is served.
 enum class Split : std::uint8_t { Train, Test, Whole };
 
+/// Where image files decode: on CPU worker threads (libjpeg-turbo, libpng), or on the GPU (nvJPEG)
+/// for the JPEGs it takes with the workers doing the rest; Auto: the CPU where it has the workers
+/// to feed a GPU, else the GPU (resolve_decode).
+enum class Decode : std::uint8_t { Auto, Cpu, Gpu };
+
+/// Workers below which Auto decodes on the GPU: ~400 ImageNet-sized JPEGs/s each with the crop
+/// decoded at a DCT scale, so fewer than 10 do not reach the 4000 img/s a ResNet-50 trains at
+/// on an H200. Above, the CPU is the better choice: decoding on the GPU lengthens the step's
+/// host enqueue (ResNet-50 b128 fp32 on the H200: 13.6 -> 24 ms; 0.95x the synthetic-data speed,
+/// 1.0x with CPU decode; Note [Image pipeline]).
+inline constexpr std::size_t kWorkersForCpuDecode = 10;
+
+/// "auto", "cpu" or "gpu".
+const char* decode_name(Decode decode) noexcept;
+/// Parses a decode_name(); throws runtime::InvalidArgument naming the known ones.
+Decode parse_decode(const std::string& name);
+/// `decode` for a run on CUDA (`cuda`) or the CPU with `workers` decode threads: Auto becomes Gpu
+/// on CUDA with nvJPEG and fewer than kWorkersForCpuDecode workers, else Cpu. Throws
+/// runtime::InvalidArgument for Gpu on the CPU (make_dataset, for Gpu without nvJPEG).
+Decode resolve_decode(Decode decode, bool cuda, std::size_t workers);
+
+/// How an image source is read: skip (and count) unreadable files instead of stopping; where
+/// files decode (resolved: Cpu or Gpu) and, for Gpu, on which CUDA device.
+struct ImageOptions {
+  bool skip_bad = false;
+  Decode decode = Decode::Cpu;
+  int device = 0;
+  std::size_t workers = 0;  // decode threads; 0: default_data_workers()
+};
+
 /// Produces batches in host memory: a stream of samples numbered from 0, each a pure function of
 /// the seed and its number (Note [Data loading] in docs/ARCHITECTURE.md). next_batch() and seek()
 /// are not thread-safe (one thread draws at a time, e.g. a BatchLoader's); description() and
@@ -61,22 +91,22 @@ class Dataset {
 };
 
 /// Builds `split` of the dataset named by `source`: "synthetic", "cifar10:DIR", "imagefolder:DIR"
-/// or "webdataset:PATTERN" (image files: ImageDataset, on default_data_workers() threads), with
-/// `augment`
-/// applied to the train split (never to the test split); with `skip_bad`, an image source skips
-/// files it cannot read (ImageDataset::bad_images). Throws
-/// runtime::InvalidArgument for an unknown source or a format the network cannot take, and
+/// or "webdataset:PATTERN" (image files: ImageDataset, read as `image` says, batches up to `batch`
+/// for the GPU decoder), with `augment` applied to the train split (never to the test split).
+/// Throws runtime::InvalidArgument for an unknown source or a format the network cannot take, and
 /// runtime::DataError for missing or malformed files (naming the file and the record).
 std::unique_ptr<Dataset> make_dataset(const std::string& source, const SampleFormat& format,
                                       std::uint64_t seed, Split split = Split::Train,
-                                      Augment augment = Augment::None, bool skip_bad = false);
+                                      Augment augment = Augment::None,
+                                      const ImageOptions& image = {}, std::int64_t batch = 256);
 
 /// The augmentation a source gets unless told otherwise: crop-flip for cifar10 (the usual CIFAR
 /// recipe), imagenet for image files, none for synthetic (its classes are smooth patterns at a
 /// fixed position).
 Augment default_augment(const std::string& source) noexcept;
 
-/// Threads an image dataset decodes on: the machine's cores less two.
+/// Threads an image dataset decodes on: the machine's cores less two (with GPU decode too: the
+/// files it does not take, progressive ones among them, still need them).
 std::size_t default_data_workers() noexcept;
 
 /// Host bytes the dataset of make_dataset(source, format, ...) holds, known without building it

@@ -3,6 +3,7 @@
 #include "models/data/ImageDataset.hpp"
 
 #include <chrono>
+#include <future>
 
 #include "models/data/EpochOrder.hpp"
 #include "models/data/image/ClassIndex.hpp"
@@ -35,7 +36,7 @@ std::int64_t checked_side(const SampleFormat& format) {
 
 ImageDataset::ImageDataset(std::unique_ptr<ImageSource> source, const SampleFormat& format,
                            Split split, std::uint64_t seed, Augment augment, std::size_t workers,
-                           bool skip_bad)
+                           bool skip_bad, std::unique_ptr<GpuImageStage> gpu)
     : source_(std::move(source)),
       side_(checked_side(format)),
       train_(split == Split::Train),
@@ -44,6 +45,7 @@ ImageDataset::ImageDataset(std::unique_ptr<ImageSource> source, const SampleForm
       order_(static_cast<std::size_t>(source_->size())),
       scratch_(workers),
       skip_bad_(skip_bad),
+      gpu_(std::move(gpu)),
       pool_(workers) {
   VDNN_EXPECTS(augment != Augment::CropFlip,
                "image files take the imagenet augmentation or none, not crop-flip");
@@ -76,10 +78,84 @@ void ImageDataset::next_batch(std::int64_t batch, void* images, std::int32_t* la
   }
   auto* out = static_cast<std::uint8_t*>(images);
   const std::int64_t sample_bytes = side_ * side_ * 3;
+  if (gpu_ != nullptr) return next_batch_on_gpu(out, labels);
   pool_.run(batch, [&](std::size_t worker, std::int64_t i) {
     labels[i] =
         produce(scratch_[worker], jobs_[static_cast<std::size_t>(i)], out + i * sample_bytes);
   });
+}
+
+void ImageDataset::next_batch_on_gpu(std::uint8_t* out, std::int32_t* labels) {
+  const std::size_t batch = jobs_.size();
+  slot_bytes_.resize(batch);
+  gpu_samples_.resize(batch);
+  on_gpu_.assign(batch, 0);
+  pool_.run(static_cast<std::int64_t>(batch), [&](std::size_t worker, std::int64_t i) {
+    const auto slot = static_cast<std::size_t>(i);
+    if (defer_to_gpu(scratch_[worker], slot, jobs_[slot])) {
+      labels[slot] = source_->label(jobs_[slot].sample);
+    }
+  });
+  std::vector<GpuSample> queued;
+  std::vector<std::size_t> on_cpu;
+  for (std::size_t slot = 0; slot < batch; ++slot) {
+    if (on_gpu_[slot] != 0) {
+      queued.push_back(gpu_samples_[slot]);
+    } else {
+      on_cpu.push_back(slot);
+    }
+  }
+  // The GPU decodes its files while the workers make the others (the future's destructor waits
+  // for the GPU should the workers throw).
+  std::future<std::vector<std::size_t>> failed =
+      std::async(std::launch::async, [&] { return gpu_->run(queued, out, side_ * side_ * 3); });
+  produce_slots(on_cpu, out, labels);
+  produce_slots(failed.get(), out, labels);
+}
+
+void ImageDataset::produce_slots(const std::vector<std::size_t>& slots, std::uint8_t* out,
+                                 std::int32_t* labels) {
+  const std::int64_t sample_bytes = side_ * side_ * 3;
+  pool_.run(static_cast<std::int64_t>(slots.size()), [&](std::size_t worker, std::int64_t i) {
+    const std::size_t slot = slots[static_cast<std::size_t>(i)];
+    labels[slot] = produce(scratch_[worker], jobs_[slot],
+                           out + static_cast<std::int64_t>(slot) * sample_bytes);
+  });
+}
+
+bool ImageDataset::defer_to_gpu(Scratch& scratch, std::size_t slot, const Job& job) {
+  if (known_bad(job.sample)) return false;
+  std::vector<std::uint8_t>& bytes = slot_bytes_[slot];
+  try {
+    const auto start = Clock::now();
+    source_->read(job.sample, kLimits.max_file_bytes, bytes);
+    scratch.seconds.read += seconds_since(start);
+    const ImageInfo info =
+        read_image_info(bytes.data(), bytes.size(), source_->name(job.sample), kLimits);
+    // Colour conversions other than YCbCr's (Adobe RGB and CMYK JPEGs) are PIL's, on the CPU.
+    const bool plain = info.format == ImageFormat::Jpeg &&
+                       (info.colour == ImageColour::YCbCr || info.colour == ImageColour::Gray);
+    if (!plain || !gpu_->accepts(slot, bytes.data(), bytes.size(), info.width, info.height)) {
+      return false;
+    }
+    gpu_samples_[slot] = {slot, bytes.data(), bytes.size(),
+                          gpu_resize(job, info.width, info.height)};
+  } catch (const runtime::DataError&) {
+    return false;  // the CPU path names the file, or skips it
+  }
+  on_gpu_[slot] = 1;
+  return true;
+}
+
+// The whole image decoded, then PIL's resize of the crop: torchvision's transform exactly.
+ResizeSpec ImageDataset::gpu_resize(const Job& job, std::int64_t width, std::int64_t height) const {
+  if (!random_crops_)
+    return centre_crop_spec(width, height, eval_resize_crop(width, height, side_));
+  const PixelBox box = draw_random_resized_crop(seed_, job.epoch, job.position, width, height);
+  const SourceBox crop{static_cast<double>(box.left), static_cast<double>(box.top),
+                       static_cast<double>(box.left + box.width),
+                       static_cast<double>(box.top + box.height)};
+  return resized_crop_spec(width, height, crop, side_, draw_flip(seed_, job.epoch, job.position));
 }
 
 std::int32_t ImageDataset::produce(Scratch& scratch, const Job& job, std::uint8_t* out) {
@@ -165,7 +241,8 @@ ImageStageSeconds ImageDataset::stage_seconds() const noexcept {
 }
 
 std::string ImageDataset::description() const {
-  return source_->description() + (random_crops_ ? ", imagenet augmentation" : "");
+  return source_->description() + (random_crops_ ? ", imagenet augmentation" : "") +
+         (gpu_ != nullptr ? ", decoded by " + gpu_->description() + " and the CPU" : "");
 }
 
 }  // namespace vdnn::models

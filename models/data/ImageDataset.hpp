@@ -11,6 +11,7 @@
 
 #include "models/data/Dataset.hpp"
 #include "models/data/WorkerPool.hpp"
+#include "models/data/image/GpuImageStage.hpp"
 #include "models/data/image/ImageSource.hpp"
 #include "models/data/image/Resample.hpp"
 
@@ -32,9 +33,13 @@ struct ImageStageSeconds {
 class ImageDataset final : public Dataset {
  public:
   /// Throws runtime::InvalidArgument when `format` is not a square 3-channel input or its class
-  /// count differs from the source's, or `augment` is CropFlip.
+  /// count differs from the source's, or `augment` is CropFlip. With `gpu`, the JPEGs it accepts
+  /// decode there (for batches up to the batch it was made for) and the rest on the workers: the
+  /// GPU's decoder rounds differently from libjpeg-turbo's, so images differ from a CPU-only
+  /// run's by a few levels, but each file always takes the same path.
   ImageDataset(std::unique_ptr<ImageSource> source, const SampleFormat& format, Split split,
-               std::uint64_t seed, Augment augment, std::size_t workers, bool skip_bad = false);
+               std::uint64_t seed, Augment augment, std::size_t workers, bool skip_bad = false,
+               std::unique_ptr<GpuImageStage> gpu = nullptr);
 
   /// Throws runtime::DataError naming the file of the first sample (in batch order) that cannot
   /// be read or decoded; with skip_bad, such a sample is replaced by the next file of the source
@@ -51,6 +56,8 @@ class ImageDataset final : public Dataset {
   const ImageSource& source() const noexcept { return *source_; }
   /// What the workers spent per stage since construction (call between batches).
   ImageStageSeconds stage_seconds() const noexcept;
+  /// The GPU stage, if any (its description, counts and device memory).
+  const GpuImageStage* gpu_stage() const noexcept { return gpu_.get(); }
 
  private:
   // One sample of a batch: which file, and the epoch and position its draws come from.
@@ -70,6 +77,15 @@ class ImageDataset final : public Dataset {
   std::int32_t produce(Scratch& scratch, const Job& job, std::uint8_t* out);
   void read_and_transform(Scratch& scratch, const Job& job, std::int64_t sample,
                           std::uint8_t* out) const;
+  // With a GPU stage: reads the job's file into its slot and, when the GPU takes it, queues it
+  // there. False (the CPU then makes the sample) for anything else, unreadable files included.
+  bool defer_to_gpu(Scratch& scratch, std::size_t slot, const Job& job);
+  ResizeSpec gpu_resize(const Job& job, std::int64_t width, std::int64_t height) const;
+  // With a GPU stage: the workers read every file and queue what the GPU takes; then the GPU
+  // decodes those while the workers make the others, and the workers redo what the GPU failed.
+  void next_batch_on_gpu(std::uint8_t* out, std::int32_t* labels);
+  void produce_slots(const std::vector<std::size_t>& slots, std::uint8_t* out,
+                     std::int32_t* labels);
   bool known_bad(std::int64_t sample) const;
   void note_bad(std::int64_t sample, const std::string& why);
   void transform(Scratch& scratch, const Job& job, const std::string& name,
@@ -88,7 +104,11 @@ class ImageDataset final : public Dataset {
   bool skip_bad_;
   mutable std::mutex bad_mutex_;             // guards bad_
   std::map<std::int64_t, std::string> bad_;  // sample -> why, skipped at decode time
-  WorkerPool pool_;                          // last: its threads use the rest
+  std::unique_ptr<GpuImageStage> gpu_;
+  std::vector<std::vector<std::uint8_t>> slot_bytes_;  // with gpu_: each slot's file
+  std::vector<GpuSample> gpu_samples_;                 // with gpu_: per slot
+  std::vector<char> on_gpu_;                           // with gpu_: whether the slot is queued
+  WorkerPool pool_;                                    // last: its threads use the rest
 };
 
 }  // namespace vdnn::models

@@ -81,11 +81,18 @@ Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOption
   check_host(graph, def, options_);
   const SampleFormat format = sample_format(def);
   const std::uint64_t seed = options_.session.executor.seed;
+  const bool cuda = options_.session.backend == layers::Backend::Cuda;
+  const ImageOptions image{options_.skip_bad_images,
+                           is_image_source(options_.data)
+                               ? resolve_decode(options_.decode, cuda,
+                                                options_.data_workers > 0 ? options_.data_workers
+                                                                          : default_data_workers())
+                               : Decode::Cpu,
+                           options_.session.device, options_.data_workers};
   // The data loads (or is generated) on a thread of its own while the session sets up: neither
   // waits for the other. Its errors come out of get(), after the session's.
   std::future<std::unique_ptr<Dataset>> train = std::async(std::launch::async, [&] {
-    return make_dataset(options_.data, format, seed, Split::Train, *options_.augment,
-                        options_.skip_bad_images);
+    return make_dataset(options_.data, format, seed, Split::Train, *options_.augment, image, batch);
   });
   std::future<std::unique_ptr<Dataset>> test;
   if (options_.evaluation) {
@@ -96,10 +103,9 @@ Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOption
                                      " must both be image files or neither: the "
                                      "network takes one form of input");
     }
-    test = std::async(std::launch::async, [this, own, format, seed] {
+    test = std::async(std::launch::async, [this, own, format, seed, image, batch] {
       return make_dataset(own ? options_.eval_data : options_.data, format, seed,
-                          own ? Split::Whole : Split::Test, Augment::None,
-                          options_.skip_bad_images);
+                          own ? Split::Whole : Split::Test, Augment::None, image, batch);
     });
     test_labels_.resize(static_cast<std::size_t>(batch));
   }

@@ -22,6 +22,8 @@ TEST(ApiDefaults, TrainerConfigMatchesTheCommandLine) {
   EXPECT_EQ(cli.run.device, "auto");
   EXPECT_EQ(api.data, cli.run.data);
   EXPECT_EQ(api.augment, cli.run.augment);
+  EXPECT_EQ(api.decode, cli.run.decode);
+  EXPECT_EQ(api.data_workers, static_cast<std::size_t>(cli.run.data_workers));
   EXPECT_FALSE(api.evaluation);
   EXPECT_EQ(api.seed, cli.run.seed);
   EXPECT_EQ(api.learning_rate, cli.run.lr);

@@ -26,6 +26,14 @@ double ms_per(double seconds, std::int64_t count) {
   return count > 0 ? seconds * 1e3 / static_cast<double>(count) : 0.0;
 }
 
+// What the GPU stage (if any) did since `before`.
+models::GpuStageCounts gpu_counts_since(const models::GpuImageStage* gpu,
+                                        const models::GpuStageCounts& before) {
+  if (gpu == nullptr) return {};
+  const models::GpuStageCounts now = gpu->counts();
+  return {now.images - before.images, now.rejected - before.rejected, now.seconds - before.seconds};
+}
+
 }  // namespace
 
 CLI::App* add_data_bench_command(CLI::App& app, DataBenchOptions& o) {
@@ -52,7 +60,11 @@ CLI::App* add_data_bench_command(CLI::App& app, DataBenchOptions& o) {
   cmd->add_option("--device", o.device, "auto, cpu or cuda: where batches are uploaded")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  cmd->add_option("--workers", o.workers, "Decode threads (0: the cores less two)")
+  cmd->add_option("--decode", o.decode,
+                  "auto, cpu or gpu: where JPEGs decode (as train's --decode)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "cpu", "gpu"}));
+  cmd->add_option("--workers", o.workers, "Decode threads (0: as train's --data-workers)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--json", o.json, "Also write the figures to this JSON file");
@@ -64,13 +76,18 @@ int run_data_bench(const DataBenchOptions& o) {
   auto source =
       models::open_image_source(o.data, test ? models::Split::Test : models::Split::Train, false);
   const auto classes = static_cast<std::int64_t>(source->classes().size());
-  const std::size_t workers =
-      o.workers > 0 ? static_cast<std::size_t>(o.workers) : models::default_data_workers();
-  models::ImageDataset dataset(std::move(source), {3, o.size, o.size, classes},
-                               test ? models::Split::Test : models::Split::Train, 1,
-                               test ? models::Augment::None : models::Augment::ImageNet, workers);
   graph::SessionOptions session;
   session.backend = resolve_device(o.device);
+  const std::size_t workers =
+      o.workers > 0 ? static_cast<std::size_t>(o.workers) : models::default_data_workers();
+  const models::Decode decode = models::resolve_decode(
+      models::parse_decode(o.decode), session.backend == layers::Backend::Cuda, workers);
+  models::ImageDataset dataset(
+      std::move(source), {3, o.size, o.size, classes},
+      test ? models::Split::Test : models::Split::Train, 1,
+      test ? models::Augment::None : models::Augment::ImageNet, workers, false,
+      decode == models::Decode::Gpu ? models::make_gpu_image_stage(session.device, o.batch)
+                                    : nullptr);
   const std::unique_ptr<runtime::ExecutionContext> context = graph::make_context(session);
   const std::size_t bytes = static_cast<std::size_t>(o.batch * o.size * o.size * 3);
   std::vector<runtime::Buffer> slots;
@@ -94,15 +111,19 @@ int run_data_bench(const DataBenchOptions& o) {
   };
   for (std::int64_t b = 0; b < o.warmup; ++b) draw(false);
   const models::ImageStageSeconds before = dataset.stage_seconds();
+  const models::GpuImageStage* gpu = dataset.gpu_stage();
+  const models::GpuStageCounts gpu_before = gpu_counts_since(gpu, {});
   const auto start = Clock::now();
   for (std::int64_t b = 0; b < o.batches; ++b) draw(true);
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   const models::ImageStageSeconds after = dataset.stage_seconds();
 
   const std::int64_t images = o.batches * o.batch;
+  const models::GpuStageCounts gpu_counts = gpu_counts_since(gpu, gpu_before);
   const nlohmann::json figures{
       {"data", dataset.description()},
       {"batch", o.batch},
+      {"batches", o.batches},
       {"size", o.size},
       {"split", o.split},
       {"workers", workers},
@@ -111,6 +132,12 @@ int run_data_bench(const DataBenchOptions& o) {
       {"read_ms_per_image", ms_per(after.read - before.read, images)},
       {"decode_ms_per_image", ms_per(after.decode - before.decode, images)},
       {"resize_ms_per_image", ms_per(after.resize - before.resize, images)},
+      {"decode", models::decode_name(decode)},
+      {"gpu_decoder", gpu != nullptr ? gpu->description() : ""},
+      {"gpu_images", gpu_counts.images},
+      {"gpu_rejected", gpu_counts.rejected},
+      {"gpu_ms_per_batch", ms_per(gpu_counts.seconds, o.batches)},
+      {"gpu_device_bytes", gpu != nullptr ? gpu->device_bytes() : 0},
       {"upload_ms_per_batch", ms_per(upload_seconds, o.batches)},
       {"upload_gbps",
        upload_seconds > 0.0
@@ -123,9 +150,15 @@ int run_data_bench(const DataBenchOptions& o) {
             << o.batches << " batches\n  per image (worker time): read "
             << figures["read_ms_per_image"].get<double>() << " ms, decode "
             << figures["decode_ms_per_image"].get<double>() << " ms, resize "
-            << figures["resize_ms_per_image"].get<double>()
-            << " ms\n  upload: " << figures["upload_ms_per_batch"].get<double>()
-            << " ms per batch (" << figures["upload_gbps"].get<double>() << " GB/s)\n";
+            << figures["resize_ms_per_image"].get<double>() << " ms\n  GPU decode: "
+            << (gpu != nullptr
+                    ? gpu->description() + ", " + std::to_string(gpu_counts.images) + " images (" +
+                          std::to_string(gpu_counts.rejected) + " handed back), " +
+                          std::to_string(figures["gpu_ms_per_batch"].get<double>()) +
+                          " ms per batch"
+                    : std::string("off"))
+            << "\n  upload: " << figures["upload_ms_per_batch"].get<double>() << " ms per batch ("
+            << figures["upload_gbps"].get<double>() << " GB/s)\n";
   if (!o.json.empty()) {
     std::ofstream out(o.json);
     out << figures.dump(2) << "\n";

@@ -19,16 +19,17 @@ struct DataBenchOptions {
   std::int64_t warmup = 2;
   std::string split = "train";
   std::string device = "auto";
-  std::int64_t workers = 0;  // 0: models::default_data_workers()
-  std::string json;          // also write the figures here
+  std::string decode = "auto";  // models::Decode
+  std::int64_t workers = 0;     // 0: models::default_data_workers()
+  std::string json;             // also write the figures here
 };
 
 CLI::App* add_data_bench_command(CLI::App& app, DataBenchOptions& options);
 
 /// Draws batches as training would (the background loader, three pinned staging slots, each batch
 /// uploaded to the device on CUDA) and prints the loader's img/s, the workers' time per image per
-/// stage (read, decode, resize) and the upload's. Throws what the source throws
-/// (runtime::DataError naming a bad file) and runtime::InvalidArgument for bad options.
+/// stage (read, decode, resize), the GPU decoder's share and the upload's. Throws what the source
+/// throws (runtime::DataError naming a bad file) and runtime::InvalidArgument for bad options.
 int run_data_bench(const DataBenchOptions& options);
 
 }  // namespace vdnn::tools

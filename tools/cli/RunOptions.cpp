@@ -68,6 +68,16 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool migration_counters_defau
   cmd.add_flag("--skip-bad-images", o.skip_bad_images,
                "Image files: skip a file that cannot be read or decoded (a warning, and a count "
                "in summary.json) instead of stopping with an error naming it");
+  cmd.add_option("--decode", o.decode,
+                 "Image files: where JPEGs decode, cpu (worker threads), gpu (nvJPEG on the "
+                 "hardware decoders, the CPU for what they do not take) or auto (gpu on CUDA "
+                 "with nvJPEG when there are fewer than 10 decode threads)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "cpu", "gpu"}));
+  cmd.add_option("--data-workers", o.data_workers,
+                 "Image files: decode threads (0: the cores less two)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1024));
   add_uvm_options(cmd, o, migration_counters_default);
   cmd.add_option("--debug-stream-delays", o.debug_stream_delays,
                  "CPU backend: random delays on every stream operation, from this seed");
@@ -122,6 +132,8 @@ models::TrainerOptions trainer_options(const RunOptions& o, const std::string& p
   t.data = o.data;
   if (!o.augment.empty()) t.augment = models::parse_augment(o.augment);
   t.skip_bad_images = o.skip_bad_images;
+  t.decode = models::parse_decode(o.decode);
+  t.data_workers = static_cast<std::size_t>(o.data_workers);
   t.schedule.policy = graph::parse_lr_policy(o.schedule);
   t.schedule.base_lr = o.lr;
   t.schedule.total_steps = iterations;

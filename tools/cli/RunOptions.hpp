@@ -25,6 +25,8 @@ struct RunOptions {
   std::string data = "synthetic";  // synthetic | cifar10:DIR
   std::string augment;             // crop-flip | imagenet | none; empty: models::default_augment
   bool skip_bad_images = false;
+  std::string decode = "auto";    // image files: auto | cpu | gpu (models::Decode)
+  std::int64_t data_workers = 0;  // image files: decode threads; 0: models::default_data_workers()
   std::int64_t debug_stream_delays = -1;  // >= 0: random stream delays from this seed (CPU)
   bool debug_poison = false;              // NaN-fill freed and offloaded device memory
   bool deterministic = false;             // CUDA: deterministic algorithms only

@@ -1,6 +1,6 @@
 // PIL's bilinear resampling (Pillow 13's libImaging/Resample.c: precompute_coeffs, 8-bit fixed
-// point, two passes in its order) restricted to the outputs a crop keeps, and ToTensor + Normalize
-// into CHW floats.
+// point, two passes in its order) restricted to the outputs a crop keeps: the plan, and the passes
+// that run it on the CPU.
 #include "models/data/image/Resample.hpp"
 
 #include <algorithm>
@@ -14,9 +14,7 @@
 namespace vdnn::models {
 namespace {
 
-// Pillow's PRECISION_BITS for 8-bit images: 8 bits of value and 2 of headroom in an int32.
-constexpr int kPrecisionBits = 32 - 8 - 2;
-constexpr std::int32_t kHalf = 1 << (kPrecisionBits - 1);
+constexpr std::int32_t kHalf = 1 << (kWeightBits - 1);
 // PIL's BILINEAR support: the triangle's half-width before widening.
 constexpr double kBilinearSupport = 1.0;
 
@@ -38,7 +36,7 @@ double bilinear(double x) {
 
 std::uint8_t clip8(std::int32_t sum) {
   // Bilinear weights are non-negative, so the sum is too.
-  return static_cast<std::uint8_t>(std::min(sum >> kPrecisionBits, 255));
+  return static_cast<std::uint8_t>(std::min(sum >> kWeightBits, 255));
 }
 
 // One axis of a resize: the box's edges [in0, in1) in the window's coordinates, as PIL sees a
@@ -66,56 +64,68 @@ AxisSpec axis_spec(double in0, double in1, std::int64_t window_start, std::int64
           reverse};
 }
 
-// PIL's precompute_coeffs for the wanted outputs: raw weights ksize apart. Returns the largest
-// tap count.
-std::int64_t raw_weights(const AxisSpec& axis, Resampler::AxisFilter& filter) {
+// PIL's precompute_coeffs for one axis: the scale, and the triangle's half-width and slope.
+struct AxisScale {
+  double scale;
+  double support;
+  double inverse_scale;
+};
+
+AxisScale axis_scale(const AxisSpec& axis) {
   const double scale =
       static_cast<double>(axis.in1 - axis.in0) / static_cast<double>(axis.out_size);
   const double filter_scale = std::max(scale, 1.0);
-  const double support = kBilinearSupport * filter_scale;
-  const double inverse_scale = 1.0 / filter_scale;
-  const auto ksize = static_cast<std::int64_t>(std::ceil(support)) * 2 + 1;
-  filter.raw.resize(static_cast<std::size_t>(axis.count * ksize));
-  filter.start.resize(static_cast<std::size_t>(axis.count));
-  filter.used.resize(static_cast<std::size_t>(axis.count));
-  std::int64_t taps = 1;
-  for (std::int64_t i = 0; i < axis.count; ++i) {
-    const std::int64_t out = axis.first + (axis.reverse ? axis.count - 1 - i : i);
-    const double center = axis.in0 + unfused((static_cast<double>(out) + 0.5) * scale);
-    const std::int64_t lo =
-        std::max<std::int64_t>(static_cast<std::int64_t>(center - support + 0.5), 0);
-    const std::int64_t hi =
-        std::min(static_cast<std::int64_t>(center + support + 0.5), axis.window_size);
-    double* k = filter.raw.data() + i * ksize;
-    double total = 0.0;
-    for (std::int64_t x = 0; x < hi - lo; ++x) {
-      k[x] = bilinear(unfused((static_cast<double>(x + lo) - center + 0.5) * inverse_scale));
-      total += k[x];
-    }
-    for (std::int64_t x = 0; total != 0.0 && x < hi - lo; ++x) k[x] /= total;
-    filter.start[static_cast<std::size_t>(i)] = lo;
-    filter.used[static_cast<std::size_t>(i)] = hi - lo;
-    taps = std::max(taps, hi - lo);
-  }
-  return taps;
+  return {scale, kBilinearSupport * filter_scale, 1.0 / filter_scale};
+}
+
+// The window pixels lo .. hi - 1 that wanted output i reads, around `center`.
+struct OutputTaps {
+  double center;
+  std::int64_t lo;
+  std::int64_t hi;
+};
+
+OutputTaps output_taps(const AxisSpec& axis, const AxisScale& s, std::int64_t i) {
+  const std::int64_t out = axis.first + (axis.reverse ? axis.count - 1 - i : i);
+  const double center = axis.in0 + unfused((static_cast<double>(out) + 0.5) * s.scale);
+  const std::int64_t lo =
+      std::max<std::int64_t>(static_cast<std::int64_t>(center - s.support + 0.5), 0);
+  const std::int64_t hi =
+      std::min(static_cast<std::int64_t>(center + s.support + 0.5), axis.window_size);
+  return {center, lo, hi};
+}
+
+// PIL's raw weight of window pixel x for an output around `center`.
+double raw_weight(const AxisScale& s, const OutputTaps& o, std::int64_t x) {
+  return bilinear(unfused((static_cast<double>(x) - o.center + 0.5) * s.inverse_scale));
 }
 
 // The whole filter of one axis: PIL's weights in 22-bit fixed point (normalize_coeffs_8bpc),
-// every output padded to the same tap count with zeros; an output near the window's end starts
-// earlier so that its taps stay inside the window. Zero weights leave PIL's sums unchanged.
-void build_axis(const AxisSpec& axis, Resampler::AxisFilter& filter) {
-  const std::int64_t taps = raw_weights(axis, filter);
-  const std::int64_t ksize = static_cast<std::int64_t>(filter.raw.size()) / axis.count;
+// every output padded to the largest tap count with zeros; an output near the window's end
+// starts earlier so that its taps stay inside the window. Zero weights leave PIL's sums
+// unchanged. The raw weights are computed twice, for the total and for each weight, so that no
+// table of them is kept; the same expression gives the same double.
+void build_axis(const AxisSpec& axis, AxisFilter& filter) {
+  const AxisScale s = axis_scale(axis);
+  std::int64_t taps = 1;
+  for (std::int64_t i = 0; i < axis.count; ++i) {
+    const OutputTaps o = output_taps(axis, s, i);
+    taps = std::max(taps, o.hi - o.lo);
+  }
   filter.taps = taps;
+  filter.start.resize(static_cast<std::size_t>(axis.count));
   filter.weights.assign(static_cast<std::size_t>(axis.count * taps), 0);
   for (std::int64_t i = 0; i < axis.count; ++i) {
-    auto& start = filter.start[static_cast<std::size_t>(i)];
-    const std::int64_t lead = std::max<std::int64_t>(start + taps - axis.window_size, 0);
-    start -= lead;
-    const double* k = filter.raw.data() + i * ksize;
+    const OutputTaps o = output_taps(axis, s, i);
+    double total = 0.0;
+    for (std::int64_t x = o.lo; x < o.hi; ++x) total += raw_weight(s, o, x);
+    const std::int64_t lead = std::max<std::int64_t>(o.lo + taps - axis.window_size, 0);
+    filter.start[static_cast<std::size_t>(i)] = o.lo - lead;
     std::int32_t* fixed = filter.weights.data() + i * taps + lead;
-    for (std::int64_t x = 0; x < filter.used[static_cast<std::size_t>(i)]; ++x) {
-      fixed[x] = static_cast<std::int32_t>(0.5 + k[x] * (1 << kPrecisionBits));
+    for (std::int64_t x = o.lo; x < o.hi; ++x) {
+      double k = raw_weight(s, o, x);
+      if (total != 0.0) k /= total;
+      fixed[x - o.lo] = static_cast<std::int32_t>(0.5 + k * (1 << kWeightBits));
     }
   }
 }
@@ -136,7 +146,7 @@ PixelLanes load_pixel(const std::uint8_t* p) {
 
 void store_pixel(PixelLanes sums, std::uint8_t* out) {
   // Bilinear weights are non-negative, so the sums are too.
-  PixelLanes value = sums >> kPrecisionBits;
+  PixelLanes value = sums >> kWeightBits;
   const PixelLanes over = value > 255;
   value = (value & ~over) | (over & 255);
   out[0] = static_cast<std::uint8_t>(value[0]);
@@ -148,9 +158,9 @@ void store_pixel(PixelLanes sums, std::uint8_t* out) {
 // vector; kTaps > 0 fixes the tap count so that the compiler unrolls the taps (0: the filter's
 // own count). Each row is copied into `line` first, whose padding byte the last pixel's load reads.
 template <int kTaps>
-void horizontal_rows(const Resampler::AxisFilter& filter, const std::uint8_t* in,
-                     std::int64_t in_stride, std::int64_t rows, std::uint8_t* out,
-                     std::int64_t out_stride, std::vector<std::uint8_t>& line) {
+void horizontal_rows(const AxisFilter& filter, const std::uint8_t* in, std::int64_t in_stride,
+                     std::int64_t rows, std::uint8_t* out, std::int64_t out_stride,
+                     std::vector<std::uint8_t>& line) {
   const std::int64_t taps = kTaps > 0 ? kTaps : filter.taps;
   const auto width = static_cast<std::int64_t>(filter.start.size());
   const std::int64_t* starts = filter.start.data();
@@ -169,9 +179,9 @@ void horizontal_rows(const Resampler::AxisFilter& filter, const std::uint8_t* in
   }
 }
 
-void horizontal_pass(const Resampler::AxisFilter& filter, const std::uint8_t* in,
-                     std::int64_t in_stride, std::int64_t rows, std::uint8_t* out,
-                     std::int64_t out_stride, std::vector<std::uint8_t>& line) {
+void horizontal_pass(const AxisFilter& filter, const std::uint8_t* in, std::int64_t in_stride,
+                     std::int64_t rows, std::uint8_t* out, std::int64_t out_stride,
+                     std::vector<std::uint8_t>& line) {
   // Crops of ImageNet-sized images to 224 use 2 to 6 taps.
   switch (filter.taps) {
     case 2:
@@ -191,7 +201,7 @@ void horizontal_pass(const Resampler::AxisFilter& filter, const std::uint8_t* in
 
 // PIL's vertical pass: each output row of `row_bytes` bytes from `in`'s rows, summed a whole row
 // at a time into `sums` so that the loops vectorize.
-void vertical_pass(const Resampler::AxisFilter& filter, std::vector<std::int32_t>& sums,
+void vertical_pass(const AxisFilter& filter, std::vector<std::int32_t>& sums,
                    const std::uint8_t* in, std::int64_t in_stride, std::int64_t row_bytes,
                    std::uint8_t* out, std::int64_t out_stride) {
   sums.resize(static_cast<std::size_t>(row_bytes));
@@ -211,7 +221,7 @@ void vertical_pass(const Resampler::AxisFilter& filter, std::vector<std::int32_t
 
 // The window pixels that an axis's kept outputs read, as (first, count); the filter's starts
 // then count from the first.
-std::pair<std::int64_t, std::int64_t> used_range(Resampler::AxisFilter& filter) {
+std::pair<std::int64_t, std::int64_t> used_range(AxisFilter& filter) {
   // Starts rise with the output, or fall when it is reversed.
   const std::int64_t first = std::min(filter.start.front(), filter.start.back());
   const std::int64_t end = std::max(filter.start.front(), filter.start.back()) + filter.taps;
@@ -235,11 +245,9 @@ void check_inside(const PixelBox& inner, std::int64_t width, std::int64_t height
                    " x " + std::to_string(height));
 }
 
-void check_spec(const RgbImage& src, const ResizeSpec& spec) {
-  VDNN_EXPECTS(src.width > 0 && src.height > 0 &&
-                   src.pixels.size() == static_cast<std::size_t>(src.width * src.height * 3),
-               "the source image must be non-empty with width * height * 3 bytes");
-  check_inside(spec.window, src.width, src.height, "the resize window");
+void check_spec(std::int64_t src_width, std::int64_t src_height, const ResizeSpec& spec) {
+  VDNN_EXPECTS(src_width > 0 && src_height > 0, "the source image must be non-empty");
+  check_inside(spec.window, src_width, src_height, "the resize window");
   const SourceBox& b = spec.box;
   const PixelBox& w = spec.window;
   // Negated comparisons reject NaN too.
@@ -254,43 +262,37 @@ void check_spec(const RgbImage& src, const ResizeSpec& spec) {
 
 }  // namespace
 
-void Resampler::resize(const RgbImage& src, const ResizeSpec& spec, std::uint8_t* out) {
-  check_spec(src, spec);
+void plan_resize(std::int64_t src_width, std::int64_t src_height, const ResizeSpec& spec,
+                 ResizePlan& plan) {
+  check_spec(src_width, src_height, spec);
   const PixelBox& window = spec.window;
   const PixelBox& keep = spec.keep;
-  const AxisSpec x_axis = axis_spec(spec.box.left, spec.box.right, window.left, window.width,
-                                    spec.width, keep.left, keep.width, spec.flip);
-  const AxisSpec y_axis = axis_spec(spec.box.top, spec.box.bottom, window.top, window.height,
-                                    spec.height, keep.top, keep.height, false);
-  build_axis(x_axis, horizontal_);
-  build_axis(y_axis, vertical_);
-  const std::int64_t src_stride = src.width * 3;
-  const std::uint8_t* window_origin = src.row(window.top) + window.left * 3;
-  const std::int64_t out_stride = keep.width * 3;
-  if (vertical_first(window, spec.width, spec.height)) {
-    // Only the window columns that the kept outputs read.
-    const auto [first_column, columns] = used_range(horizontal_);
-    const std::int64_t stride = columns * 3;
-    rows_.resize(static_cast<std::size_t>(keep.height * stride));
-    vertical_pass(vertical_, sums_, window_origin + first_column * 3, src_stride, stride,
-                  rows_.data(), stride);
-    horizontal_pass(horizontal_, rows_.data(), stride, keep.height, out, out_stride, line_);
-  } else {
-    // Only the window rows that the kept outputs read.
-    const auto [first_row, rows] = used_range(vertical_);
-    rows_.resize(static_cast<std::size_t>(rows * out_stride));
-    horizontal_pass(horizontal_, window_origin + first_row * src_stride, src_stride, rows,
-                    rows_.data(), out_stride, line_);
-    vertical_pass(vertical_, sums_, rows_.data(), out_stride, out_stride, out, out_stride);
-  }
+  build_axis(axis_spec(spec.box.left, spec.box.right, window.left, window.width, spec.width,
+                       keep.left, keep.width, spec.flip),
+             plan.horizontal);
+  build_axis(axis_spec(spec.box.top, spec.box.bottom, window.top, window.height, spec.height,
+                       keep.top, keep.height, false),
+             plan.vertical);
+  plan.source_width = src_width;
+  plan.source_height = src_height;
+  plan.vertical_first = vertical_first(window, spec.width, spec.height);
+  plan.origin_left = window.left;
+  plan.origin_top = window.top;
+  plan.width = keep.width;
+  plan.height = keep.height;
+  // The first pass makes only the columns (vertical first) or rows that the kept outputs read.
+  AxisFilter& trimmed = plan.vertical_first ? plan.horizontal : plan.vertical;
+  std::int64_t& origin = plan.vertical_first ? plan.origin_left : plan.origin_top;
+  const auto [first, used] = used_range(trimmed);
+  origin += first;
+  plan.used = used;
 }
 
-void Resampler::resized_crop(const RgbImage& src, const SourceBox& crop, std::int64_t size,
-                             bool flip, std::uint8_t* out) {
+ResizeSpec resized_crop_spec(std::int64_t width, std::int64_t height, const SourceBox& crop,
+                             std::int64_t size, bool flip) {
   // Negated comparisons reject NaN too.
-  VDNN_EXPECTS(crop.left >= 0.0 && crop.top >= 0.0 &&
-                   crop.right <= static_cast<double>(src.width) &&
-                   crop.bottom <= static_cast<double>(src.height) && crop.left < crop.right &&
+  VDNN_EXPECTS(crop.left >= 0.0 && crop.top >= 0.0 && crop.right <= static_cast<double>(width) &&
+                   crop.bottom <= static_cast<double>(height) && crop.left < crop.right &&
                    crop.top < crop.bottom,
                "the crop box must be non-empty and inside the image");
   // The source pixels the crop touches: the crop itself when it is whole pixels.
@@ -298,21 +300,45 @@ void Resampler::resized_crop(const RgbImage& src, const SourceBox& crop, std::in
   const auto top = static_cast<std::int64_t>(std::floor(crop.top));
   const auto right = static_cast<std::int64_t>(std::ceil(crop.right));
   const auto bottom = static_cast<std::int64_t>(std::ceil(crop.bottom));
-  resize(src, {crop, {top, left, bottom - top, right - left}, size, size, {0, 0, size, size}, flip},
-         out);
+  return {crop, {top, left, bottom - top, right - left}, size, size, {0, 0, size, size}, flip};
+}
+
+ResizeSpec centre_crop_spec(std::int64_t width, std::int64_t height,
+                            const EvalGeometry& geometry) noexcept {
+  const SourceBox whole{0.0, 0.0, static_cast<double>(width), static_cast<double>(height)};
+  return {
+      whole, {0, 0, height, width}, geometry.resized_width, geometry.resized_height, geometry.crop,
+      false};
+}
+
+void Resampler::resize(const RgbImage& src, const ResizeSpec& spec, std::uint8_t* out) {
+  VDNN_EXPECTS(src.width > 0 && src.height > 0 &&
+                   src.pixels.size() == static_cast<std::size_t>(src.width * src.height * 3),
+               "the source image must be non-empty with width * height * 3 bytes");
+  plan_resize(src.width, src.height, spec, plan_);
+  const ResizePlan& plan = plan_;
+  const std::int64_t src_stride = src.width * 3;
+  const std::uint8_t* origin = src.row(plan.origin_top) + plan.origin_left * 3;
+  const std::int64_t stride = plan.first_pass_row_bytes();
+  rows_.resize(static_cast<std::size_t>(plan.first_pass_rows() * stride));
+  const std::int64_t out_stride = plan.width * 3;
+  if (plan.vertical_first) {
+    vertical_pass(plan.vertical, sums_, origin, src_stride, stride, rows_.data(), stride);
+    horizontal_pass(plan.horizontal, rows_.data(), stride, plan.height, out, out_stride, line_);
+  } else {
+    horizontal_pass(plan.horizontal, origin, src_stride, plan.used, rows_.data(), stride, line_);
+    vertical_pass(plan.vertical, sums_, rows_.data(), stride, stride, out, out_stride);
+  }
+}
+
+void Resampler::resized_crop(const RgbImage& src, const SourceBox& crop, std::int64_t size,
+                             bool flip, std::uint8_t* out) {
+  resize(src, resized_crop_spec(src.width, src.height, crop, size, flip), out);
 }
 
 void Resampler::resize_centre_crop(const RgbImage& src, const EvalGeometry& geometry,
                                    std::uint8_t* out) {
-  const SourceBox whole{0.0, 0.0, static_cast<double>(src.width), static_cast<double>(src.height)};
-  resize(src,
-         {whole,
-          {0, 0, src.height, src.width},
-          geometry.resized_width,
-          geometry.resized_height,
-          geometry.crop,
-          false},
-         out);
+  resize(src, centre_crop_spec(src.width, src.height, geometry), out);
 }
 
 }  // namespace vdnn::models

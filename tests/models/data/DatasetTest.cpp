@@ -12,6 +12,7 @@
 #include "models/data/Cifar10Dataset.hpp"
 #include "models/data/CifarFiles.hpp"
 #include "models/data/SyntheticDataset.hpp"
+#include "models/data/image/GpuImageStage.hpp"
 #include "runtime/Error.hpp"
 
 namespace vdnn::models {
@@ -173,6 +174,25 @@ TEST(Dataset, RejectsUnknownSourcesAndMismatchedNetworks) {
   EXPECT_THROW(make_dataset("cifar10:/nonexistent", SampleFormat{3, 224, 224, 1000}, 1),
                runtime::InvalidArgument);
   EXPECT_THROW(make_dataset("cifar10:/nonexistent", kCifar, 1), runtime::DataError);
+}
+
+TEST(Dataset, DecodeChoosesTheCpuWhereItHasTheWorkersToFeedTheGpu) {
+  EXPECT_EQ(parse_decode("gpu"), Decode::Gpu);
+  EXPECT_STREQ(decode_name(parse_decode("cpu")), "cpu");
+  EXPECT_THROW(parse_decode("nvjpeg"), runtime::InvalidArgument);
+  // On the CPU backend everything decodes on the CPU; asking for the GPU there is an error.
+  EXPECT_EQ(resolve_decode(Decode::Auto, false, 2), Decode::Cpu);
+  EXPECT_THROW(resolve_decode(Decode::Gpu, false, 14), runtime::InvalidArgument);
+  // On CUDA: enough workers keep the CPU (the GPU path lengthens the step's host enqueue), few
+  // take the GPU where the build has nvJPEG; an explicit choice stands.
+  EXPECT_EQ(resolve_decode(Decode::Auto, true, kWorkersForCpuDecode), Decode::Cpu);
+  EXPECT_EQ(resolve_decode(Decode::Auto, true, kWorkersForCpuDecode - 1),
+            gpu_decode_built() ? Decode::Gpu : Decode::Cpu);
+  EXPECT_EQ(resolve_decode(Decode::Cpu, true, 1), Decode::Cpu);
+  EXPECT_EQ(resolve_decode(Decode::Gpu, true, 14), Decode::Gpu);
+  if (!gpu_decode_built()) {
+    EXPECT_THROW(make_gpu_image_stage(0, 4), runtime::InvalidArgument);
+  }
 }
 
 TEST(Dataset, HostBytesAreKnownBeforeBuilding) {

@@ -41,7 +41,12 @@ struct TrainerConfig {
   /// none for synthetic.
   std::string augment;
   bool skip_bad_images = false;  // image files: skip (and count) what cannot be read or decoded
-  bool evaluation = false;       // load the test split too, for Trainer::evaluate()
+  /// Image files: where JPEGs decode, "cpu" (worker threads), "gpu" (nvJPEG, the CPU for what it
+  /// does not take) or "auto" (the GPU on CUDA with nvJPEG when there are fewer than 10 workers).
+  std::string decode = "auto";
+  /// Image files: decode threads; 0: the cores less two.
+  std::size_t data_workers = 0;
+  bool evaluation = false;  // load the test split too, for Trainer::evaluate()
   /// What Trainer::evaluate() runs on: a source as `data` takes, its test split where it has one
   /// (imagefolder:DIR: DIR/val), else all of it; empty: the test split of `data`.
   std::string eval_data;

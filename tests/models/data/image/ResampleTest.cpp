@@ -1,6 +1,7 @@
 // Resample: PIL's bilinear resize against torchvision and PIL outputs (fixtures from
 // tools/torchvision_reference.py), the exact properties that need no fixture (identity, constant
-// images, the flip, the eval crop's shortcut), bad arguments, and the normalization.
+// images, the flip, the eval crop's shortcut), bad arguments, and the plan that the CPU and GPU
+// passes both run.
 #include "models/data/image/Resample.hpp"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -252,6 +254,154 @@ TEST(Resample, RejectsBadArguments) {
   const RgbImage short_pixels{4, 4, std::vector<std::uint8_t>(47)};
   EXPECT_THROW(resampler.resized_crop(short_pixels, {0, 0, 4, 4}, 8, false, out.data()),
                runtime::InvalidArgument);
+}
+
+// The plan's contract, run one output byte at a time: each pass sums pixel * weight over a
+// filter's taps from 1 << (kWeightBits - 1), shifts and clips. The vertical pass filters rows of
+// row_bytes bytes, `in_stride` apart; the horizontal one pixels along `rows` rows.
+std::uint8_t clipped(std::int32_t sum) {
+  return static_cast<std::uint8_t>(std::min(sum >> kWeightBits, 255));
+}
+
+void filter_rows(const AxisFilter& f, const std::uint8_t* in, std::int64_t in_stride,
+                 std::int64_t row_bytes, std::uint8_t* out) {
+  for (std::size_t r = 0; r < f.start.size(); ++r) {
+    for (std::int64_t b = 0; b < row_bytes; ++b) {
+      std::int32_t sum = 1 << (kWeightBits - 1);
+      for (std::int64_t t = 0; t < f.taps; ++t) {
+        sum += in[(f.start[r] + t) * in_stride + b] * f.weights[r * f.taps + t];
+      }
+      *out++ = clipped(sum);
+    }
+  }
+}
+
+void filter_pixels(const AxisFilter& f, const std::uint8_t* in, std::int64_t in_stride,
+                   std::int64_t rows, std::uint8_t* out) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::size_t x = 0; x < f.start.size(); ++x) {
+      for (int c = 0; c < 3; ++c) {
+        std::int32_t sum = 1 << (kWeightBits - 1);
+        for (std::int64_t t = 0; t < f.taps; ++t) {
+          sum += in[r * in_stride + (f.start[x] + t) * 3 + c] * f.weights[x * f.taps + t];
+        }
+        *out++ = clipped(sum);
+      }
+    }
+  }
+}
+
+std::vector<std::uint8_t> run_plan(const RgbImage& src, const ResizePlan& plan) {
+  const std::uint8_t* origin = src.row(plan.origin_top) + plan.origin_left * 3;
+  const std::int64_t src_stride = src.width * 3;
+  const std::int64_t stride = plan.first_pass_row_bytes();
+  std::vector<std::uint8_t> first(plan.first_pass_rows() * stride);
+  std::vector<std::uint8_t> out(plan.height * plan.width * 3);
+  if (plan.vertical_first) {
+    filter_rows(plan.vertical, origin, src_stride, stride, first.data());
+    filter_pixels(plan.horizontal, first.data(), stride, plan.height, out.data());
+  } else {
+    filter_pixels(plan.horizontal, origin, src_stride, plan.used, first.data());
+    filter_rows(plan.vertical, first.data(), stride, plan.width * 3, out.data());
+  }
+  return out;
+}
+
+SourceBox source_box(const PixelBox& box) {
+  return {static_cast<double>(box.left), static_cast<double>(box.top),
+          static_cast<double>(box.left + box.width), static_cast<double>(box.top + box.height)};
+}
+
+TEST(ResamplePlan, ItsTablesMakeTheResizersOutput) {
+  std::vector<std::pair<RgbImage, ResizeSpec>> cases;
+  std::mt19937 random(5);
+  for (std::uint64_t i = 0; i < 12; ++i) {
+    const std::int64_t width = std::uniform_int_distribution<std::int64_t>(40, 300)(random);
+    const std::int64_t height = std::uniform_int_distribution<std::int64_t>(40, 300)(random);
+    RgbImage image = test_image(width, height, static_cast<std::uint32_t>(i));
+    const PixelBox crop = draw_random_resized_crop(3, 0, i, width, height);
+    const ResizeSpec train = resized_crop_spec(width, height, source_box(crop), 64, i % 2 == 1);
+    const ResizeSpec eval = centre_crop_spec(width, height, eval_resize_crop(width, height, 48));
+    cases.emplace_back(image, train);
+    cases.emplace_back(std::move(image), eval);
+  }
+  // Upsampling in both axes, a fractional crop, and a tall image, whose height shrinks most.
+  cases.emplace_back(test_image(60, 50, 1),
+                     resized_crop_spec(60, 50, {3.5, 2.25, 41, 38.75}, 96, true));
+  cases.emplace_back(test_image(97, 301, 2),
+                     centre_crop_spec(97, 301, eval_resize_crop(97, 301, 64)));
+  Resampler resampler;
+  ResizePlan plan;
+  int vertical_first = 0;
+  for (const auto& [image, spec] : cases) {
+    plan_resize(image.width, image.height, spec, plan);
+    vertical_first += plan.vertical_first;
+    std::vector<std::uint8_t> ours(spec.keep.width * spec.keep.height * 3);
+    resampler.resize(image, spec, ours.data());
+    ASSERT_EQ(run_plan(image, plan), ours)
+        << image.width << " x " << image.height << " to " << spec.width << " x " << spec.height;
+  }
+  EXPECT_GT(vertical_first, 0);
+  EXPECT_LT(vertical_first, static_cast<int>(cases.size()));
+}
+
+TEST(ResamplePlan, AnIntegerSameSizeBoxCopiesPixels) {
+  ResizePlan plan;
+  plan_resize(111, 23, {{0, 0, 111, 23}, whole(111, 23), 111, 23, {2, 10, 5, 20}, true}, plan);
+  EXPECT_FALSE(plan.vertical_first);
+  EXPECT_EQ(plan.width, 20);
+  EXPECT_EQ(plan.height, 5);
+  // Each output reads its own pixel, and the next one with weight 0 (PIL's support reaches it).
+  for (const AxisFilter* filter : {&plan.horizontal, &plan.vertical}) {
+    ASSERT_EQ(filter->taps, 2);
+    for (std::size_t i = 0; i < filter->start.size(); ++i) {
+      EXPECT_EQ(filter->weights[2 * i], 1 << kWeightBits);
+      EXPECT_EQ(filter->weights[2 * i + 1], 0);
+    }
+  }
+  // The first pass makes only the rows that kept rows 2 .. 6 read; the kept columns 10 .. 29
+  // are flipped.
+  EXPECT_EQ(plan.origin_left, 0);
+  EXPECT_EQ(plan.origin_top, 2);
+  EXPECT_EQ(plan.used, 6);
+  for (std::int64_t y = 0; y < 5; ++y) EXPECT_EQ(plan.vertical.start[y], y);
+  for (std::int64_t x = 0; x < 20; ++x) EXPECT_EQ(plan.horizontal.start[x], 29 - x);
+}
+
+TEST(ResamplePlan, ARefilledPlanEqualsAFreshOne) {
+  const ResizeSpec large = resized_crop_spec(400, 300, {0, 0, 400, 300}, 224, false);
+  const ResizeSpec small = centre_crop_spec(50, 120, eval_resize_crop(50, 120, 32));
+  ResizePlan reused;
+  plan_resize(400, 300, large, reused);
+  plan_resize(50, 120, small, reused);
+  ResizePlan fresh;
+  plan_resize(50, 120, small, fresh);
+  for (const auto& [a, b] : {std::pair{&reused.horizontal, &fresh.horizontal},
+                             std::pair{&reused.vertical, &fresh.vertical}}) {
+    EXPECT_EQ(a->taps, b->taps);
+    EXPECT_EQ(a->start, b->start);
+    EXPECT_EQ(a->weights, b->weights);
+  }
+  EXPECT_EQ(reused.vertical_first, fresh.vertical_first);
+  EXPECT_EQ(reused.origin_left, fresh.origin_left);
+  EXPECT_EQ(reused.origin_top, fresh.origin_top);
+  EXPECT_EQ(reused.used, fresh.used);
+  EXPECT_EQ(reused.width, fresh.width);
+  EXPECT_EQ(reused.height, fresh.height);
+  EXPECT_EQ(reused.source_width, 50);
+  EXPECT_EQ(reused.source_height, 120);
+}
+
+TEST(ResamplePlan, RejectsWhatResizeRejects) {
+  ResizePlan plan;
+  const ResizeSpec spec{{0, 0, 50, 23}, whole(111, 23), 8, 8, whole(8, 8), false};
+  EXPECT_NO_THROW(plan_resize(111, 23, spec, plan));
+  EXPECT_THROW(plan_resize(0, 23, spec, plan), runtime::InvalidArgument);
+  EXPECT_THROW(plan_resize(110, 23, spec, plan), runtime::InvalidArgument);  // the window leaves
+  EXPECT_THROW(
+      plan_resize(111, 23, {{0, 0, 50, 23}, whole(111, 23), 8, 8, {0, 1, 8, 8}, false}, plan),
+      runtime::InvalidArgument);
+  EXPECT_THROW(resized_crop_spec(111, 23, {0, 0, 112, 23}, 8, false), runtime::InvalidArgument);
 }
 
 }  // namespace
