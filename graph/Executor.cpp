@@ -205,7 +205,8 @@ void Executor::take_staged_input(const void* images) {
   if (input.residency() == runtime::Residency::Prefetching) input.await_prefetch();
 }
 
-StepResult Executor::train_step(const void* images, const std::int32_t* labels, double lr) {
+StepResult Executor::train_step(const void* images, const std::int32_t* labels, double lr,
+                                const std::function<void()>& before_update) {
   stage_labels(labels);
   next_recompute_ = 0;
   try {
@@ -214,6 +215,7 @@ StepResult Executor::train_step(const void* images, const std::int32_t* labels, 
     take_staged_input(images);
     run_actions(plan_.actions, images, /*training=*/true);
     next_images_ = nullptr;  // named for this step's StageInput only
+    if (before_update) before_update();
     update(lr);
     step_done_->record(context_.compute());
     finish_step(

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -143,8 +144,11 @@ class Executor {
   /// input_staging() slot, uploaded from there, or any host memory, first copied into slot 0) and
   /// `labels` graph.batch() class indices, valid until the call returns. Throws what a layer throws
   /// (e.g. InvalidArgument for labels out of range), OutOfMemory; the executor stays usable
-  /// afterwards.
-  StepResult train_step(const void* images, const std::int32_t* labels, double lr);
+  /// afterwards. `before_update`, when set, runs on this thread after the backward pass is
+  /// enqueued and before the SGD update is: it may read and replace parameter gradients through
+  /// the compute stream (models::read_parameter); what it throws abandons the step, as above.
+  StepResult train_step(const void* images, const std::int32_t* labels, double lr,
+                        const std::function<void()>& before_update = {});
   /// Names the batch the train_step after the next one trains on, so that the next one uploads
   /// it where the plan's StageInput says, overlapped with its backward, and the one after starts
   /// without an upload (Note [Input staging]). `images` must be an input_staging() slot that

@@ -12,6 +12,7 @@
 #include "models/api/NetworkDefinition.hpp"
 #include "models/api/PublicErrors.hpp"
 #include "models/data/Augmentation.hpp"
+#include "models/train/ParameterAccess.hpp"
 #include "models/train/Trainer.hpp"
 #include "runtime/Device.hpp"
 
@@ -98,6 +99,7 @@ std::vector<std::string> policy_names() { return graph::policy_names(); }
 struct Trainer::Run {
   TrainerConfig config;
   models::Trainer trainer;
+  Trainer* owner = nullptr;  // the object on_gradients callbacks are given (kept across moves)
 
   Run(const Network& network, const TrainerConfig& c)
       : config(c),
@@ -106,10 +108,19 @@ struct Trainer::Run {
 };
 
 Trainer::Trainer(const Network& network, const TrainerConfig& config)
-    : run_(api::translate_errors([&] { return std::make_unique<Run>(network, config); })) {}
+    : run_(api::translate_errors([&] { return std::make_unique<Run>(network, config); })) {
+  run_->owner = this;
+}
 
-Trainer::Trainer(Trainer&&) noexcept = default;
-Trainer& Trainer::operator=(Trainer&&) noexcept = default;
+Trainer::Trainer(Trainer&& other) noexcept : run_(std::move(other.run_)) {
+  if (run_) run_->owner = this;
+}
+
+Trainer& Trainer::operator=(Trainer&& other) noexcept {
+  run_ = std::move(other.run_);
+  if (run_) run_->owner = this;
+  return *this;
+}
 Trainer::~Trainer() = default;
 
 StepStats Trainer::step() {
@@ -126,6 +137,48 @@ EvalStats Trainer::evaluate() {
 void Trainer::on_step(std::function<void(const StepStats&)> callback) {
   run_->trainer.on_step(
       [callback = std::move(callback)](const models::StepRecord& r) { callback(step_stats(r)); });
+}
+
+void Trainer::on_gradients(std::function<void(Trainer&)> callback) {
+  Run* run = run_.get();
+  run_->trainer.on_gradients([run, callback = std::move(callback)] { callback(*run->owner); });
+}
+
+std::vector<ParameterInfo> Trainer::named_parameters() const {
+  return api::translate_errors([&] {
+    std::vector<ParameterInfo> out;
+    for (models::NamedTensor& t : models::named_tensors(run_->trainer.session())) {
+      out.push_back({std::move(t.name), std::move(t.shape), t.trainable});
+    }
+    return out;
+  });
+}
+
+void Trainer::get_parameter(const std::string& name, float* out, std::size_t count) {
+  api::translate_errors([&] {
+    models::read_parameter(run_->trainer.session(), name, models::ParameterPart::Value, out, count);
+  });
+}
+
+void Trainer::set_parameter(const std::string& name, const float* values, std::size_t count) {
+  api::translate_errors([&] {
+    models::write_parameter(run_->trainer.session(), name, models::ParameterPart::Value, values,
+                            count);
+  });
+}
+
+void Trainer::get_gradient(const std::string& name, float* out, std::size_t count) {
+  api::translate_errors([&] {
+    models::read_parameter(run_->trainer.session(), name, models::ParameterPart::Gradient, out,
+                           count);
+  });
+}
+
+void Trainer::set_gradient(const std::string& name, const float* values, std::size_t count) {
+  api::translate_errors([&] {
+    models::write_parameter(run_->trainer.session(), name, models::ParameterPart::Gradient, values,
+                            count);
+  });
 }
 
 std::int64_t Trainer::iteration() const noexcept { return run_->trainer.iteration(); }

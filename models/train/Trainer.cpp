@@ -142,7 +142,9 @@ const StepRecord& Trainer::step() {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   r.iteration = it;
   r.lr = options_.schedule.at(it);
-  const graph::StepResult result = executor.train_step(data.images, data.labels, r.lr);
+  const graph::StepResult result = executor.train_step(data.images, data.labels, r.lr, [this] {
+    for (const auto& hook : gradient_hooks_) hook();
+  });
   r.ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   r.loss = result.loss;
@@ -209,6 +211,10 @@ void Trainer::init_from(const std::filesystem::path& path) {
 }
 
 void Trainer::on_step(StepCallback callback) { callbacks_.push_back(std::move(callback)); }
+
+void Trainer::on_gradients(std::function<void()> hook) {
+  gradient_hooks_.push_back(std::move(hook));
+}
 
 double median(std::vector<double> values) {
   if (values.empty()) return 0.0;

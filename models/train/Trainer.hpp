@@ -103,6 +103,10 @@ class Trainer {
   EvalRecord evaluate();
   /// Registers `callback`, called after every step in registration order.
   void on_step(StepCallback callback);
+  /// Registers `hook`, called in each step after the backward pass and before the update, in
+  /// registration order: it may read and replace gradients (read_parameter, write_parameter with
+  /// ParameterPart::Gradient), e.g. to clip them. What it throws abandons the step.
+  void on_gradients(std::function<void()> hook);
 
   /// Writes a checkpoint of the run so far (models/train/Checkpoint: parameters, BatchNorm
   /// statistics, velocities, the iteration; atomically). Throws CheckpointError.
@@ -146,6 +150,7 @@ class Trainer {
   std::int64_t start_ = 0;  // the iteration a resumed run started from
   std::vector<StepRecord> history_;
   std::vector<StepCallback> callbacks_;
+  std::vector<std::function<void()>> gradient_hooks_;
 };
 
 /// Medians over the steps of a run after `warmup` steps (all steps when there are no more).

@@ -106,6 +106,13 @@ struct EvalStats {
   std::int64_t images = 0;  // images evaluated (full batches only)
 };
 
+/// A parameter or buffer of the network as PyTorch names it (Trainer::named_parameters).
+struct ParameterInfo {
+  std::string name;                 // "layer1.0.conv1.weight", as in torchvision's state_dict
+  std::vector<std::int64_t> shape;  // PyTorch's, e.g. [64, 64, 3, 3]
+  bool trainable = false;           // false: a buffer (batch norm's running statistics)
+};
+
 /// Device and pinned host memory of the run, measured by its allocators.
 struct MemoryStats {
   std::uint64_t device_capacity = 0;  // the device pool: the budget, or what the plan needs
@@ -141,6 +148,31 @@ class VDNN_EXPORT Trainer {
   /// Calls `callback` after every step, in registration order. Exceptions it throws pass through
   /// step().
   void on_step(std::function<void(const StepStats&)> callback);
+  /// Calls `callback` in every step after the backward pass and before the update, in
+  /// registration order, e.g. to log or clip gradients with get_gradient and set_gradient. What it
+  /// throws passes through step(), which then makes no update (batch norm's running statistics
+  /// have moved with the forward pass).
+  void on_gradients(std::function<void(Trainer&)> callback);
+
+  /// Every parameter (trainable) and buffer of the network, with PyTorch's names and shapes, in
+  /// the network's order: the tensors of a checkpoint, less its optimizer state and counters.
+  std::vector<ParameterInfo> named_parameters() const;
+  /// Copies parameter or buffer `name` as the run holds it now (after its queued work) into
+  /// `out`: `count` floats, its element count, in PyTorch's element order whatever the run's
+  /// layout. Throws InvalidArgument (an unknown name, a count that is not the element count),
+  /// DeviceError.
+  void get_parameter(const std::string& name, float* out, std::size_t count);
+  /// Replaces parameter or buffer `name` by `count` floats from `values` (PyTorch's order); the
+  /// next step uses them. Throws as get_parameter.
+  void set_parameter(const std::string& name, const float* values, std::size_t count);
+  /// Copies the gradient of trainable parameter `name` from the last backward pass (the sum over
+  /// the batch's mean loss, before weight decay). Throws as get_parameter, and InvalidArgument for
+  /// a buffer.
+  void get_gradient(const std::string& name, float* out, std::size_t count);
+  /// Replaces that gradient: inside an on_gradients callback the update then uses these values.
+  /// Throws as get_gradient.
+  void set_gradient(const std::string& name, const float* values, std::size_t count);
+
   /// Steps trained so far (a resumed run counts the checkpoint's).
   std::int64_t iteration() const noexcept;
   MemoryStats memory() const;
