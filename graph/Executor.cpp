@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <new>
 #include <utility>
 
@@ -258,17 +257,11 @@ void Executor::run_actions(const std::vector<Action>& actions, const void* image
   }
 }
 
+// A staging slot uploads at the copy engines' speed; other host memory (a caller's batch) is
+// copied from where it is, never through a slot, which a data loader may be filling.
 void Executor::upload_input(const void* images) {
   const TensorView input = tensor(kNetworkInput).view();
-  const void* from = images;
-  if (!is_staging_slot(images)) {
-    VDNN_EXPECTS(next_images_ != input_staging(),
-                 "train_step: images outside the input staging slots are copied into slot 0, "
-                 "which holds the batch named by stage_next()");
-    std::memcpy(input_staging(), images, input.bytes());
-    from = input_staging();
-  }
-  context_.compute().copy_async(input.data, from, input.bytes());
+  context_.compute().copy_async(input.data, images, input.bytes());
 }
 
 // The memory is kept whether or not a next batch was named, so that the pool sees the same

@@ -141,7 +141,7 @@ class Executor {
   void* input_staging(std::size_t slot = 0);
 
   /// One step on a batch: `images` holds one batch of the network input (as input_staging(); an
-  /// input_staging() slot, uploaded from there, or any host memory, first copied into slot 0) and
+  /// input_staging() slot, or any host memory, uploaded from where it is) and
   /// `labels` graph.batch() class indices, valid until the call returns. Throws what a layer throws
   /// (e.g. InvalidArgument for labels out of range), OutOfMemory; the executor stays usable
   /// afterwards. `before_update`, when set, runs on this thread after the backward pass is

@@ -127,6 +127,34 @@ StepStats Trainer::step() {
   return api::translate_errors([&] { return step_stats(run_->trainer.step()); });
 }
 
+StepStats Trainer::step(const Batch& batch) {
+  return api::translate_errors([&] {
+    const graph::Graph& graph = run_->trainer.session().graph();
+    const runtime::Shape& input = graph.input_shape();
+    const auto shape = [](std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) {
+      return std::to_string(n) + "x" + std::to_string(c) + "x" + std::to_string(h) + "x" +
+             std::to_string(w);
+    };
+    if (batch.images == nullptr || batch.labels == nullptr) {
+      throw runtime::InvalidArgument("step(batch): the batch needs images and labels");
+    }
+    if (graph.image_input()) {
+      throw runtime::InvalidArgument(
+          "step(batch): this run's network takes image bytes (its data is image files); float "
+          "batches go to runs on synthetic or cifar10 data");
+    }
+    if (batch.size != graph.batch() || batch.channels != input[1] || batch.height != input[2] ||
+        batch.width != input[3]) {
+      throw runtime::InvalidArgument("step(batch): the batch is " +
+                                     shape(batch.size, batch.channels, batch.height, batch.width) +
+                                     " but the run takes " +
+                                     shape(graph.batch(), input[1], input[2], input[3]) +
+                                     " (batch x channels x height x width)");
+    }
+    return step_stats(run_->trainer.step(batch.images, batch.labels));
+  });
+}
+
 EvalStats Trainer::evaluate() {
   return api::translate_errors([&] {
     const models::EvalRecord r = run_->trainer.evaluate();

@@ -131,18 +131,30 @@ Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOption
 Trainer::~Trainer() = default;
 
 const StepRecord& Trainer::step() {
+  const auto start = std::chrono::steady_clock::now();
+  const Batch data = loader_->next();                       // in the executor's pinned staging
+  session_->executor().stage_next(loader_->peek().images);  // uploaded during this step's backward
+  const double wait_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return train_on(data.images, data.labels, start, wait_ms);
+}
+
+const StepRecord& Trainer::step(const void* images, const std::int32_t* labels) {
+  VDNN_EXPECTS(images != nullptr && labels != nullptr, "step: a batch needs images and labels");
+  return train_on(images, labels, std::chrono::steady_clock::now(), 0.0);
+}
+
+const StepRecord& Trainer::train_on(const void* images, const std::int32_t* labels,
+                                    std::chrono::steady_clock::time_point start,
+                                    double data_wait_ms) {
   graph::Executor& executor = session_->executor();
   const std::int64_t batch = session_->graph().batch();
   const std::int64_t it = iteration();
-  const auto start = std::chrono::steady_clock::now();
-  const Batch data = loader_->next();           // in the executor's pinned staging
-  executor.stage_next(loader_->peek().images);  // uploaded during this step's backward
   StepRecord r;
-  r.data_wait_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  r.data_wait_ms = data_wait_ms;
   r.iteration = it;
   r.lr = options_.schedule.at(it);
-  const graph::StepResult result = executor.train_step(data.images, data.labels, r.lr, [this] {
+  const graph::StepResult result = executor.train_step(images, labels, r.lr, [this] {
     for (const auto& hook : gradient_hooks_) hook();
   });
   r.ms =

@@ -3,6 +3,7 @@
 // `vdnn compare` are clients of it.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -95,6 +96,12 @@ class Trainer {
   /// check_gradients, a gradient) is not finite; what the dataset threw while drawing the batch
   /// (e.g. runtime::DataError); the executor's errors otherwise.
   const StepRecord& step();
+  /// One step on the caller's batch instead of the data source's: `images` in the network input's
+  /// form (as Dataset::next_batch writes it: batch x C x H x W floats, or image bytes for a
+  /// network with image input) and `labels`, batch class indices, in host memory valid until the
+  /// call returns. The data source is not drawn from (its next batch stays next). Throws as
+  /// step(), and runtime::InvalidArgument for a label out of range (from the loss layer).
+  const StepRecord& step(const void* images, const std::int32_t* labels);
   /// Runs the network in inference mode over the test split (Executor::evaluate), in its order,
   /// in full batches only: max(1, size / batch) of them, a split smaller than a batch wrapping
   /// around (CIFAR-10 at batch 128: 78 batches, 9984 of the 10000 images). Changes nothing the
@@ -151,6 +158,10 @@ class Trainer {
   std::vector<StepRecord> history_;
   std::vector<StepCallback> callbacks_;
   std::vector<std::function<void()>> gradient_hooks_;
+
+  // The step on `images` and `labels` (the loader's or the caller's), started at `start`.
+  const StepRecord& train_on(const void* images, const std::int32_t* labels,
+                             std::chrono::steady_clock::time_point start, double data_wait_ms);
 };
 
 /// Medians over the steps of a run after `warmup` steps (all steps when there are no more).

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <numeric>
@@ -166,6 +167,35 @@ TEST(ParametersApi, BadNamesCountsAndBuffersAreInvalidArguments) {
     EXPECT_THROW(trainer.get_gradient(p.name, v.data(), v.size()), vdnn::InvalidArgument);
     break;
   }
+}
+
+TEST(ParametersApi, CallerBatchesAreCheckedAndTrainedOn) {
+  vdnn::Trainer trainer(vdnn::testing::tiny_resnet("tiny"), cpu_config());
+  std::vector<std::int64_t> steps;
+  trainer.on_step([&](const vdnn::StepStats& s) { steps.push_back(s.iteration); });
+  // tiny_resnet takes 3 x 8 x 8 images.
+  std::vector<float> images(4 * 3 * 8 * 8, 0.25F);
+  std::vector<std::int32_t> labels = {0, 1, 2, 3};
+  vdnn::Batch batch{images.data(), labels.data(), 4, 3, 8, 8};
+  EXPECT_TRUE(std::isfinite(trainer.step(batch).loss));
+  EXPECT_EQ(steps, (std::vector<std::int64_t>{0}));
+  vdnn::Batch wrong = batch;
+  wrong.size = 3;
+  EXPECT_THROW(trainer.step(wrong), vdnn::InvalidArgument);
+  wrong = batch;
+  wrong.height = 7;
+  try {
+    trainer.step(wrong);
+    ADD_FAILURE() << "no InvalidArgument";
+  } catch (const vdnn::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("4x3x7x8"), std::string::npos) << e.what();
+  }
+  wrong = batch;
+  wrong.labels = nullptr;
+  EXPECT_THROW(trainer.step(wrong), vdnn::InvalidArgument);
+  labels[2] = 1000;
+  EXPECT_THROW(trainer.step(batch), vdnn::InvalidArgument);
+  EXPECT_EQ(trainer.iteration(), 1);
 }
 
 TEST(ParametersApiGpu, ChannelsLastWeightsReadInPyTorchsOrder) {

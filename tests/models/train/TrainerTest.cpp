@@ -58,6 +58,26 @@ std::vector<double> losses(const Trainer& trainer) {
   return l;
 }
 
+TEST(Trainer, CallerBatchesGiveTheLossesOfTheSameBatchesFromTheSource) {
+  for (const graph::Policy policy : {graph::Policy::Baseline, graph::Policy::VdnnAll}) {
+    Trainer own(cifar_net(), 4, options("synthetic", policy));
+    Trainer fed(cifar_net(), 4, options("synthetic", policy));
+    Trainer again(cifar_net(), 4, options("synthetic", policy));
+    auto dataset = make_dataset("synthetic", {3, 32, 32, 10}, 3);
+    std::vector<std::vector<float>> images(6, std::vector<float>(4 * 3 * 32 * 32));
+    std::vector<std::vector<std::int32_t>> labels(6, std::vector<std::int32_t>(4));
+    for (int i = 0; i < 6; ++i) dataset->next_batch(4, images[i].data(), labels[i].data());
+    for (int i = 0; i < 5; ++i) {
+      EXPECT_EQ(fed.step(images[i].data(), labels[i].data()).loss, own.step().loss) << i;
+      again.step(images[i].data(), labels[i].data());
+    }
+    // The fed trainer's own source was not drawn from: its next batch is the source's first.
+    EXPECT_EQ(fed.step().loss, again.step(images[0].data(), labels[0].data()).loss);
+    labels[1][0] = 10;  // out of range for 10 classes
+    EXPECT_THROW(fed.step(images[1].data(), labels[1].data()), runtime::InvalidArgument);
+  }
+}
+
 TEST(Trainer, BackgroundLoadingGivesTheLossesOfSynchronousLoading) {
   const fs::path dir = cifar_dir("sync");
   for (const std::string& data : std::vector<std::string>{"synthetic", "cifar10:" + dir.string()}) {

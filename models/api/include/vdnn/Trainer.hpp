@@ -106,6 +106,18 @@ struct EvalStats {
   std::int64_t images = 0;  // images evaluated (full batches only)
 };
 
+/// A batch the caller made (Trainer::step(const Batch&)), in host memory valid until the call
+/// returns: `size` images of channels x height x width floats each, in NCHW order, and `size`
+/// class indices in [0, num_classes). The sizes must be the run's batch and the network's input.
+struct Batch {
+  const float* images = nullptr;
+  const std::int32_t* labels = nullptr;
+  std::int64_t size = 0;
+  std::int64_t channels = 0;
+  std::int64_t height = 0;
+  std::int64_t width = 0;
+};
+
 /// A parameter or buffer of the network as PyTorch names it (Trainer::named_parameters).
 struct ParameterInfo {
   std::string name;                 // "layer1.0.conv1.weight", as in torchvision's state_dict
@@ -140,6 +152,11 @@ class VDNN_EXPORT Trainer {
   /// callback. Throws Diverged when the loss is not finite (after the callbacks saw the step),
   /// DataError, OutOfMemory, DeviceError.
   StepStats step();
+  /// Trains one iteration on the caller's batch instead of the data source's (which is not drawn
+  /// from), then calls every step callback. Throws InvalidArgument (null pointers, a size that is
+  /// not the run's batch, a shape that is not the network's input, a network that takes image
+  /// bytes, a label out of range), and as step().
+  StepStats step(const Batch& batch);
   /// Runs the network in inference mode (batch norm's running statistics, no dropout) over the
   /// test split (CIFAR-10's test_batch.bin; synthetic: 1000 held-out images) in full batches.
   /// Training afterwards is bitwise what it would have been without it. Throws InvalidArgument
