@@ -229,17 +229,20 @@ StepResult Executor::train_step(const void* images, const std::int32_t* labels, 
 
 // Note [Evaluation memory]: the inference actions only allocate and free on the compute stream,
 // so synchronizing it ends the pass; the pools forget its frees as at the end of a step.
-StepResult Executor::evaluate(const void* images, const std::int32_t* labels) {
+StepResult Executor::evaluate(const void* images, const std::int32_t* labels, float* logits) {
   stage_labels(labels);
+  logits_out_ = logits;
   try {
     take_staged_input(images);
     run_actions(plan_.inference, images, /*training=*/false);
     context_.compute().synchronize();
     device_pool_.retire_completed();
   } catch (...) {
+    logits_out_ = nullptr;
     abandon_step();
     throw;
   }
+  logits_out_ = nullptr;
   return {loss_stats_->loss, loss_stats_->accuracy, loss_stats_->top5};
 }
 
@@ -255,6 +258,13 @@ void Executor::run_actions(const std::vector<Action>& actions, const void* image
     }
     if (managed(plan_)) track_residency(action);
   }
+}
+
+// The loss layer's input, still held while the loss runs (its last consumer).
+void Executor::copy_logits() {
+  const TensorView logits = tensor(graph_.logits_node()).view();
+  VDNN_EXPECTS(logits.dtype == runtime::DType::F32, "evaluate: logits are F32 in every precision");
+  context_.compute().copy_async(logits_out_, logits.data, logits.bytes());
 }
 
 // A staging slot uploads at the copy engines' speed; other host memory (a caller's batch) is
@@ -287,6 +297,7 @@ void Executor::run(const Action& action, const void* images, bool training) {
         if (!input_uploaded_) upload_input(images);
       } else {
         forward(t, training, /*recompute=*/false);
+        if (t == graph_.loss_node() && logits_out_ != nullptr) copy_logits();
       }
       break;
     case Op::Recompute:

@@ -161,8 +161,9 @@ class Executor {
   /// mode: forward only with ForwardArgs::training false (batch norm uses and keeps its running
   /// statistics, dropout passes its input through), by plan().inference in the same pools
   /// (Note [Evaluation memory]). Changes no training state: parameters, statistics, velocities,
-  /// steps(), transfers(), layer_times() and timeline() stay as they were. Throws as train_step.
-  StepResult evaluate(const void* images, const std::int32_t* labels);
+  /// steps(), transfers(), layer_times() and timeline() stay as they were. With `logits`, also
+  /// copies the loss layer's input there: batch x num_classes F32 values. Throws as train_step.
+  StepResult evaluate(const void* images, const std::int32_t* labels, float* logits = nullptr);
 
   const Graph& graph() const noexcept { return graph_; }
   const Plan& plan() const noexcept { return plan_; }
@@ -203,6 +204,7 @@ class Executor {
   void run(const Action& action, const void* images, bool training);
   void stage_labels(const std::int32_t* labels);
   bool is_staging_slot(const void* images) const;
+  void copy_logits();
   /// Makes the memory the previous step's StageInput kept, if any, this pass's input.
   void take_staged_input(const void* images);
   void upload_input(const void* images);
@@ -260,6 +262,7 @@ class Executor {
   const void* staged_from_ = nullptr;
   bool input_held_ = false;      // this pass's input memory is what the previous step kept...
   bool input_uploaded_ = false;  // ...and holds this pass's images
+  float* logits_out_ = nullptr;  // evaluate's copy of the logits, during the pass
   std::vector<runtime::Buffer> grads_;  // per node output
   std::vector<bool> grad_written_;
   std::vector<NodeArgs> args_;

@@ -155,6 +155,23 @@ StepStats Trainer::step(const Batch& batch) {
   });
 }
 
+std::vector<float> Trainer::predict(const float* images, std::int64_t count) {
+  return api::translate_errors([&] {
+    const graph::Graph& graph = run_->trainer.session().graph();
+    if (graph.image_input()) {
+      throw runtime::InvalidArgument(
+          "predict: this run's network takes image bytes (its data is image files), not floats");
+    }
+    if (images == nullptr || count < 1) {
+      throw runtime::InvalidArgument("predict: needs images and a count of at least 1, got " +
+                                     std::to_string(count));
+    }
+    std::vector<float> logits(static_cast<std::size_t>(count * graph.num_classes()));
+    run_->trainer.predict(images, count, logits.data());
+    return logits;
+  });
+}
+
 EvalStats Trainer::evaluate() {
   return api::translate_errors([&] {
     const models::EvalRecord r = run_->trainer.evaluate();

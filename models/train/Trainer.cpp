@@ -222,6 +222,34 @@ void Trainer::init_from(const std::filesystem::path& path) {
   load_checkpoint(path, *session_, options);
 }
 
+void Trainer::predict(const void* images, std::int64_t count, float* logits) {
+  VDNN_EXPECTS(images != nullptr && logits != nullptr && count >= 1,
+               "predict: needs images, somewhere for the logits and a count of at least 1");
+  const graph::Graph& graph = session_->graph();
+  const std::int64_t batch = graph.batch();
+  const auto classes = static_cast<std::size_t>(graph.num_classes());
+  const std::size_t sample_bytes =
+      graph.tensor_bytes(graph::kNetworkInput) / static_cast<std::size_t>(batch);
+  const std::vector<std::int32_t> labels(static_cast<std::size_t>(batch), 0);  // unused
+  std::vector<std::byte> padded;
+  std::vector<float> padded_logits;
+  const auto* in = static_cast<const std::byte*>(images);
+  for (std::int64_t first = 0; first < count; first += batch) {
+    const auto n = static_cast<std::size_t>(std::min(batch, count - first));
+    const std::byte* chunk = in + static_cast<std::size_t>(first) * sample_bytes;
+    float* out = logits + static_cast<std::size_t>(first) * classes;
+    if (n == static_cast<std::size_t>(batch)) {
+      session_->executor().evaluate(chunk, labels.data(), out);
+      continue;
+    }
+    padded.assign(static_cast<std::size_t>(batch) * sample_bytes, std::byte{0});
+    std::copy_n(chunk, n * sample_bytes, padded.begin());
+    padded_logits.resize(static_cast<std::size_t>(batch) * classes);
+    session_->executor().evaluate(padded.data(), labels.data(), padded_logits.data());
+    std::copy_n(padded_logits.begin(), n * classes, out);
+  }
+}
+
 void Trainer::on_step(StepCallback callback) { callbacks_.push_back(std::move(callback)); }
 
 void Trainer::on_gradients(std::function<void()> hook) {

@@ -198,6 +198,32 @@ TEST(ParametersApi, CallerBatchesAreCheckedAndTrainedOn) {
   EXPECT_EQ(trainer.iteration(), 1);
 }
 
+TEST(ParametersApi, PredictGivesLogitsPerImageAndChangesNoTraining) {
+  const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");
+  vdnn::Trainer trainer(network, cpu_config());
+  vdnn::Trainer plain(network, cpu_config());
+  std::vector<float> images(6 * 3 * 8 * 8);
+  for (std::size_t i = 0; i < images.size(); ++i) images[i] = static_cast<float>(i % 17) / 17.0F;
+  trainer.step();
+  plain.step();
+  // Six images at batch 4: a full batch and a padded one; three alone give the same rows.
+  const std::vector<float> six = trainer.predict(images.data(), 6);
+  ASSERT_EQ(six.size(), 60U);  // 10 classes
+  const std::vector<float> three = trainer.predict(images.data(), 3);
+  EXPECT_TRUE(std::equal(three.begin(), three.end(), six.begin()));
+  const std::vector<float> last = trainer.predict(images.data() + 5 * 3 * 8 * 8, 1);
+  EXPECT_TRUE(std::equal(last.begin(), last.end(), six.begin() + 50));
+  EXPECT_EQ(trainer.step().loss, plain.step().loss);
+  vdnn::TrainerConfig bf16 = cpu_config();
+  bf16.precision = "bf16";  // logits stay F32
+  vdnn::Trainer half(network, bf16);
+  const std::vector<float> half_six = half.predict(images.data(), 6);
+  EXPECT_TRUE(
+      std::all_of(half_six.begin(), half_six.end(), [](float x) { return std::isfinite(x); }));
+  EXPECT_THROW(trainer.predict(images.data(), 0), vdnn::InvalidArgument);
+  EXPECT_THROW(trainer.predict(nullptr, 2), vdnn::InvalidArgument);
+}
+
 TEST(ParametersApiGpu, ChannelsLastWeightsReadInPyTorchsOrder) {
   if (!vdnn::cuda_available()) GTEST_SKIP() << "no CUDA device";
   const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");

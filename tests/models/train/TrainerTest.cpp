@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <vector>
@@ -76,6 +77,27 @@ TEST(Trainer, CallerBatchesGiveTheLossesOfTheSameBatchesFromTheSource) {
     labels[1][0] = 10;  // out of range for 10 classes
     EXPECT_THROW(fed.step(images[1].data(), labels[1].data()), runtime::InvalidArgument);
   }
+}
+
+TEST(Trainer, PredictedLogitsGiveTheEvaluationsLoss) {
+  Trainer trainer(cifar_net(), 4, options());
+  trainer.step();
+  auto dataset = make_dataset("synthetic", {3, 32, 32, 10}, 3, Split::Test);
+  std::vector<float> images(4 * 3 * 32 * 32);
+  std::vector<std::int32_t> labels(4);
+  dataset->next_batch(4, images.data(), labels.data());
+  std::vector<float> logits(40);
+  trainer.predict(images.data(), 4, logits.data());
+  const double loss = trainer.session().executor().evaluate(images.data(), labels.data()).loss;
+  double sum = 0.0;  // softmax cross-entropy of the logits, in double
+  for (std::size_t i = 0; i < 4; ++i) {
+    const float* row = logits.data() + 10 * i;
+    const double top = *std::max_element(row, row + 10);
+    double total = 0.0;
+    for (int k = 0; k < 10; ++k) total += std::exp(row[k] - top);
+    sum += std::log(total) + top - row[labels[i]];
+  }
+  EXPECT_NEAR(sum / 4.0, loss, 1e-5 * loss);
 }
 
 TEST(Trainer, BackgroundLoadingGivesTheLossesOfSynchronousLoading) {

@@ -157,6 +157,12 @@ class VDNN_EXPORT Trainer {
   /// not the run's batch, a shape that is not the network's input, a network that takes image
   /// bytes, a label out of range), and as step().
   StepStats step(const Batch& batch);
+  /// The logits of `count` images (count x channels x height x width floats, NCHW, in host
+  /// memory): count x num_classes values, in inference mode (batch norm's running statistics, no
+  /// dropout), a batch at a time (the last one padded, which changes no other image's logits).
+  /// Changes no training state. Throws InvalidArgument (null images, a count below 1, a network
+  /// that takes image bytes), OutOfMemory, DeviceError.
+  std::vector<float> predict(const float* images, std::int64_t count);
   /// Runs the network in inference mode (batch norm's running statistics, no dropout) over the
   /// test split (CIFAR-10's test_batch.bin; synthetic: 1000 held-out images) in full batches.
   /// Training afterwards is bitwise what it would have been without it. Throws InvalidArgument
