@@ -237,6 +237,9 @@ StepResult Executor::evaluate(const void* images, const std::int32_t* labels, fl
     run_actions(plan_.inference, images, /*training=*/false);
     context_.compute().synchronize();
     device_pool_.retire_completed();
+    if (logits != nullptr && !bf16_logits_.empty()) {
+      runtime::to_float(bf16_logits_.data(), logits, bf16_logits_.size());
+    }
   } catch (...) {
     logits_out_ = nullptr;
     abandon_step();
@@ -260,11 +263,17 @@ void Executor::run_actions(const std::vector<Action>& actions, const void* image
   }
 }
 
-// The loss layer's input, still held while the loss runs (its last consumer).
+// The loss layer's input, still held while the loss runs (its last consumer); bf16 logits are
+// widened once the pass is done (evaluate).
 void Executor::copy_logits() {
   const TensorView logits = tensor(graph_.logits_node()).view();
-  VDNN_EXPECTS(logits.dtype == runtime::DType::F32, "evaluate: logits are F32 in every precision");
-  context_.compute().copy_async(logits_out_, logits.data, logits.bytes());
+  if (logits.dtype == runtime::DType::F32) {
+    context_.compute().copy_async(logits_out_, logits.data, logits.bytes());
+    return;
+  }
+  VDNN_EXPECTS(logits.dtype == runtime::DType::BF16, "evaluate: logits are F32 or BF16");
+  bf16_logits_.resize(static_cast<std::size_t>(logits.shape.numel()));
+  context_.compute().copy_async(bf16_logits_.data(), logits.data, logits.bytes());
 }
 
 // A staging slot uploads at the copy engines' speed; other host memory (a caller's batch) is

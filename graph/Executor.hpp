@@ -19,6 +19,7 @@
 #include "graph/Plan.hpp"
 #include "layers/Layer.hpp"
 #include "layers/SgdUpdate.hpp"
+#include "runtime/BFloat16.hpp"
 #include "runtime/ExecutionContext.hpp"
 #include "runtime/MigrationCounters.hpp"
 #include "runtime/ResidentTensor.hpp"
@@ -263,7 +264,8 @@ class Executor {
   bool input_held_ = false;      // this pass's input memory is what the previous step kept...
   bool input_uploaded_ = false;  // ...and holds this pass's images
   float* logits_out_ = nullptr;  // evaluate's copy of the logits, during the pass
-  std::vector<runtime::Buffer> grads_;  // per node output
+  std::vector<runtime::BFloat16> bf16_logits_;  // bf16 logits before widening (bf16 runs)
+  std::vector<runtime::Buffer> grads_;          // per node output
   std::vector<bool> grad_written_;
   std::vector<NodeArgs> args_;
   std::vector<layers::ForwardArgs> recompute_args_;  // per Recompute action, in plan order
