@@ -429,11 +429,14 @@ void Executor::set_steps(std::int64_t steps) {
 
 void Executor::update(double lr) {
   const layers::SgdHyper hyper{lr, options_.momentum, options_.weight_decay, step_ == 0};
-  context_.compute().enqueue([this, hyper] {
+  layers::SgdHyper undecayed = hyper;
+  undecayed.weight_decay = 0.0;
+  context_.compute().enqueue([this, hyper, undecayed] {
     for (const Parameter& p : params_->all()) {
       if (!p.trainable()) continue;
+      const bool decayed = options_.decay_biases_and_norms || p.spec.shape.rank() != 1;
       sgd_->apply(p.value_view(DType::F32), p.grad_view(DType::F32), p.velocity_view(DType::F32),
-                  hyper);
+                  decayed ? hyper : undecayed);
     }
   });
 }

@@ -42,6 +42,9 @@ struct ExecutorOptions {
   /// Pinned input staging buffers (input_staging(slot)): two let a data loader fill one while a
   /// step uploads the other; three let it also hold the next batch for stage_next().
   std::size_t input_slots = 1;
+  /// Weight decay on 1-D parameters (biases, batch norm's weight and bias) too; false leaves them
+  /// undecayed, the usual recipe for large batches (--no-decay-bn-bias).
+  bool decay_biases_and_norms = true;
 };
 
 /// Device seconds of one node's forward and backward in the last step (profile_layers only).

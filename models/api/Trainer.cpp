@@ -70,6 +70,7 @@ models::TrainerOptions trainer_options(const TrainerConfig& c, const std::string
   s.executor.seed = c.seed;
   s.executor.momentum = c.momentum;
   s.executor.weight_decay = c.weight_decay;
+  s.executor.decay_biases_and_norms = c.decay_bn_bias;
   return t;
 }
 
@@ -182,6 +183,10 @@ EvalStats Trainer::evaluate() {
 void Trainer::on_step(std::function<void(const StepStats&)> callback) {
   run_->trainer.on_step(
       [callback = std::move(callback)](const models::StepRecord& r) { callback(step_stats(r)); });
+}
+
+void Trainer::set_learning_rate(double lr) {
+  api::translate_errors([&] { run_->trainer.set_learning_rate(lr); });
 }
 
 void Trainer::on_gradients(std::function<void(Trainer&)> callback) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <future>
 #include <iostream>
 #include <utility>
@@ -153,7 +154,7 @@ const StepRecord& Trainer::train_on(const void* images, const std::int32_t* labe
   StepRecord r;
   r.data_wait_ms = data_wait_ms;
   r.iteration = it;
-  r.lr = options_.schedule.at(it);
+  r.lr = learning_rate_.value_or(options_.schedule.at(it));
   const graph::StepResult result = executor.train_step(images, labels, r.lr, [this] {
     for (const auto& hook : gradient_hooks_) hook();
   });
@@ -248,6 +249,12 @@ void Trainer::predict(const void* images, std::int64_t count, float* logits) {
     session_->executor().evaluate(padded.data(), labels.data(), padded_logits.data());
     std::copy_n(padded_logits.begin(), n * classes, out);
   }
+}
+
+void Trainer::set_learning_rate(double lr) {
+  VDNN_EXPECTS(std::isfinite(lr) && lr >= 0.0,
+               "a learning rate is finite and not negative, got " + std::to_string(lr));
+  learning_rate_ = lr;
 }
 
 void Trainer::on_step(StepCallback callback) { callbacks_.push_back(std::move(callback)); }

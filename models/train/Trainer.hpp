@@ -113,6 +113,10 @@ class Trainer {
   /// time, the last one padded with zeros (which changes no other image's logits). Changes no
   /// training state. Throws runtime::InvalidArgument for a count below 1; the executor's errors.
   void predict(const void* images, std::int64_t count, float* logits);
+  /// From the next step on, every step uses `lr` instead of the schedule's rate (a schedule the
+  /// caller owns sets it before each step). Throws runtime::InvalidArgument unless lr is finite
+  /// and not negative.
+  void set_learning_rate(double lr);
   /// Registers `callback`, called after every step in registration order.
   void on_step(StepCallback callback);
   /// Registers `hook`, called in each step after the backward pass and before the update, in
@@ -163,6 +167,7 @@ class Trainer {
   std::vector<StepRecord> history_;
   std::vector<StepCallback> callbacks_;
   std::vector<std::function<void()>> gradient_hooks_;
+  std::optional<double> learning_rate_;  // set_learning_rate's, over the schedule
 
   // The step on `images` and `labels` (the loader's or the caller's), started at `start`.
   const StepRecord& train_on(const void* images, const std::int32_t* labels,

@@ -55,6 +55,15 @@ void set_values(vdnn::Trainer& trainer, const std::vector<std::vector<float>>& a
   }
 }
 
+// Every trainable gradient replaced by zeros (an on_gradients callback).
+void zero_gradients(vdnn::Trainer& t) {
+  for (const vdnn::ParameterInfo& p : t.named_parameters()) {
+    if (!p.trainable) continue;
+    const std::vector<float> zeros(numel(p), 0.0F);
+    t.set_gradient(p.name, zeros.data(), zeros.size());
+  }
+}
+
 TEST(ParametersApi, NamesAndShapesArePyTorchs) {
   vdnn::Trainer trainer(vdnn::testing::tiny_resnet("tiny"), cpu_config());
   const std::vector<vdnn::ParameterInfo> params = trainer.named_parameters();
@@ -120,13 +129,7 @@ TEST(ParametersApi, GradientsAreReadAndReplacedBeforeTheUpdate) {
   EXPECT_TRUE(moved);
   // Replaced by zeros: nothing trainable moves.
   vdnn::Trainer zeroing(network, config);
-  zeroing.on_gradients([](vdnn::Trainer& t) {
-    for (const vdnn::ParameterInfo& p : t.named_parameters()) {
-      if (!p.trainable) continue;
-      const std::vector<float> zeros(numel(p), 0.0F);
-      t.set_gradient(p.name, zeros.data(), zeros.size());
-    }
-  });
+  zeroing.on_gradients(zero_gradients);
   const std::vector<std::vector<float>> start = values(zeroing);
   zeroing.step();
   const std::vector<std::vector<float>> end = values(zeroing);
@@ -222,6 +225,47 @@ TEST(ParametersApi, PredictGivesLogitsPerImageAndChangesNoTraining) {
       std::all_of(half_six.begin(), half_six.end(), [](float x) { return std::isfinite(x); }));
   EXPECT_THROW(trainer.predict(images.data(), 0), vdnn::InvalidArgument);
   EXPECT_THROW(trainer.predict(nullptr, 2), vdnn::InvalidArgument);
+}
+
+TEST(ParametersApi, BiasesAndNormsCanBeLeftUndecayed) {
+  const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");
+  for (const bool decay_bn_bias : {true, false}) {
+    vdnn::TrainerConfig config = cpu_config();
+    config.momentum = 0.0;
+    config.weight_decay = 0.5;
+    config.learning_rate = 0.125;
+    config.decay_bn_bias = decay_bn_bias;
+    vdnn::Trainer trainer(network, config);
+    trainer.on_gradients(zero_gradients);
+    const std::vector<std::vector<float>> before = values(trainer);
+    trainer.step();
+    const std::vector<std::vector<float>> after = values(trainer);
+    const std::vector<vdnn::ParameterInfo> params = trainer.named_parameters();
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      if (!params[i].trainable) continue;
+      const bool decayed = decay_bn_bias || params[i].shape.size() != 1;
+      for (std::size_t k = 0; k < before[i].size(); ++k) {
+        const float expected = decayed ? before[i][k] * (1.0F - 0.0625F) : before[i][k];
+        ASSERT_FLOAT_EQ(after[i][k], expected) << params[i].name << " " << decay_bn_bias;
+      }
+    }
+  }
+}
+
+TEST(ParametersApi, ACallerSetLearningRateReplacesTheSchedule) {
+  vdnn::TrainerConfig config = cpu_config();
+  config.momentum = 0.0;
+  config.weight_decay = 0.5;
+  vdnn::Trainer trainer(vdnn::testing::tiny_resnet("tiny"), config);
+  trainer.set_learning_rate(0.0);
+  const std::vector<std::vector<float>> before = values(trainer);
+  EXPECT_EQ(trainer.step().learning_rate, 0.0);
+  EXPECT_EQ(values(trainer).front(), before.front());  // nothing moves at rate 0
+  trainer.set_learning_rate(0.25);
+  EXPECT_EQ(trainer.step().learning_rate, 0.25);
+  EXPECT_NE(values(trainer).front(), before.front());
+  EXPECT_THROW(trainer.set_learning_rate(-1.0), vdnn::InvalidArgument);
+  EXPECT_THROW(trainer.set_learning_rate(std::nan("")), vdnn::InvalidArgument);
 }
 
 TEST(ParametersApiGpu, ChannelsLastWeightsReadInPyTorchsOrder) {

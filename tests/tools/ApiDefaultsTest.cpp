@@ -30,6 +30,7 @@ TEST(ApiDefaults, TrainerConfigMatchesTheCommandLine) {
   EXPECT_EQ(api.lr_schedule, cli.run.schedule);
   EXPECT_EQ(api.momentum, cli.run.momentum);
   EXPECT_EQ(api.weight_decay, cli.run.weight_decay);
+  EXPECT_EQ(api.decay_bn_bias, !cli.run.no_decay_bn_bias);
   EXPECT_EQ(api.deterministic, cli.run.deterministic);
   EXPECT_EQ(api.tf32, cli.run.math == "tf32");
   EXPECT_EQ(api.cost_cache, cli.run.cost_cache);

@@ -23,6 +23,9 @@ void add_optimizer_options(CLI::App& cmd, RunOptions& o) {
       ->capture_default_str()
       ->check(finite_number())
       ->check(CLI::Range(0.0, 1.0));
+  cmd.add_flag("--no-decay-bn-bias", o.no_decay_bn_bias,
+               "No weight decay on 1-D parameters (biases, batch norm's weight and bias), the "
+               "usual recipe for large batches");
   cmd.add_option("--weight-decay", o.weight_decay, "L2 weight decay")
       ->capture_default_str()
       ->check(finite_number())
@@ -143,6 +146,7 @@ models::TrainerOptions trainer_options(const RunOptions& o, const std::string& p
   s.policy = graph::parse_policy(policy);
   s.budget_bytes = budget.empty() ? 0 : runtime::parse_bytes(budget);
   s.executor = {o.seed, o.momentum, o.weight_decay, o.debug_poison, profile_layers};
+  s.executor.decay_biases_and_norms = !o.no_decay_bn_bias;
   s.executor.allow_oversubscription = o.allow_oversubscription;
   s.executor.count_migrations = o.count_migrations;
   s.deterministic = o.deterministic;

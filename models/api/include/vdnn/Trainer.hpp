@@ -56,6 +56,9 @@ struct TrainerConfig {
   std::int64_t total_steps = 100;        // what "step" and "cosine" schedule over
   double momentum = 0.9;
   double weight_decay = 5e-4;
+  /// Weight decay on biases and batch norm's weight and bias (1-D parameters) too; false leaves
+  /// them undecayed, the usual recipe for large batches.
+  bool decay_bn_bias = true;
   bool deterministic = false;    // CUDA: deterministic kernels only (bitwise repeatable)
   bool tf32 = true;              // CUDA: TF32 tensor-core math in convolutions
   bool check_gradients = false;  // throw Diverged at the first non-finite gradient
@@ -171,6 +174,10 @@ class VDNN_EXPORT Trainer {
   /// Calls `callback` after every step, in registration order. Exceptions it throws pass through
   /// step().
   void on_step(std::function<void(const StepStats&)> callback);
+  /// From the next step on, every step uses `lr` instead of the config's schedule (a schedule
+  /// you own: set it before each step). StepStats::learning_rate reports it. Throws
+  /// InvalidArgument unless lr is finite and not negative.
+  void set_learning_rate(double lr);
   /// Calls `callback` in every step after the backward pass and before the update, in
   /// registration order, e.g. to log or clip gradients with get_gradient and set_gradient. What it
   /// throws passes through step(), which then makes no update (batch norm's running statistics
