@@ -1,4 +1,5 @@
-// Learning-rate schedules, as torch.optim.lr_scheduler.StepLR and CosineAnnealingLR define them.
+// Learning-rate schedules, as torch.optim.lr_scheduler.StepLR and CosineAnnealingLR define them,
+// after LinearLR's warmup.
 #include "graph/LrSchedule.hpp"
 
 #include <algorithm>
@@ -29,13 +30,19 @@ const char* lr_policy_name(LrPolicy policy) noexcept {
 }
 
 double LrSchedule::at(std::int64_t step) const {
+  if (step < warmup_steps) {
+    const double done = static_cast<double>(step) / static_cast<double>(warmup_steps);
+    return base_lr * (warmup_start_factor + (1.0 - warmup_start_factor) * done);
+  }
+  step -= warmup_steps;
+  const std::int64_t annealed = total_steps - warmup_steps;
   switch (policy) {
     case LrPolicy::Step:
       return base_lr *
              std::pow(gamma, static_cast<double>(step / std::max<std::int64_t>(1, step_size)));
     case LrPolicy::Cosine: {
-      const double t = static_cast<double>(std::min(step, total_steps)) /
-                       static_cast<double>(std::max<std::int64_t>(1, total_steps));
+      const double t = static_cast<double>(std::min(step, annealed)) /
+                       static_cast<double>(std::max<std::int64_t>(1, annealed));
       return min_lr + 0.5 * (base_lr - min_lr) * (1.0 + std::cos(3.141592653589793 * t));
     }
     case LrPolicy::Constant:

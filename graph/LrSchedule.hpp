@@ -1,4 +1,5 @@
-// LrSchedule: the learning rate as a function of the step (constant, step decay or cosine).
+// LrSchedule: the learning rate as a function of the step (constant, step decay or cosine), after
+// an optional linear warmup.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,12 @@ struct LrSchedule {
   double gamma = 0.1;
   std::int64_t total_steps = 1;  // Cosine: anneal from base_lr to min_lr over total_steps
   double min_lr = 0.0;
+  /// Linear warmup over the first warmup_steps steps, from warmup_start_factor x base_lr towards
+  /// base_lr, then the policy from its own step 0 (Cosine over total_steps - warmup_steps):
+  /// torch.optim.lr_scheduler's SequentialLR of LinearLR and the policy, as torchvision's recipes
+  /// use it (start factor 0.01 there too).
+  std::int64_t warmup_steps = 0;
+  double warmup_start_factor = 0.01;
 
   /// Learning rate of zero-based step `step`.
   double at(std::int64_t step) const;

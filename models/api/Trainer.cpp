@@ -52,6 +52,11 @@ models::TrainerOptions trainer_options(const TrainerConfig& c, const std::string
   t.schedule.base_lr = c.learning_rate;
   t.schedule.total_steps = c.total_steps;
   t.schedule.step_size = std::max<std::int64_t>(1, c.total_steps / 3);  // as `vdnn train`
+  if (c.warmup_steps < 0) {
+    throw InvalidArgument("warmup_steps must not be negative, got " +
+                          std::to_string(c.warmup_steps));
+  }
+  t.schedule.warmup_steps = c.warmup_steps;
   t.check_gradients = c.check_gradients;
   t.config_json = config_json;
   if (!c.cost_cache.empty()) t.cache_dir = c.cost_cache;

@@ -268,6 +268,18 @@ TEST(ParametersApi, ACallerSetLearningRateReplacesTheSchedule) {
   EXPECT_THROW(trainer.set_learning_rate(std::nan("")), vdnn::InvalidArgument);
 }
 
+TEST(ParametersApi, WarmupRampsTheRateBeforeTheSchedule) {
+  vdnn::TrainerConfig config = cpu_config();
+  config.learning_rate = 0.4;
+  config.warmup_steps = 2;
+  vdnn::Trainer trainer(vdnn::testing::tiny_resnet("tiny"), config);
+  EXPECT_DOUBLE_EQ(trainer.step().learning_rate, 0.004);
+  EXPECT_DOUBLE_EQ(trainer.step().learning_rate, 0.4 * (0.01 + 0.99 * 0.5));
+  EXPECT_DOUBLE_EQ(trainer.step().learning_rate, 0.4);
+  config.warmup_steps = -1;
+  EXPECT_THROW(vdnn::Trainer(vdnn::testing::tiny_resnet("tiny"), config), vdnn::InvalidArgument);
+}
+
 TEST(ParametersApiGpu, ChannelsLastWeightsReadInPyTorchsOrder) {
   if (!vdnn::cuda_available()) GTEST_SKIP() << "no CUDA device";
   const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");

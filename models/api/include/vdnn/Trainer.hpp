@@ -54,6 +54,9 @@ struct TrainerConfig {
   double learning_rate = 0.05;           // the base rate; see lr_schedule
   std::string lr_schedule = "constant";  // "constant", "step" (x0.1 every third) or "cosine"
   std::int64_t total_steps = 100;        // what "step" and "cosine" schedule over
+  /// Steps of linear warmup from 0.01 x learning_rate before the schedule, which then runs over
+  /// the remaining steps (PyTorch's LinearLR then the schedule, in a SequentialLR).
+  std::int64_t warmup_steps = 0;
   double momentum = 0.9;
   double weight_decay = 5e-4;
   /// Weight decay on biases and batch norm's weight and bias (1-D parameters) too; false leaves
