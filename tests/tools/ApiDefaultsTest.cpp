@@ -28,7 +28,7 @@ TEST(ApiDefaults, TrainerConfigMatchesTheCommandLine) {
   EXPECT_EQ(api.seed, cli.run.seed);
   EXPECT_EQ(api.learning_rate, cli.run.lr);
   EXPECT_EQ(api.lr_schedule, cli.run.schedule);
-  EXPECT_EQ(api.warmup_steps, cli.run.warmup);
+  EXPECT_EQ(api.warmup_steps, cli.run.lr_warmup);
   EXPECT_EQ(api.momentum, cli.run.momentum);
   EXPECT_EQ(api.weight_decay, cli.run.weight_decay);
   EXPECT_EQ(api.decay_bn_bias, !cli.run.no_decay_bn_bias);

@@ -33,7 +33,7 @@ void add_optimizer_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--schedule", o.schedule, "Learning-rate schedule over the iterations")
       ->capture_default_str()
       ->check(CLI::IsMember({"constant", "step", "cosine"}));
-  cmd.add_option("--warmup", o.warmup,
+  cmd.add_option("--lr-warmup", o.lr_warmup,
                  "Steps of linear warmup from 0.01 x --lr before the schedule, which then runs "
                  "over the remaining steps")
       ->capture_default_str()
@@ -146,7 +146,7 @@ models::TrainerOptions trainer_options(const RunOptions& o, const std::string& p
   t.schedule.base_lr = o.lr;
   t.schedule.total_steps = iterations;
   t.schedule.step_size = std::max<std::int64_t>(1, iterations / 3);
-  t.schedule.warmup_steps = o.warmup;
+  t.schedule.warmup_steps = o.lr_warmup;
   graph::SessionOptions& s = t.session;
   s.backend = resolve_device(o.device);
   s.policy = graph::parse_policy(policy);

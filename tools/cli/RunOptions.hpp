@@ -20,7 +20,7 @@ struct RunOptions {
   double momentum = 0.9;
   double weight_decay = 5e-4;
   bool no_decay_bn_bias = false;      // no weight decay on biases and batch norm parameters
-  std::int64_t warmup = 0;            // steps of linear warmup before the schedule
+  std::int64_t lr_warmup = 0;         // steps of linear warmup before the schedule
   std::string schedule = "constant";  // constant | step | cosine (over the run's iterations)
   std::uint64_t seed = 1;
   std::string device = "auto";     // auto | cpu | cuda
