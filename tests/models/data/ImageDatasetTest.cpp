@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../train/SafetensorsBytes.hpp"
+#include "image/CodecTestImages.hpp"
 #include "models/data/image/ImageDecoder.hpp"
 #include "models/data/image/JpegEncoder.hpp"
 #include "models/data/image/ResizedCrop.hpp"
@@ -27,13 +28,6 @@ using testing::TempDir;
 
 constexpr std::int64_t kSide = 24;
 constexpr std::int64_t kSampleBytes = kSide * kSide * 3;
-
-void write_file(const fs::path& path, const std::vector<std::uint8_t>& bytes) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()),
-             static_cast<std::streamsize>(bytes.size()));
-}
 
 // An image of w x h whose pixels depend on its class and number.
 RgbImage pattern(std::int64_t w, std::int64_t h, int cls, int k) {
@@ -56,8 +50,8 @@ void write_folder(const fs::path& dir, int classes, int per_class, int val) {
     for (int c = 0; c < classes; ++c) {
       for (int k = 0; k < count; ++k) {
         const RgbImage image = pattern(30 + 7 * k, 28 + 5 * c, c, k);
-        write_file(dir / split / ("c" + std::to_string(c)) / (std::to_string(k) + ".jpg"),
-                   encode_jpeg(image));
+        test::write_file(dir / split / ("c" + std::to_string(c)) / (std::to_string(k) + ".jpg"),
+                         encode_jpeg(image));
       }
     }
   }
@@ -138,7 +132,7 @@ TEST(ImageDataset, TheTestSplitIsTheEvalTransformInFileOrder) {
 TEST(ImageDataset, ABadFileIsADataErrorNamingIt) {
   const TempDir dir("image-dataset-bad");
   write_folder(dir.path(), 3, 2, 0);
-  write_file(dir.path() / "train" / "c1" / "broken.jpg", {0xFF, 0xD8, 0xFF, 0xE0, 0x00});
+  test::write_file(dir.path() / "train" / "c1" / "broken.jpg", {0xFF, 0xD8, 0xFF, 0xE0, 0x00});
   auto data = open(dir.path(), Split::Train, 2);
   try {
     draw(*data, 1, 7);

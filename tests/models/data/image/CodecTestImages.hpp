@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -126,6 +128,14 @@ inline std::vector<std::uint8_t> with_png_chunk(const std::vector<std::uint8_t>&
 inline models::RgbImage decode(const std::vector<std::uint8_t>& file,
                                const std::string& name = "test.jpg") {
   return models::decode_image(file.data(), file.size(), name);
+}
+
+/// Writes `bytes` to `path`, making its directories first.
+inline void write_file(const std::filesystem::path& path, const std::vector<std::uint8_t>& bytes) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
 }
 
 }  // namespace vdnn::test

@@ -178,6 +178,18 @@ class BatchResamplerTest : public ::testing::Test {
     if (runtime::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
   }
 
+  // One batch through the resampler, byte for byte the CPU's; the batch must take both pass
+  // orders and upsample somewhere.
+  void expect_cpu_bytes_covering_every_path(const std::vector<Sample>& samples) {
+    const runtime::cuda::CudaStream stream;
+    DeviceBatch batch = upload(memory_, stream.get(), samples);
+    const Coverage c = coverage(samples, batch);
+    EXPECT_TRUE(c.vertical_first && c.horizontal_first && c.upsampling);
+    BatchResampler resampler;
+    run(resampler, stream.get(), batch);
+    expect_cpu_bytes(stream.get(), batch, samples);
+  }
+
   runtime::cuda::DeviceMemoryResource memory_;
   std::mt19937 random_{2025};
 };
@@ -192,13 +204,7 @@ TEST_F(BatchResamplerTest, TrainingCropsMatchTheCpu) {
   Sample small = random_sample(random_, 203, 211);
   small.spec = resized_crop_spec(203, 211, {17.25, 30.5, 80.75, 91}, 224, false);
   samples.push_back(std::move(small));
-  const runtime::cuda::CudaStream stream;
-  DeviceBatch batch = upload(memory_, stream.get(), samples);
-  const Coverage c = coverage(samples, batch);
-  EXPECT_TRUE(c.vertical_first && c.horizontal_first && c.upsampling);
-  BatchResampler resampler;
-  run(resampler, stream.get(), batch);
-  expect_cpu_bytes(stream.get(), batch, samples);
+  expect_cpu_bytes_covering_every_path(samples);
 }
 
 TEST_F(BatchResamplerTest, EvalCropsMatchTheCpu) {
@@ -210,13 +216,7 @@ TEST_F(BatchResamplerTest, EvalCropsMatchTheCpu) {
     sample.spec = centre_crop_spec(width, height, eval_resize_crop(width, height, 224));
     samples.push_back(std::move(sample));
   }
-  const runtime::cuda::CudaStream stream;
-  DeviceBatch batch = upload(memory_, stream.get(), samples);
-  const Coverage c = coverage(samples, batch);
-  EXPECT_TRUE(c.vertical_first && c.horizontal_first && c.upsampling);
-  BatchResampler resampler;
-  run(resampler, stream.get(), batch);
-  expect_cpu_bytes(stream.get(), batch, samples);
+  expect_cpu_bytes_covering_every_path(samples);
 }
 
 // Three batches enqueued back to back on two streams before the host waits: the second (larger:

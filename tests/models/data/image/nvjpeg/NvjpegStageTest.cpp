@@ -118,13 +118,6 @@ TEST(NvjpegStage, MatchesTheCpuDecodeAndResizeWithinTheDecodersRounding) {
   }
 }
 
-void write_file(const fs::path& path, const std::vector<std::uint8_t>& bytes) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()),
-             static_cast<std::streamsize>(bytes.size()));
-}
-
 // DIR/c<k>/<i>.jpg: baseline, progressive and CMYK JPEGs, so that the GPU takes some files and
 // the workers the others.
 void write_mixed_folder(const fs::path& dir) {
@@ -133,8 +126,8 @@ void write_mixed_folder(const fs::path& dir) {
       JpegEncoding encoding;
       encoding.progressive = i == 4;
       if (i == 5) encoding.colour = ImageColour::Cmyk;
-      write_file(dir / ("c" + std::to_string(c)) / (std::to_string(i) + ".jpg"),
-                 encode_jpeg(test::test_picture(120 + 13 * i, 90 + 7 * c), encoding));
+      test::write_file(dir / ("c" + std::to_string(c)) / (std::to_string(i) + ".jpg"),
+                       encode_jpeg(test::test_picture(120 + 13 * i, 90 + 7 * c), encoding));
     }
   }
 }
@@ -190,7 +183,7 @@ TEST(NvjpegStage, ABadFileIsNamedOrSkippedAsOnTheCpu) {
   // A baseline JPEG cut off in its scan: the header parses, so the GPU takes it.
   std::vector<std::uint8_t> cut = encode_jpeg(test::test_picture(150, 100));
   cut.resize(cut.size() / 2);
-  write_file(dir.path() / "c1" / "0.jpg", cut);
+  test::write_file(dir.path() / "c1" / "0.jpg", cut);
   auto strict = open(dir.path(), true);
   const std::string message = test::data_error_of([&] { draw(*strict, 1); });
   EXPECT_NE(message.find("0.jpg"), std::string::npos) << message;
