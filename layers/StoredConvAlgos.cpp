@@ -1,4 +1,4 @@
-// A convolution's algorithm choices as text, and the checks of a stored text, for the setup cache.
+// A convolution's engine choices as text, and the checks of a stored text, for the setup cache.
 #include "layers/StoredConvAlgos.hpp"
 
 #include <algorithm>
@@ -10,18 +10,19 @@
 namespace vdnn::layers {
 namespace {
 
-constexpr const char* kHeader = "vdnn conv2d algorithms 1";
+constexpr const char* kHeader = "vdnn conv2d engines 2";
 
 struct Direction {
   const char* name;
   std::vector<StoredAlgo> StoredConvAlgos::*list;
-  int ConvAlgoLimits::*algos;
 };
 constexpr Direction kDirections[] = {
-    {"forward", &StoredConvAlgos::forward, &ConvAlgoLimits::forward_algos},
-    {"backward_data", &StoredConvAlgos::backward_data, &ConvAlgoLimits::backward_data_algos},
-    {"backward_filter", &StoredConvAlgos::backward_filter, &ConvAlgoLimits::backward_filter_algos},
+    {"forward", &StoredConvAlgos::forward},
+    {"backward_data", &StoredConvAlgos::backward_data},
+    {"backward_filter", &StoredConvAlgos::backward_filter},
 };
+// Engines take a handful of knobs; a line with more is not one this code wrote.
+constexpr std::size_t kMaxKnobs = 64;
 
 // A whole token as a number of type T; false when it is not one.
 template <typename T>
@@ -45,6 +46,29 @@ std::vector<std::string> words(const std::string& line) {
   return out;
 }
 
+// "type:value" as a knob setting.
+bool read_knob(const std::string& token, std::pair<std::int64_t, std::int64_t>& knob) {
+  const std::size_t colon = token.find(':');
+  return colon != std::string::npos && read_number(token.substr(0, colon), knob.first) &&
+         read_number(token.substr(colon + 1), knob.second);
+}
+
+// One candidate line's fields: engine, workspace, seconds, chunks, the knob count and the knobs.
+std::optional<StoredAlgo> parse_candidate(const std::vector<std::string>& f) {
+  StoredAlgo a;
+  std::size_t knobs = 0;
+  if (f.size() < 5 || !read_number(f[0], a.engine) || !read_number(f[1], a.workspace) ||
+      !read_number(f[2], a.seconds) || !read_number(f[3], a.chunks) || !read_number(f[4], knobs) ||
+      knobs > kMaxKnobs || f.size() != 5 + knobs) {
+    return std::nullopt;
+  }
+  a.knobs.resize(knobs);
+  for (std::size_t k = 0; k < knobs; ++k) {
+    if (!read_knob(f[5 + k], a.knobs[k])) return std::nullopt;
+  }
+  return a;
+}
+
 }  // namespace
 
 std::string to_text(const StoredConvAlgos& algos) {
@@ -53,8 +77,13 @@ std::string to_text(const StoredConvAlgos& algos) {
     const std::vector<StoredAlgo>& list = algos.*d.list;
     text += std::string(d.name) + " " + std::to_string(list.size()) + "\n";
     for (const StoredAlgo& a : list) {
-      text += number_text(a.algo) + " " + number_text(a.math) + " " + number_text(a.workspace) +
-              " " + number_text(a.seconds) + " " + number_text(a.chunks) + "\n";
+      text += number_text(a.engine) + " " + number_text(a.workspace) + " " +
+              number_text(a.seconds) + " " + number_text(a.chunks) + " " +
+              number_text(a.knobs.size());
+      for (const auto& [type, value] : a.knobs) {
+        text += " " + number_text(type) + ":" + number_text(value);
+      }
+      text += "\n";
     }
   }
   return text;
@@ -86,15 +115,12 @@ std::optional<StoredConvAlgos> parse_conv_algos(const std::string& text, std::st
         why = "ends early" + where;
         return std::nullopt;
       }
-      const std::vector<std::string> f = words(line);
-      StoredAlgo a;
-      if (f.size() != 5 || !read_number(f[0], a.algo) || !read_number(f[1], a.math) ||
-          !read_number(f[2], a.workspace) || !read_number(f[3], a.seconds) ||
-          !read_number(f[4], a.chunks)) {
+      std::optional<StoredAlgo> a = parse_candidate(words(line));
+      if (!a) {
         why = "bad candidate line \"" + line.substr(0, 60) + "\"" + where;
         return std::nullopt;
       }
-      list.push_back(a);
+      list.push_back(std::move(*a));
     }
   }
   if (std::getline(in, line)) {
@@ -110,10 +136,11 @@ std::string check_conv_algos(const StoredConvAlgos& algos, const ConvAlgoLimits&
     const std::string where = std::string(" in ") + d.name;
     if (list.empty()) return std::string("no candidate") + where;
     for (const StoredAlgo& a : list) {
-      const std::string entry = " (algo " + std::to_string(a.algo) + where + ")";
-      if (a.algo < 0 || a.algo >= limits.*d.algos) return "algorithm out of range" + entry;
-      if (a.math < 0 || a.math >= limits.math_types) return "math type out of range" + entry;
-      if (limits.only_math && a.math != *limits.only_math) return "math type not allowed" + entry;
+      const std::string entry = " (engine " + std::to_string(a.engine) + where + ")";
+      if (a.engine < 0) return "engine out of range" + entry;
+      for (const auto& knob : a.knobs) {
+        if (knob.first < 0 || knob.first >= limits.knob_types) return "knob out of range" + entry;
+      }
       if (std::find(limits.chunks.begin(), limits.chunks.end(), a.chunks) == limits.chunks.end()) {
         return "no problem of " + std::to_string(a.chunks) + " chunks" + entry;
       }

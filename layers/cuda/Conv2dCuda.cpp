@@ -1,8 +1,9 @@
-// cuDNN convolution: descriptors and algorithm choices are made once at construction; each pass
-// is then a few cuDNN calls on the compute stream with the workspace the caller provides, one per
-// batch chunk when the pass runs chunked (Note [Batch chunks] in docs/ARCHITECTURE.md), and for
-// conv2d_relu the epilogue's own kernels (Note [Fusion]). Measured choices persist in the setup
-// cache on disk, checked against cuDNN before use (Note [Cost model]).
+// cuDNN convolution: engines and their execution plans are chosen once at construction
+// (ConvSearch, Note [Convolution plans]); each pass then runs its plan on the compute stream with
+// the workspace the caller provides, once per batch chunk when the pass runs chunked (Note [Batch
+// chunks] in docs/ARCHITECTURE.md), and for conv2d_relu the epilogue's own kernels (Note
+// [Fusion]). Measured choices persist in the setup cache on disk, checked against cuDNN before
+// use (Note [Cost model]).
 #include "layers/cuda/Conv2dCuda.hpp"
 
 #include <cuda_bf16.h>
@@ -17,6 +18,7 @@
 #include "layers/StoredConvAlgos.hpp"
 #include "layers/cuda/ChannelSums.hpp"
 #include "layers/cuda/ConvEpilogue.hpp"
+#include "layers/cuda/ConvSearch.hpp"
 #include "layers/cuda/CudaLayerChecks.hpp"
 #include "layers/cuda/CudnnDescriptors.hpp"
 #include "layers/cuda/ElementwiseKernels.hpp"
@@ -33,295 +35,6 @@ namespace {
 constexpr float kOne = 1.0f;
 constexpr float kZero = 0.0f;
 
-// Note [Batch chunks]: the batch splits into this many equal chunks (those that divide it) for a
-// direction whose fastest algorithm needs more than kChunkFromBytes of workspace; smaller
-// workspaces buy no memory worth another cudnnFind.
-constexpr std::array<std::int64_t, 4> kChunkCounts{2, 4, 8, 16};
-constexpr std::size_t kChunkFromBytes = std::size_t{16} << 20;
-// cudnnFind runs every candidate on the problem it is given. Past this size (the larger of a
-// problem's input and output) the per-sample work fills the GPU anyway, so the candidates are timed
-// on the largest batch chunk within it and each takes that chunk's time times the chunks (VGG-16
-// at batch 256 spent 24 s of its start in cudnnFind; Note [Batch chunks]).
-constexpr std::size_t kTimedBytes = std::size_t{256} << 20;
-
-// The descriptors of one convolution problem, every tensor in the layout the convolution runs in
-// (Note [Layout]: NHWC runs with KRSC filters) and of the layer's dtype (BF16: cuDNN's pseudo-bf16
-// configuration, F32 compute on the convolution descriptor; the bias, F32, is used in F32 only).
-struct Descriptors {
-  Descriptors(const Conv2dSpec& spec, const Shape& x_shape, const Shape& w_shape,
-              const Shape& y_shape, cudnnMathType_t math, runtime::Layout layout,
-              runtime::DType dtype)
-      : x(x_shape, layout, dtype),
-        y(y_shape, layout, dtype),
-        w(w_shape, layout, dtype),
-        conv(spec, math) {
-    if (spec.bias) bias.emplace(Shape::nchw(1, spec.out_channels, 1, 1), layout);
-  }
-  TensorDescriptor x;
-  TensorDescriptor y;  // also the output gradient
-  FilterDescriptor w;
-  ConvolutionDescriptor conv;
-  std::optional<TensorDescriptor> bias;
-};
-
-// One convolution problem: the layer's own (chunks 1) or one batch chunk of it.
-struct Problem {
-  std::int64_t chunks = 1;
-  Descriptors d;
-  std::size_t bytes = 0;  // the larger of its input and output
-};
-
-// One algorithm of one direction with the math type it was ranked under (cuDNN runs with the math
-// type on the descriptor, so that is set again before every call), its exact workspace and the
-// number of batch chunks it runs in.
-template <typename Algo>
-struct AlgoChoice {
-  Algo algo{};
-  cudnnMathType_t math = CUDNN_FMA_MATH;
-  std::size_t workspace = 0;
-  double seconds = -1.0;  // cudnnFind's time (of every chunk); negative when ranked by heuristics
-  std::int64_t chunks = 1;
-};
-
-// The eligible algorithms of one direction, fastest first.
-template <typename Algo>
-struct AlgoChoices {
-  std::vector<AlgoChoice<Algo>> ranked;
-  // The fastest whose workspace is within `limit`, else the one that needs least.
-  const AlgoChoice<Algo>& pick(std::size_t limit) const {
-    const AlgoChoice<Algo>* smallest = &ranked.front();
-    for (const AlgoChoice<Algo>& choice : ranked) {
-      if (choice.workspace <= limit) return choice;
-      if (choice.workspace < smallest->workspace) smallest = &choice;
-    }
-    return *smallest;
-  }
-};
-
-// How candidates are ranked and which are eligible.
-struct SearchPolicy {
-  cudnnMathType_t math = CUDNN_FMA_MATH;  // the descriptor's math type while ranking
-  bool measure = false;                   // cudnnFind* timings, else cuDNN's heuristic order
-  bool deterministic = false;             // CUDNN_DETERMINISTIC algorithms only
-  bool allow_tf32 = false;                // tensor-op math too (TF32, or bf16), else FMA only
-  /// bf16: only tensor-op candidates where cuDNN offers one. cudnnFind ranks bf16's other paths
-  /// (the atomic weight-gradient algorithm 0 among them) close to the tensor-op ones, but in a
-  /// training step they run up to 10x slower (DenseNet-121's 1x1 weight gradients on the H200).
-  bool tensor_ops_only = false;
-};
-
-// The cuDNN entry points of each direction, so that one search routine serves all three.
-struct ForwardApi {
-  using Algo = cudnnConvolutionFwdAlgo_t;
-  using Perf = cudnnConvolutionFwdAlgoPerf_t;
-  static constexpr const char* kName = "forward";
-  static int capacity(cudnnHandle_t h) {
-    int count = 0;
-    VDNN_CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &count));
-    return count;
-  }
-  static int rank(cudnnHandle_t h, const Descriptors& d, bool measure, int capacity, Perf* perf) {
-    int count = 0;
-    if (measure) {
-      VDNN_CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithm(h, d.x.get(), d.w.get(), d.conv.get(),
-                                                            d.y.get(), capacity, &count, perf));
-    } else {
-      VDNN_CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.get(), d.w.get(), d.conv.get(),
-                                                              d.y.get(), capacity, &count, perf));
-    }
-    return count;
-  }
-  static cudnnStatus_t workspace(cudnnHandle_t h, const Descriptors& d, Algo algo,
-                                 std::size_t* bytes) {
-    return cudnnGetConvolutionForwardWorkspaceSize(h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(),
-                                                   algo, bytes);
-  }
-};
-
-struct BackwardDataApi {
-  using Algo = cudnnConvolutionBwdDataAlgo_t;
-  using Perf = cudnnConvolutionBwdDataAlgoPerf_t;
-  static constexpr const char* kName = "backward-data";
-  static int capacity(cudnnHandle_t h) {
-    int count = 0;
-    VDNN_CHECK_CUDNN(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &count));
-    return count;
-  }
-  static int rank(cudnnHandle_t h, const Descriptors& d, bool measure, int capacity, Perf* perf) {
-    int count = 0;
-    if (measure) {
-      VDNN_CHECK_CUDNN(cudnnFindConvolutionBackwardDataAlgorithm(
-          h, d.w.get(), d.y.get(), d.conv.get(), d.x.get(), capacity, &count, perf));
-    } else {
-      VDNN_CHECK_CUDNN(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-          h, d.w.get(), d.y.get(), d.conv.get(), d.x.get(), capacity, &count, perf));
-    }
-    return count;
-  }
-  static cudnnStatus_t workspace(cudnnHandle_t h, const Descriptors& d, Algo algo,
-                                 std::size_t* bytes) {
-    return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w.get(), d.y.get(), d.conv.get(),
-                                                        d.x.get(), algo, bytes);
-  }
-};
-
-struct BackwardFilterApi {
-  using Algo = cudnnConvolutionBwdFilterAlgo_t;
-  using Perf = cudnnConvolutionBwdFilterAlgoPerf_t;
-  static constexpr const char* kName = "backward-filter";
-  static int capacity(cudnnHandle_t h) {
-    int count = 0;
-    VDNN_CHECK_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &count));
-    return count;
-  }
-  static int rank(cudnnHandle_t h, const Descriptors& d, bool measure, int capacity, Perf* perf) {
-    int count = 0;
-    if (measure) {
-      VDNN_CHECK_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithm(
-          h, d.x.get(), d.y.get(), d.conv.get(), d.w.get(), capacity, &count, perf));
-    } else {
-      VDNN_CHECK_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-          h, d.x.get(), d.y.get(), d.conv.get(), d.w.get(), capacity, &count, perf));
-    }
-    return count;
-  }
-  static cudnnStatus_t workspace(cudnnHandle_t h, const Descriptors& d, Algo algo,
-                                 std::size_t* bytes) {
-    return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x.get(), d.y.get(), d.conv.get(),
-                                                          d.w.get(), algo, bytes);
-  }
-};
-
-// Ranks the candidates of one direction and keeps the eligible ones in rank order. Leaves the
-// descriptor's math type changed.
-template <typename Api>
-AlgoChoices<typename Api::Algo> choose(cudnnHandle_t handle, Descriptors& d,
-                                       const SearchPolicy& policy) {
-  d.conv.set_math(policy.math);
-  const int capacity = Api::capacity(handle);
-  std::vector<typename Api::Perf> perfs(static_cast<std::size_t>(capacity));
-  const int count = Api::rank(handle, d, policy.measure, capacity, perfs.data());
-  AlgoChoices<typename Api::Algo> choices;
-  for (int i = 0; i < count; ++i) {
-    const typename Api::Perf& perf = perfs[static_cast<std::size_t>(i)];
-    if (perf.status != CUDNN_STATUS_SUCCESS ||
-        (policy.deterministic && perf.determinism != CUDNN_DETERMINISTIC) ||
-        (!policy.allow_tf32 && perf.mathType != CUDNN_FMA_MATH)) {
-      continue;
-    }
-    // The workspace depends on the math type, and the ranking's own figure is not always exact.
-    d.conv.set_math(perf.mathType);
-    AlgoChoice<typename Api::Algo> choice{perf.algo, perf.mathType, 0,
-                                          policy.measure ? perf.time * 1e-3 : -1.0};
-    const cudnnStatus_t sized = Api::workspace(handle, d, perf.algo, &choice.workspace);
-    if (sized == CUDNN_STATUS_NOT_SUPPORTED) continue;  // ranked, yet refused for this problem
-    VDNN_CHECK_CUDNN(sized);
-    choices.ranked.push_back(choice);
-  }
-  const auto tensor_op = [](const AlgoChoice<typename Api::Algo>& c) {
-    return c.math == CUDNN_TENSOR_OP_MATH || c.math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-  };
-  if (policy.tensor_ops_only &&
-      std::any_of(choices.ranked.begin(), choices.ranked.end(), tensor_op)) {
-    choices.ranked.erase(std::remove_if(choices.ranked.begin(), choices.ranked.end(),
-                                        [&](const auto& c) { return !tensor_op(c); }),
-                         choices.ranked.end());
-  }
-  if (choices.ranked.empty()) {
-    throw runtime::CudaError(std::string("Conv2dCuda: cuDNN offers no ") + Api::kName +
-                             " algorithm" + (policy.deterministic ? " that is deterministic" : "") +
-                             (policy.allow_tf32 ? "" : " with FMA math") + " for this problem");
-  }
-  return choices;
-}
-
-// The problem cudnnFind times: the first (fewest chunks) within kTimedBytes, else the last.
-Problem& problem_to_time(std::vector<Problem>& problems) {
-  for (Problem& p : problems) {
-    if (p.bytes <= kTimedBytes) return p;
-  }
-  return problems.back();
-}
-
-// The ranking `timed` of a problem of `timed_chunks` chunks carried to `problem`: the same
-// algorithms in the same order, each with its workspace there (those cuDNN refuses there left
-// out) and its time for the whole batch.
-template <typename Api>
-AlgoChoices<typename Api::Algo> carried(cudnnHandle_t handle, Problem& problem,
-                                        const AlgoChoices<typename Api::Algo>& timed,
-                                        std::int64_t timed_chunks) {
-  AlgoChoices<typename Api::Algo> choices;
-  for (AlgoChoice<typename Api::Algo> c : timed.ranked) {
-    problem.d.conv.set_math(c.math);
-    const cudnnStatus_t sized = Api::workspace(handle, problem.d, c.algo, &c.workspace);
-    if (sized == CUDNN_STATUS_NOT_SUPPORTED) continue;
-    VDNN_CHECK_CUDNN(sized);
-    if (c.seconds >= 0.0) c.seconds *= static_cast<double>(timed_chunks);
-    c.chunks = problem.chunks;
-    choices.ranked.push_back(c);
-  }
-  if (choices.ranked.empty()) {
-    throw runtime::CudaError(std::string("Conv2dCuda: cuDNN runs no ") + Api::kName +
-                             " algorithm it ranked on a batch chunk on the batch of " +
-                             std::to_string(problem.chunks) + " chunks");
-  }
-  return choices;
-}
-
-// The candidates of one direction over the whole batch and, when its fastest algorithm's workspace
-// is large, over each batch chunk (Note [Batch chunks]); fastest first by cudnnFind's times on the
-// problem it times (problem_to_time), every chunking of an algorithm taking the same time, fewer
-// chunks first; else (heuristics) the i-th of any problem's ranking before the (i+1)-th, fewer
-// chunks first.
-template <typename Api>
-AlgoChoices<typename Api::Algo> choose_chunked(cudnnHandle_t handle, std::vector<Problem>& problems,
-                                               const SearchPolicy& policy) {
-  using Choice = AlgoChoice<typename Api::Algo>;
-  Problem& timed = policy.measure ? problem_to_time(problems) : problems.front();
-  const AlgoChoices<typename Api::Algo> ranking = choose<Api>(handle, timed.d, policy);
-  const auto ranked_for = [&](Problem& problem) {
-    if (policy.measure) return carried<Api>(handle, problem, ranking, timed.chunks);
-    AlgoChoices<typename Api::Algo> own =
-        &problem == &timed ? ranking : choose<Api>(handle, problem.d, policy);
-    for (Choice& c : own.ranked) c.chunks = problem.chunks;
-    return own;
-  };
-  AlgoChoices<typename Api::Algo> whole = ranked_for(problems.front());
-  if (whole.ranked.front().workspace <= kChunkFromBytes) return whole;
-  std::vector<std::pair<std::size_t, Choice>> ranked;  // (rank in its problem, choice)
-  for (Problem& problem : problems) {
-    const AlgoChoices<typename Api::Algo> part = problem.chunks == 1 ? whole : ranked_for(problem);
-    for (std::size_t r = 0; r < part.ranked.size(); ++r) ranked.emplace_back(r, part.ranked[r]);
-  }
-  std::stable_sort(ranked.begin(), ranked.end(), [&policy](const auto& a, const auto& b) {
-    return policy.measure ? a.second.seconds < b.second.seconds : a.first < b.first;
-  });
-  AlgoChoices<typename Api::Algo> choices;
-  for (const auto& entry : ranked) choices.ranked.push_back(entry.second);
-  return choices;
-}
-
-// The layer's problem, then one per chunk count that divides the batch.
-std::vector<Problem> problems_of(const Conv2dSpec& spec, const Shape& x_shape, const Shape& w_shape,
-                                 const Shape& y_shape, cudnnMathType_t math, runtime::Layout layout,
-                                 runtime::DType dtype) {
-  std::vector<Problem> problems;
-  const auto bytes = [dtype](const Shape& x, const Shape& y) {
-    return static_cast<std::size_t>(std::max(x.bytes(dtype), y.bytes(dtype)));
-  };
-  problems.push_back({1, Descriptors(spec, x_shape, w_shape, y_shape, math, layout, dtype),
-                      bytes(x_shape, y_shape)});
-  for (const std::int64_t chunks : kChunkCounts) {
-    if (x_shape.n() % chunks != 0) continue;
-    Shape x = x_shape;
-    Shape y = y_shape;
-    x[0] = y[0] = x_shape.n() / chunks;
-    problems.push_back(
-        {chunks, Descriptors(spec, x, w_shape, y, math, layout, dtype), bytes(x, y)});
-  }
-  return problems;
-}
-
 // Chunk `c` of `chunks` equal batch chunks of `data`, a tensor of `shape` and `dtype` (the batch is
 // the outermost dimension in both layouts).
 void* chunk(void* data, const Shape& shape, runtime::DType dtype, std::int64_t c,
@@ -335,7 +48,7 @@ std::size_t aligned(std::size_t bytes) { return runtime::MemoryResource::align_u
 
 // In NHWC the weight runs KRSC while the parameter stays KCRS, an NCHW input (the network's) is
 // converted for the convolution, and the bias gradient is our own channel sum: the scratch of
-// those comes first in each pass's workspace, then the algorithm's (Note [Layout]). BF16 always
+// those comes first in each pass's workspace, then the engine's (Note [Layout]). BF16 always
 // stages the weight (a bf16 copy of the F32 master, in the layout the convolution runs in) and its
 // gradient (cuDNN's bf16 dW, converted into the F32 gradient), and sums every bias gradient itself
 // (cuDNN reduces no bf16 gradient into an F32 one); the weight copies are then bf16-sized, the
@@ -357,7 +70,7 @@ struct Staging {
     }
     if (bias_sums) bias_scratch = aligned(bias_sums->scratch_bytes());
   }
-  // Scratch before the algorithm's workspace: forward (weight, input), backward (weight, its
+  // Scratch before the engine's workspace: forward (weight, input), backward (weight, its
   // gradient, input, the bias sums').
   std::size_t forward() const { return weight + input; }
   // Whether a weight (or weight gradient) view in `view`'s layout goes through the copy: always in
@@ -379,66 +92,12 @@ struct Staging {
   TensorDescriptor x_run;
 };
 
-// The setup cache's kind for convolution algorithms (runtime/DiskCache.hpp).
+// The setup cache's kind for convolution engines (runtime/DiskCache.hpp).
 constexpr const char* kDiskKind = "conv";
-
-template <typename Algo>
-std::vector<StoredAlgo> stored(const AlgoChoices<Algo>& choices) {
-  std::vector<StoredAlgo> list;
-  for (const AlgoChoice<Algo>& c : choices.ranked) {
-    list.push_back(
-        {static_cast<int>(c.algo), static_cast<int>(c.math), c.workspace, c.seconds, c.chunks});
-  }
-  return list;
-}
-
-// A stored direction's candidates, each checked against cuDNN: the workspace it reports now for
-// that algorithm, math type and batch chunking must succeed and equal the stored one (another
-// cuDNN build, or a file from elsewhere, must not hand the layer a choice it cannot run). nullopt,
-// with `why`, when any candidate fails. The entries' ranges were checked (check_conv_algos).
-template <typename Api>
-std::optional<AlgoChoices<typename Api::Algo>> restored(cudnnHandle_t handle,
-                                                        std::vector<Problem>& problems,
-                                                        const std::vector<StoredAlgo>& list,
-                                                        std::string& why) {
-  using Algo = typename Api::Algo;
-  AlgoChoices<Algo> choices;
-  for (const StoredAlgo& s : list) {
-    const auto problem = std::find_if(problems.begin(), problems.end(),
-                                      [&s](const Problem& p) { return p.chunks == s.chunks; });
-    const std::string entry = std::string(Api::kName) + " algo " + std::to_string(s.algo) +
-                              " math " + std::to_string(s.math) + " in " +
-                              std::to_string(s.chunks) + " chunks";
-    if (problem == problems.end()) {
-      why = entry + ": no such batch chunking";
-      return std::nullopt;
-    }
-    AlgoChoice<Algo> c{static_cast<Algo>(s.algo), static_cast<cudnnMathType_t>(s.math), 0,
-                       s.seconds, s.chunks};
-    problem->d.conv.set_math(c.math);
-    const cudnnStatus_t sized = Api::workspace(handle, problem->d, c.algo, &c.workspace);
-    if (sized != CUDNN_STATUS_SUCCESS) {
-      why = entry + ": cuDNN refuses it (" + cudnnGetErrorString(sized) + ")";
-      return std::nullopt;
-    }
-    if (c.workspace != s.workspace) {
-      why = entry + ": workspace " + std::to_string(c.workspace) + " bytes, stored " +
-            std::to_string(s.workspace);
-      return std::nullopt;
-    }
-    choices.ranked.push_back(c);
-  }
-  return choices;
-}
 
 // Tensor-op math: TF32 in F32 where allowed; bf16 needs it (and allow_tf32 means nothing there).
 bool tensor_ops(const LayerOptions& options) {
   return options.allow_tf32 || options.dtype == runtime::DType::BF16;
-}
-
-// FMA math rules TF32 out (cuDNN's default math allows it on Ampere and later).
-cudnnMathType_t search_math(const LayerOptions& options) {
-  return tensor_ops(options) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
 }
 
 }  // namespace
@@ -447,29 +106,34 @@ struct Conv2dCuda::Impl {
   Impl(runtime::cuda::DeviceContext& device, const Conv2dSpec& spec, const Shape& x_shape,
        const Shape& w_shape, const Shape& y_shape, const LayerOptions& options)
       : context(&device),
-        problems(problems_of(spec, x_shape, w_shape, y_shape, search_math(options), options.layout,
-                             options.dtype)),
         staging(x_shape, w_shape, y_shape, spec.bias, options.layout, options.input_layout,
-                options.dtype) {
+                options.dtype),
+        y(y_shape, options.layout, options.dtype) {
+    if (spec.bias) bias.emplace(Shape::nchw(1, spec.out_channels, 1, 1), options.layout);
     // Measuring runs every candidate, so its choice varies with timing noise; deterministic runs
     // need the same choice on every construction, which the heuristic ranking gives.
-    const SearchPolicy policy{search_math(options), !options.deterministic, options.deterministic,
-                              tensor_ops(options), options.dtype == runtime::DType::BF16};
-    const std::string key = cache_key(spec, x_shape, policy, options.layout, options.dtype);
+    const bool bf16 = options.dtype == runtime::DType::BF16;
+    const SearchPolicy policy{!options.deterministic, options.deterministic, tensor_ops(options),
+                              bf16};
+    const std::string key = cache_key(spec, x_shape, policy, options.layout);
     if (const Choices* cached = options.cache ? options.cache->find<Choices>(key) : nullptr) {
       choices = *cached;
       return;
     }
     const cudnnHandle_t handle = device.cudnn();
+    const std::vector<ConvProblem> problems =
+        conv_problems(handle, spec, x_shape, w_shape, y_shape, options.layout, options.dtype);
     runtime::DiskCache* disk = options.cache != nullptr ? options.cache->disk() : nullptr;
     std::optional<Choices> loaded;
-    if (disk != nullptr) loaded = load(*disk, key, handle, policy);
+    if (disk != nullptr) loaded = load(*disk, key, handle, problems, policy);
     if (loaded) {
       choices = std::move(*loaded);
     } else {
-      choices.forward = choose_chunked<ForwardApi>(handle, problems, policy);
-      choices.backward_data = choose_chunked<BackwardDataApi>(handle, problems, policy);
-      choices.backward_filter = choose_chunked<BackwardFilterApi>(handle, problems, policy);
+      const auto search = [&](ConvDirection direction) {
+        return search_candidates(handle, device.compute_stream(), direction, problems, policy);
+      };
+      choices = {search(ConvDirection::Forward), search(ConvDirection::BackwardData),
+                 search(ConvDirection::BackwardFilter)};
       if (disk != nullptr) {
         disk->store(kDiskKind, key,
                     to_text({stored(choices.forward), stored(choices.backward_data),
@@ -479,63 +143,64 @@ struct Conv2dCuda::Impl {
     if (options.cache != nullptr) options.cache->put(key, choices);
   }
 
-  // The algorithms of the three directions, measured once per problem (LayerCache).
+  // The engines of the three directions with their plans, searched once per problem
+  // (LayerCache).
   struct Choices {
-    AlgoChoices<cudnnConvolutionFwdAlgo_t> forward;
-    AlgoChoices<cudnnConvolutionBwdDataAlgo_t> backward_data;
-    AlgoChoices<cudnnConvolutionBwdFilterAlgo_t> backward_filter;
+    ConvCandidates forward;
+    ConvCandidates backward_data;
+    ConvCandidates backward_filter;
   };
 
   // What an earlier run stored for `key`, when every candidate passes the checks; else nullopt,
-  // with a warning through the cache's sink when there was an entry (it is then measured again).
-  std::optional<Choices> load(const runtime::DiskCache& disk, const std::string& key,
-                              cudnnHandle_t handle, const SearchPolicy& policy) {
+  // with a warning through the cache's sink when there was an entry (it is then searched again).
+  static std::optional<Choices> load(const runtime::DiskCache& disk, const std::string& key,
+                                     cudnnHandle_t handle, const std::vector<ConvProblem>& problems,
+                                     const SearchPolicy& policy) {
     const std::optional<std::string> text = disk.load(kDiskKind, key);
     if (!text) return std::nullopt;
     ConvAlgoLimits limits;
-    limits.forward_algos = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
-    limits.backward_data_algos = CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT;
-    limits.backward_filter_algos = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT;
-    limits.math_types = static_cast<int>(CUDNN_FMA_MATH) + 1;
-    if (!policy.allow_tf32) limits.only_math = static_cast<int>(CUDNN_FMA_MATH);
-    for (const Problem& p : problems) limits.chunks.push_back(p.chunks);
+    limits.knob_types = CUDNN_KNOB_TYPE_COUNTS;
+    for (const ConvProblem& p : problems) limits.chunks.push_back(p.chunks);
     limits.measured = policy.measure;
     std::string why;
     std::optional<StoredConvAlgos> algos = parse_conv_algos(*text, why);
     if (algos) why = check_conv_algos(*algos, limits);
-    std::optional<Choices> restored_choices;
+    std::optional<Choices> restored;
     if (why.empty()) {
-      auto fwd = restored<ForwardApi>(handle, problems, algos->forward, why);
-      auto bwd_data = fwd ? restored<BackwardDataApi>(handle, problems, algos->backward_data, why)
-                          : std::nullopt;
-      auto bwd_filter =
-          bwd_data ? restored<BackwardFilterApi>(handle, problems, algos->backward_filter, why)
-                   : std::nullopt;
-      if (bwd_filter) restored_choices = Choices{*fwd, *bwd_data, *bwd_filter};
+      const auto restore = [&](ConvDirection direction, const std::vector<StoredAlgo>& list) {
+        return why.empty() ? restore_candidates(handle, direction, problems, list, why)
+                           : std::nullopt;
+      };
+      auto fwd = restore(ConvDirection::Forward, algos->forward);
+      auto bwd_data = restore(ConvDirection::BackwardData, algos->backward_data);
+      auto bwd_filter = restore(ConvDirection::BackwardFilter, algos->backward_filter);
+      if (fwd && bwd_data && bwd_filter) restored = Choices{*fwd, *bwd_data, *bwd_filter};
     }
-    if (!restored_choices) {
+    if (!restored) {
       disk.warn("ignoring cache file " + disk.file(kDiskKind, key).string() +
-                ": convolution algorithms unusable here (" + why + "); measuring again");
+                ": convolution engines unusable here (" + why + "); searching again");
     }
-    return restored_choices;
+    return restored;
   }
 
-  // BF16 problems rank other algorithms than F32's: the dtype is part of the key (F32 keys stay
-  // as they were, so earlier runs' files still serve).
+  // The layout, the input's shape, the spec and the search policy; BF16 problems rank other
+  // engines than F32's.
   static std::string cache_key(const Conv2dSpec& s, const Shape& x, const SearchPolicy& p,
-                               runtime::Layout layout, runtime::DType dtype) {
-    std::string key = std::string("conv2d ") + runtime::layout_name(layout) + " " + x.to_string();
+                               runtime::Layout layout) {
+    std::string key =
+        std::string("conv2d-engines ") + runtime::layout_name(layout) + " " + x.to_string();
     for (std::int64_t v : {s.out_channels, s.kernel[0], s.kernel[1], s.stride[0], s.stride[1],
                            s.padding[0], s.padding[1], s.dilation[0], s.dilation[1], s.groups}) {
       key += " " + std::to_string(v);
     }
-    return key + (s.bias ? " bias" : "") + " math" + std::to_string(static_cast<int>(p.math)) +
-           (p.measure ? " measured" : "") + (p.deterministic ? " deterministic" : "") +
-           (p.tensor_ops_only ? " tensor-ops" : "") +
-           (dtype == runtime::DType::F32 ? "" : std::string(" ") + runtime::dtype_name(dtype));
+    return key + (s.bias ? " bias" : "") +
+           (p.bf16           ? " bf16"
+            : p.tensor_cores ? " tf32"
+                             : " fma") +
+           (p.measure ? " measured" : "") + (p.deterministic ? " deterministic" : "");
   }
 
-  // The algorithm each direction runs under `limit` (set by limit_workspace, read by every pass),
+  // The engine each direction runs under `limit` (set by limit_workspace, read by every pass),
   // the staging scratch taken off first.
   void pick(const WorkspaceBytes& limit) {
     const auto less = [](std::size_t bytes, std::size_t scratch) {
@@ -546,23 +211,14 @@ struct Conv2dCuda::Impl {
     backward_filter = choices.backward_filter.pick(less(limit.backward, staging.backward()));
   }
 
-  // The descriptors `choice` runs with: those of its batch chunk.
-  template <typename Choice>
-  Descriptors& descriptors(const Choice& choice) {
-    for (Problem& p : problems) {
-      if (p.chunks == choice.chunks) return p.d;
-    }
-    throw runtime::Error("Conv2dCuda: no problem of " + std::to_string(choice.chunks) + " chunks");
-  }
-  Descriptors& whole() { return problems.front().d; }
-
   runtime::cuda::DeviceContext* context;
-  std::vector<Problem> problems;  // the whole batch first, then its chunks
   Staging staging;
+  TensorDescriptor y;                    // the whole output, for the F32 bias calls
+  std::optional<TensorDescriptor> bias;  // [1, Cout, 1, 1] F32
   Choices choices;
-  AlgoChoice<cudnnConvolutionFwdAlgo_t> forward;
-  AlgoChoice<cudnnConvolutionBwdDataAlgo_t> backward_data;
-  AlgoChoice<cudnnConvolutionBwdFilterAlgo_t> backward_filter;
+  ConvCandidate forward;
+  ConvCandidate backward_data;
+  ConvCandidate backward_filter;
 };
 
 namespace {
@@ -641,7 +297,7 @@ std::vector<WorkspaceOption> Conv2dCuda::workspace_options(bool backward) const 
 
 std::string Conv2dCuda::algorithms() const {
   const auto describe = [](const char* pass, const auto& choice) {
-    return std::string(pass) + " algo " + std::to_string(static_cast<int>(choice.algo)) +
+    return std::string(pass) + " engine " + std::to_string(choice.choice.engine) +
            (choice.chunks > 1 ? " in " + std::to_string(choice.chunks) + " chunks" : "") + " (" +
            runtime::format_bytes(choice.workspace) + ")";
   };
@@ -717,14 +373,12 @@ void Conv2dCuda::forward(const ForwardArgs& args) {
   char* scratch = static_cast<char*>(args.workspace.data);
   void* w = staged_weight(args.params[0], scratch);
   void* x = staged_input(args.inputs[0], scratch + st.weight);
-  const auto& algo = m.forward;
-  Descriptors& d = m.descriptors(algo);
-  d.conv.set_math(algo.math);
-  for (std::int64_t c = 0; c < algo.chunks; ++c) {
-    VDNN_CHECK_CUDNN(cudnnConvolutionForward(
-        handle, &kOne, d.x.get(), chunk(x, input_shapes()[0], dtype(), c, algo.chunks), d.w.get(),
-        w, d.conv.get(), algo.algo, scratch + st.forward(), algo.workspace, &kZero, d.y.get(),
-        chunk(args.output.data, output_shape(), dtype(), c, algo.chunks)));
+  const ConvCandidate& engine = m.forward;
+  const ConvPlan& plan = engine.plan(/*accumulate=*/false);
+  for (std::int64_t c = 0; c < engine.chunks; ++c) {
+    plan.run(handle, chunk(x, input_shapes()[0], dtype(), c, engine.chunks), w,
+             chunk(args.output.data, output_shape(), dtype(), c, engine.chunks),
+             scratch + st.forward());
   }
   const float* bias = spec_.bias ? args.params[1].as<float>() : nullptr;
   if (st.bf16) {
@@ -737,8 +391,8 @@ void Conv2dCuda::forward(const ForwardArgs& args) {
     // One pass for the bias and the ReLU, rounded as cudnnAddTensor and ReluCuda round them.
     bias_relu_forward(stream, args.output.as<float>(), bias, output_shape(), layout());
   } else if (spec_.bias) {
-    VDNN_CHECK_CUDNN(cudnnAddTensor(handle, &kOne, m.whole().bias->get(), args.params[1].data,
-                                    &kOne, m.whole().y.get(), args.output.data));
+    VDNN_CHECK_CUDNN(cudnnAddTensor(handle, &kOne, m.bias->get(), args.params[1].data, &kOne,
+                                    m.y.get(), args.output.data));
   }
 }
 
@@ -783,24 +437,20 @@ void Conv2dCuda::backward(const BackwardArgs& args) {
       st.bias_sums->sums(stream, static_cast<const float*>(dy), sums_scratch, db);
     }
   } else if (spec_.bias) {
-    VDNN_CHECK_CUDNN(cudnnConvolutionBackwardBias(handle, &kOne, m.whole().y.get(), dy, &kZero,
-                                                  m.whole().bias->get(), args.grad_params[1].data));
+    VDNN_CHECK_CUDNN(cudnnConvolutionBackwardBias(handle, &kOne, m.y.get(), dy, &kZero,
+                                                  m.bias->get(), args.grad_params[1].data));
   }
   char* algo_workspace = scratch + st.backward();
   void* x = staged_input(args.inputs[0], scratch + 2 * st.weight);
   const TensorView& dw_view = args.grad_params[0];
   void* dw = st.staged(dw_view) ? scratch + st.weight : dw_view.data;
-  const auto& filter_algo = m.backward_filter;
-  Descriptors& fd = m.descriptors(filter_algo);
-  fd.conv.set_math(filter_algo.math);
-  for (std::int64_t c = 0; c < filter_algo.chunks; ++c) {
+  const ConvCandidate& filter = m.backward_filter;
+  for (std::int64_t c = 0; c < filter.chunks; ++c) {
     // F32: the chunks' gradients add up in cuDNN's output. BF16: each chunk's bf16 dW is added to
     // the F32 gradient in FP32, so that the sum is not rounded to bf16 chunk by chunk.
-    VDNN_CHECK_CUDNN(cudnnConvolutionBackwardFilter(
-        handle, &kOne, fd.x.get(), chunk(x, input_shapes()[0], dtype(), c, filter_algo.chunks),
-        fd.y.get(), chunk(dy, output_shape(), dtype(), c, filter_algo.chunks), fd.conv.get(),
-        filter_algo.algo, algo_workspace, filter_algo.workspace, c == 0 || st.bf16 ? &kZero : &kOne,
-        fd.w.get(), dw));
+    filter.plan(/*accumulate=*/c > 0 && !st.bf16)
+        .run(handle, chunk(x, input_shapes()[0], dtype(), c, filter.chunks), dw,
+             chunk(dy, output_shape(), dtype(), c, filter.chunks), algo_workspace);
     if (st.bf16) {
       convert_layout(stream, bf16(dw), layout(), dw_view.as<float>(), weight_layout(dw_view),
                      param_shapes_[0], /*accumulate=*/c > 0);
@@ -809,15 +459,11 @@ void Conv2dCuda::backward(const BackwardArgs& args) {
   if (st.staged(dw_view) && !st.bf16) convert(handle, st.w_run, dw, st.w_kcrs, dw_view.data);
   if (dx.tensor.empty()) return;
   void* w = staged_weight(args.params[0], scratch);
-  const auto& data_algo = m.backward_data;
-  Descriptors& dd = m.descriptors(data_algo);
-  dd.conv.set_math(data_algo.math);
-  for (std::int64_t c = 0; c < data_algo.chunks; ++c) {
-    VDNN_CHECK_CUDNN(cudnnConvolutionBackwardData(
-        handle, &kOne, dd.w.get(), w, dd.y.get(),
-        chunk(dy, output_shape(), dtype(), c, data_algo.chunks), dd.conv.get(), data_algo.algo,
-        algo_workspace, data_algo.workspace, dx.accumulate ? &kOne : &kZero, dd.x.get(),
-        chunk(dx.tensor.data, input_shapes()[0], dtype(), c, data_algo.chunks)));
+  const ConvCandidate& data = m.backward_data;
+  const ConvPlan& plan = data.plan(dx.accumulate);
+  for (std::int64_t c = 0; c < data.chunks; ++c) {
+    plan.run(handle, chunk(dx.tensor.data, input_shapes()[0], dtype(), c, data.chunks), w,
+             chunk(dy, output_shape(), dtype(), c, data.chunks), algo_workspace);
   }
 }
 

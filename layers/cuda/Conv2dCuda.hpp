@@ -16,25 +16,26 @@ namespace vdnn::layers::cuda {
 /// in device memory. All work is enqueued on options.cuda->compute_stream() through the context's
 /// cuDNN handle; nothing is allocated or synchronized after construction.
 ///
-/// Algorithms are chosen once, at construction, per direction (forward, data gradient, weight
-/// gradient): with options.deterministic, cuDNN's heuristic ranking restricted to deterministic
-/// algorithms (so every construction makes the same choice and runs are bitwise reproducible);
-/// otherwise the fastest measured by cudnnFind* (which allocates and synchronizes, at construction
-/// only). Where the fastest algorithm's workspace is large, the candidates also include each
-/// algorithm run over 2, 4, 8 or 16 equal batch chunks (those that divide the batch), whose
-/// workspace is a chunk's (Note [Batch chunks]). Every eligible candidate is kept in rank order;
-/// each pass runs the first whose workspace is within the pass's limit_workspace() (or, when none
-/// is, the one needing least). Math: FP32 FMA only unless options.allow_tf32, then TF32 tensor
-/// cores where cuDNN picks them.
+/// Engines are chosen once, at construction, per direction (forward, data gradient, weight
+/// gradient), each with its cuDNN execution plan finalized then (Note [Convolution plans]), so a
+/// pass costs the host one plan run per batch chunk: with options.deterministic, cuDNN's heuristic
+/// ranking restricted to deterministic engines (so every construction makes the same choice and
+/// runs are bitwise reproducible); otherwise the fastest of the heuristics' first engines timed on
+/// the device (which allocates and synchronizes, at construction only). Where the fastest engine's
+/// workspace is large, the candidates also include each engine run over 2, 4, 8 or 16 equal batch
+/// chunks (those that divide the batch), whose workspace is a chunk's (Note [Batch chunks]). Every
+/// eligible candidate is kept in rank order; each pass runs the first whose workspace is within
+/// the pass's limit_workspace() (or, when none is, the one needing least). Math: FP32 FMA engines
+/// only unless options.allow_tf32, then TF32 tensor-core engines too.
 ///
 /// BF16 (options.dtype, Note [Precision]): the feature maps and their gradients are bf16, the
 /// parameters and their gradients F32. cuDNN runs its pseudo-bf16 configuration (bf16 tensors and
-/// filters, FP32 accumulation, tensor-op math whatever allow_tf32 says; its algorithms are searched
-/// and cached apart from F32's). Each pass that needs the weight converts it to a bf16 copy in its
-/// workspace (in the layout the convolution runs in); the weight gradient comes out of cuDNN in
-/// bf16 in the backward workspace and is converted into the F32 gradient, batch chunks adding up
-/// in FP32; the bias is added in FP32 and rounded once, its gradient reduced in FP32 from the bf16
-/// output gradient. workspace() and workspace_options() count those copies.
+/// filters, FP32 accumulation, tensor-core engines whatever allow_tf32 says; its engines are
+/// searched and cached apart from F32's). Each pass that needs the weight converts it to a bf16
+/// copy in its workspace (in the layout the convolution runs in); the weight gradient comes out of
+/// cuDNN in bf16 in the backward workspace and is converted into the F32 gradient, batch chunks
+/// adding up in FP32; the bias is added in FP32 and rounded once, its gradient reduced in FP32 from
+/// the bf16 output gradient. workspace() and workspace_options() count those copies.
 ///
 /// Layouts (Note [Layout]): NCHW, NHWC, or an NCHW input (the network's) to an NHWC output, which
 /// the forward and the weight gradient convert in their workspace and which takes no input
@@ -53,7 +54,7 @@ namespace vdnn::layers::cuda {
 class Conv2dCuda final : public Layer {
  public:
   Conv2dCuda(const Conv2dSpec& spec, std::vector<Shape> input_shapes, const LayerOptions& options);
-  /// conv2d_relu (Note [Fusion]): the same convolution (algorithms, layouts, chunks, parameters),
+  /// conv2d_relu (Note [Fusion]): the same convolution (engines, layouts, chunks, parameters),
   /// then y = relu(y + bias) as one own pass over the output in place of cudnnAddTensor, bitwise
   /// the unfused conv2d -> relu. Backward also reads the output (backward_needs): it writes
   /// dz = y > 0 ? dy : 0 into a scratch region at the front of the backward workspace (counted in
@@ -62,14 +63,15 @@ class Conv2dCuda final : public Layer {
              const LayerOptions& options);
   ~Conv2dCuda() override;
 
-  /// Forward: the forward algorithm's; backward: the larger of the data and filter gradients'
+  /// Forward: the forward engine's; backward: the larger of the data and filter gradients'
   /// (each after the layout staging, and for conv2d_relu after dz).
   WorkspaceBytes workspace() const override;
   void limit_workspace(const WorkspaceBytes& limit) override;
-  /// From cudnnFind's times (negative with options.deterministic, ranked by heuristics); backward:
+  /// From the measured times (negative with options.deterministic, ranked by heuristics); backward:
   /// the data and the filter gradients' under one limit.
   std::vector<WorkspaceOption> workspace_options(bool backward) const override;
-  /// E.g. "forward algo 1 (0 B), data algo 1 in 8 chunks (822 MiB), filter algo 0 (0 B)".
+  /// cuDNN's engine indices, e.g. "forward engine 62 (0 B), data engine 23 in 8 chunks (822 MiB),
+  /// filter engine 0 (0 B)".
   std::string algorithms() const override;
   /// The batch chunks the forward, data-gradient and weight-gradient passes run in now.
   struct PassChunks {

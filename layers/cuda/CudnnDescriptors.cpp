@@ -32,13 +32,6 @@ cudnnDataType_t cudnn_data_type(runtime::DType dtype) {
 void detail::TensorDescriptorDeleter::destroy(cudnnTensorDescriptor_t descriptor) noexcept {
   VDNN_CHECK_CUDNN_NOTHROW(cudnnDestroyTensorDescriptor(descriptor));
 }
-void detail::FilterDescriptorDeleter::destroy(cudnnFilterDescriptor_t descriptor) noexcept {
-  VDNN_CHECK_CUDNN_NOTHROW(cudnnDestroyFilterDescriptor(descriptor));
-}
-void detail::ConvolutionDescriptorDeleter::destroy(
-    cudnnConvolutionDescriptor_t descriptor) noexcept {
-  VDNN_CHECK_CUDNN_NOTHROW(cudnnDestroyConvolutionDescriptor(descriptor));
-}
 void detail::PoolingDescriptorDeleter::destroy(cudnnPoolingDescriptor_t descriptor) noexcept {
   VDNN_CHECK_CUDNN_NOTHROW(cudnnDestroyPoolingDescriptor(descriptor));
 }
@@ -55,36 +48,6 @@ TensorDescriptor::TensorDescriptor(const Shape& shape, runtime::Layout layout,
       descriptor, format_of(layout), cudnn_data_type(dtype), checked_int(shape.n(), "tensor N"),
       checked_int(shape.c(), "tensor C"), nchw ? checked_int(shape.h(), "tensor H") : 1,
       nchw ? checked_int(shape.w(), "tensor W") : 1));
-}
-
-FilterDescriptor::FilterDescriptor(const Shape& kcrs, runtime::Layout layout,
-                                   runtime::DType dtype) {
-  VDNN_EXPECTS(kcrs.rank() == 4,
-               "FilterDescriptor: expected a [K, C, R, S] weight shape, got " + kcrs.to_string());
-  cudnnFilterDescriptor_t descriptor = nullptr;
-  VDNN_CHECK_CUDNN(cudnnCreateFilterDescriptor(&descriptor));
-  handle_.reset(descriptor);
-  VDNN_CHECK_CUDNN(cudnnSetFilter4dDescriptor(
-      descriptor, cudnn_data_type(dtype), format_of(layout), checked_int(kcrs[0], "filter K"),
-      checked_int(kcrs[1], "filter C"), checked_int(kcrs[2], "filter R"),
-      checked_int(kcrs[3], "filter S")));
-}
-
-ConvolutionDescriptor::ConvolutionDescriptor(const Conv2dSpec& spec, cudnnMathType_t math) {
-  cudnnConvolutionDescriptor_t descriptor = nullptr;
-  VDNN_CHECK_CUDNN(cudnnCreateConvolutionDescriptor(&descriptor));
-  handle_.reset(descriptor);
-  VDNN_CHECK_CUDNN(cudnnSetConvolution2dDescriptor(
-      descriptor, checked_int(spec.padding[0], "padding"), checked_int(spec.padding[1], "padding"),
-      checked_int(spec.stride[0], "stride"), checked_int(spec.stride[1], "stride"),
-      checked_int(spec.dilation[0], "dilation"), checked_int(spec.dilation[1], "dilation"),
-      CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-  VDNN_CHECK_CUDNN(cudnnSetConvolutionGroupCount(descriptor, checked_int(spec.groups, "groups")));
-  set_math(math);
-}
-
-void ConvolutionDescriptor::set_math(cudnnMathType_t math) {
-  VDNN_CHECK_CUDNN(cudnnSetConvolutionMathType(handle_.get(), math));
 }
 
 PoolingDescriptor::PoolingDescriptor(cudnnPoolingMode_t mode, const Pair& kernel,

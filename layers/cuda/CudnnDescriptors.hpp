@@ -1,5 +1,6 @@
-// RAII owners of the cuDNN descriptors the CUDA layers build once at construction: tensor, filter,
-// convolution and pooling. Internal to layers/cuda/ (it exposes cuDNN types).
+// RAII owners of the cuDNN descriptors the CUDA layers build once at construction: tensor and
+// pooling (convolutions use the graph API: CudnnGraph.hpp). Internal to layers/cuda/ (it exposes
+// cuDNN types).
 #pragma once
 
 #include <cudnn.h>
@@ -13,12 +14,6 @@ namespace vdnn::layers::cuda {
 namespace detail {
 struct TensorDescriptorDeleter {
   static void destroy(cudnnTensorDescriptor_t descriptor) noexcept;
-};
-struct FilterDescriptorDeleter {
-  static void destroy(cudnnFilterDescriptor_t descriptor) noexcept;
-};
-struct ConvolutionDescriptorDeleter {
-  static void destroy(cudnnConvolutionDescriptor_t descriptor) noexcept;
 };
 struct PoolingDescriptorDeleter {
   static void destroy(cudnnPoolingDescriptor_t descriptor) noexcept;
@@ -42,32 +37,6 @@ class TensorDescriptor {
 
  private:
   runtime::UniqueHandle<cudnnTensorDescriptor_t, detail::TensorDescriptorDeleter> handle_;
-};
-
-/// A filter descriptor of a [K, C, R, S] weight of F32 (default) or BF16 elements stored KCRS
-/// (Layout::Nchw) or KRSC (Layout::Nhwc). Move-only. Throws like TensorDescriptor.
-class FilterDescriptor {
- public:
-  explicit FilterDescriptor(const Shape& kcrs, runtime::Layout layout = runtime::Layout::Nchw,
-                            runtime::DType dtype = runtime::DType::F32);
-  cudnnFilterDescriptor_t get() const noexcept { return handle_.get(); }
-
- private:
-  runtime::UniqueHandle<cudnnFilterDescriptor_t, detail::FilterDescriptorDeleter> handle_;
-};
-
-/// A cross-correlation descriptor with the spec's padding, stride, dilation and groups, F32
-/// compute (also for BF16 tensors: cuDNN's pseudo-bf16 configuration), starting with math type
-/// `math`. Move-only. Throws like TensorDescriptor.
-class ConvolutionDescriptor {
- public:
-  ConvolutionDescriptor(const Conv2dSpec& spec, cudnnMathType_t math);
-  cudnnConvolutionDescriptor_t get() const noexcept { return handle_.get(); }
-  /// Which math the next call through this descriptor may use (cuDNN reads it per call).
-  void set_math(cudnnMathType_t math);
-
- private:
-  runtime::UniqueHandle<cudnnConvolutionDescriptor_t, detail::ConvolutionDescriptorDeleter> handle_;
 };
 
 /// A 2-D pooling descriptor that propagates NaN. Move-only. Throws like TensorDescriptor.

@@ -1,4 +1,4 @@
-// StoredConvAlgos: a convolution's algorithm choices survive the text form exactly, and a stored
+// StoredConvAlgos: a convolution's engine choices survive the text form exactly, and a stored
 // text that a search could not have produced (or that does not parse) is refused with a reason.
 #include "layers/StoredConvAlgos.hpp"
 
@@ -12,18 +12,16 @@ namespace {
 StoredConvAlgos sample(bool measured) {
   const double t = measured ? 1.0 : -1.0;
   StoredConvAlgos a;
-  a.forward = {{1, 1, 4096, t * 1.2345678901234567e-4, 1}, {0, 3, 0, t * 0.1 / 3.0, 1}};
-  a.backward_data = {{5, 1, std::uint64_t{6} << 30, t * 2e-3, 8}, {1, 3, 123, t * 4e-3, 1}};
-  a.backward_filter = {{0, 3, 0, t * 7.5e-6, 16}};
+  a.forward = {{62, {{1, 3}, {17, -1}}, 4096, t * 1.2345678901234567e-4, 1},
+               {0, {}, 0, t * 0.1 / 3.0, 1}};
+  a.backward_data = {{5, {{3, 0}}, std::uint64_t{6} << 30, t * 2e-3, 8}, {1, {}, 123, t * 4e-3, 1}};
+  a.backward_filter = {{0, {{2, 8}, {4, 1}, {9, 0}}, 0, t * 7.5e-6, 16}};
   return a;
 }
 
 ConvAlgoLimits limits(bool measured) {
   ConvAlgoLimits l;
-  l.forward_algos = 8;
-  l.backward_data_algos = 6;
-  l.backward_filter_algos = 7;
-  l.math_types = 4;
+  l.knob_types = 44;
   l.chunks = {1, 2, 4, 8, 16};
   l.measured = measured;
   return l;
@@ -73,7 +71,13 @@ TEST(StoredConvAlgos, MalformedTextIsRefusedWithAReason) {
   text.replace(text.find("backward_data 2"), 15, "backward_filter 2");
   refused(text);
   text = good;
-  text.replace(text.find(" 8\n"), 3, " 8 9\n");  // a sixth field
+  text.replace(text.find(" 1 0\n"), 5, " 1 0 9\n");  // a field after the knobs
+  refused(text);
+  text = good;
+  text.replace(text.find(" 17:-1"), 6, " 17-1");  // a knob without its colon
+  refused(text);
+  text = good;
+  text.replace(text.find(" 2 1:3"), 6, " 3 1:3");  // one knob fewer than its count says
   refused(text);
 }
 
@@ -82,18 +86,15 @@ TEST(StoredConvAlgos, EntriesASearchCouldNotHaveMadeAreRefused) {
     return check_conv_algos(a, l);
   };
   StoredConvAlgos a = sample(true);
-  a.forward[0].algo = 8;  // CUDNN_CONVOLUTION_FWD_ALGO_COUNT
-  EXPECT_NE(check(a, limits(true)).find("algorithm out of range"), std::string::npos);
+  a.backward_filter[0].engine = -1;
+  EXPECT_NE(check(a, limits(true)).find("engine out of range"), std::string::npos);
   a = sample(true);
-  a.backward_filter[0].algo = -1;
-  EXPECT_NE(check(a, limits(true)).find("algorithm out of range"), std::string::npos);
+  a.backward_data[0].knobs[0].first = 44;  // CUDNN_KNOB_TYPE_COUNTS
+  EXPECT_NE(check(a, limits(true)).find("knob out of range"), std::string::npos);
   a = sample(true);
-  a.backward_data[1].math = 4;
-  EXPECT_NE(check(a, limits(true)).find("math type out of range"), std::string::npos);
+  a.forward[0].knobs[1].first = -2;
+  EXPECT_NE(check(a, limits(true)).find("knob out of range"), std::string::npos);
   a = sample(true);
-  ConvAlgoLimits fma = limits(true);
-  fma.only_math = 3;
-  EXPECT_NE(check(a, fma).find("math type not allowed"), std::string::npos);
   a.backward_data[0].chunks = 3;
   EXPECT_NE(check(a, limits(true)).find("no problem of 3 chunks"), std::string::npos);
   a = sample(true);
