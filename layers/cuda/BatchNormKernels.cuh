@@ -30,6 +30,12 @@ inline constexpr int kRowTileVecs = 32 / kVec;
 // the 4-wide path: every channel sums the same rows in the same order as 4-wide F32 and BF16 do.
 template <int kVec>
 inline constexpr int kRowBlock = kVec == 8 ? kReduceBlock / 2 : kReduceBlock;
+// Rows a thread of an NHWC reduction loads before any use: kUnroll of 4-wide vectors, one of
+// 8-wide (bf16) ones. Each thread adds its rows in the same order whatever this is (row by row),
+// so it changes no bit. With 8-wide rows, kUnroll of them took 158-160 registers, 16% occupancy,
+// and the reduction ran at 0.9-1.6 TB/s (ncu, ResNet-50 b128 bf16 on the H200, 2026-11-27).
+template <int kVec>
+inline constexpr int kRowUnroll = kVec == 8 ? 1 : kUnroll;
 
 // ---- First-level reductions --------------------------------------------------------------------
 
@@ -238,12 +244,13 @@ __global__ void __launch_bounds__(kRowBlock<kVec>)
     sums[kVec + k] = 0.0;
   }
   const Index stride = static_cast<Index>(lanes);
-  for (Index r = begin + static_cast<Index>(lane); lane < lanes && r < end; r += kUnroll * stride) {
-    float xs[kUnroll][kVec];
-    float gs[kUnroll][kVec];
-    float ys[kUnroll][kVec];
+  constexpr int kRows = kRowUnroll<kVec>;
+  for (Index r = begin + static_cast<Index>(lane); lane < lanes && r < end; r += kRows * stride) {
+    float xs[kRows][kVec];
+    float gs[kRows][kVec];
+    float ys[kRows][kVec];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
+    for (int u = 0; u < kRows; ++u) {
       const Index row = r + u * stride;
       if (row < end) {
         load_terms<kMask, kVec>(a, backward, static_cast<std::int64_t>(row * row_vecs + column),
@@ -251,7 +258,7 @@ __global__ void __launch_bounds__(kRowBlock<kVec>)
       }
     }
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
+    for (int u = 0; u < kRows; ++u) {
       const Index row = r + u * stride;
       if (row < end) {
 #pragma unroll
@@ -397,11 +404,12 @@ struct ChannelMap {
   }
 };
 
-// Vectors a thread of an element-wise pass loads before any use: kUnroll, or half as many vectors
-// of 8 (bf16's 16-byte ones), which keeps the elements (and registers) per thread of 4-wide and
-// halves the memory instructions; with kUnroll of them, registers would cut the blocks per SM.
+// Vectors a thread of an element-wise pass loads before any use: kUnroll, or one of 8 (bf16's
+// 16-byte ones). With two, the bf16 input-gradient pass took 80-94 registers, 23-33% occupancy and
+// ran at 1.3-2.0 TB/s (ncu, ResNet-50 b128 bf16 on the H200, 2026-11-27); more threads with fewer
+// registers keep as many bytes in flight.
 template <int kVec>
-inline constexpr int kElementwiseUnroll = kVec == 8 ? kUnroll / 2 : kUnroll;
+inline constexpr int kElementwiseUnroll = kVec == 8 ? 1 : kUnroll;
 
 // Block b covers kElementwiseUnroll * kBlockThreads vectors from b times that, all loads issued
 // before any use so that enough bytes are in flight.
