@@ -45,6 +45,11 @@ models::TrainerOptions trainer_options(const TrainerConfig& c, const std::string
   t.skip_bad_images = c.skip_bad_images;
   t.decode = models::parse_decode(c.decode);
   t.data_workers = c.data_workers;
+  if (!(c.gpu_decode_share > 0.0 && c.gpu_decode_share <= 1.0)) {
+    throw InvalidArgument("gpu_decode_share must be in (0, 1], got " +
+                          std::to_string(c.gpu_decode_share));
+  }
+  t.gpu_decode_share = c.gpu_decode_share;
   t.eval_data = c.eval_data;
   if (!c.augment.empty()) t.augment = models::parse_augment(c.augment);
   t.evaluation = c.evaluation;

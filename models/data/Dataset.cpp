@@ -2,6 +2,7 @@
 #include "models/data/Dataset.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <thread>
 
@@ -39,7 +40,8 @@ std::unique_ptr<Dataset> make_dataset(const std::string& source, const SampleFor
     if (image.decode == Decode::Gpu) gpu = make_gpu_image_stage(image.device, batch);
     return std::make_unique<ImageDataset>(
         open_image_source(source, split, image.skip_bad), format, split, seed, augment,
-        image.workers > 0 ? image.workers : default_data_workers(), image.skip_bad, std::move(gpu));
+        image.workers > 0 ? image.workers : default_data_workers(), image.skip_bad, std::move(gpu),
+        image.gpu_share);
   }
   throw runtime::InvalidArgument("unknown data source '" + source +
                                  "'; expected 'synthetic', 'cifar10:DIR', 'imagefolder:DIR' or "
@@ -70,6 +72,11 @@ Decode resolve_decode(Decode decode, bool cuda, std::size_t workers) {
     throw runtime::InvalidArgument("--decode gpu needs the CUDA device (--device cuda)");
   }
   return decode;
+}
+
+bool gpu_slot(std::size_t slot, double share) noexcept {
+  const auto at = [share](std::size_t s) { return std::floor(static_cast<double>(s) * share); };
+  return at(slot + 1) > at(slot);
 }
 
 std::size_t default_data_workers() noexcept {

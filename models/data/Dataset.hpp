@@ -53,7 +53,13 @@ struct ImageOptions {
   Decode decode = Decode::Cpu;
   int device = 0;
   std::size_t workers = 0;  // decode threads; 0: default_data_workers()
+  double gpu_share = 1.0;   // Gpu: the fraction of each batch's slots the GPU may take (gpu_slot)
 };
+
+/// Whether batch slot `slot` may decode on the GPU when a fraction `share` in (0, 1] of every
+/// batch's slots does: those where floor((slot + 1) * share) steps, spread evenly over the batch
+/// and the same in every batch, so each sample's path stays a pure function of its position.
+bool gpu_slot(std::size_t slot, double share) noexcept;
 
 /// Produces batches in host memory: a stream of samples numbered from 0, each a pure function of
 /// the seed and its number (Note [Data loading] in docs/ARCHITECTURE.md). next_batch() and seek()

@@ -36,7 +36,7 @@ std::int64_t checked_side(const SampleFormat& format) {
 
 ImageDataset::ImageDataset(std::unique_ptr<ImageSource> source, const SampleFormat& format,
                            Split split, std::uint64_t seed, Augment augment, std::size_t workers,
-                           bool skip_bad, std::unique_ptr<GpuImageStage> gpu)
+                           bool skip_bad, std::unique_ptr<GpuImageStage> gpu, double gpu_share)
     : source_(std::move(source)),
       side_(checked_side(format)),
       train_(split == Split::Train),
@@ -46,7 +46,10 @@ ImageDataset::ImageDataset(std::unique_ptr<ImageSource> source, const SampleForm
       scratch_(workers),
       skip_bad_(skip_bad),
       gpu_(std::move(gpu)),
+      gpu_share_(gpu_share),
       pool_(workers) {
+  VDNN_EXPECTS(gpu_share > 0.0 && gpu_share <= 1.0,
+               "the GPU's share of a batch is in (0, 1], got " + std::to_string(gpu_share));
   VDNN_EXPECTS(augment != Augment::CropFlip,
                "image files take the imagenet augmentation or none, not crop-flip");
   check_num_classes(source_->classes(), format.num_classes, source_->description());
@@ -92,7 +95,7 @@ void ImageDataset::next_batch_on_gpu(std::uint8_t* out, std::int32_t* labels) {
   on_gpu_.assign(batch, 0);
   pool_.run(static_cast<std::int64_t>(batch), [&](std::size_t worker, std::int64_t i) {
     const auto slot = static_cast<std::size_t>(i);
-    if (defer_to_gpu(scratch_[worker], slot, jobs_[slot])) {
+    if (gpu_slot(slot, gpu_share_) && defer_to_gpu(scratch_[worker], slot, jobs_[slot])) {
       labels[slot] = source_->label(jobs_[slot].sample);
     }
   });

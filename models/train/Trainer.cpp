@@ -89,7 +89,8 @@ Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOption
                                                 options_.data_workers > 0 ? options_.data_workers
                                                                           : default_data_workers())
                                : Decode::Cpu,
-                           options_.session.device, options_.data_workers};
+                           options_.session.device, options_.data_workers,
+                           options_.gpu_decode_share};
   // The data loads (or is generated) on a thread of its own while the session sets up: neither
   // waits for the other. Its errors come out of get(), after the session's.
   std::future<std::unique_ptr<Dataset>> train = std::async(std::launch::async, [&] {

@@ -30,6 +30,7 @@ struct TrainerOptions {
   bool skip_bad_images = false;    // image sources: skip what cannot be read (make_dataset)
   Decode decode = Decode::Auto;    // image sources: where JPEGs decode (resolve_decode)
   std::size_t data_workers = 0;    // image sources: decode threads; 0: default_data_workers
+  double gpu_decode_share = 1.0;   // image sources on the GPU: its share of each batch (gpu_slot)
   bool evaluation = false;         // load the test split too, for evaluate()
   /// The source evaluate() runs on (all of it, or its test split where it has one: Split::Whole);
   /// empty: the test split of `data`. Image files and other sources do not mix (the network

@@ -194,6 +194,15 @@ TEST(TrainerApi, AnUnknownPrecisionIsAnInvalidArgumentNamingTheChoices) {
   }
 }
 
+TEST(TrainerApi, AGpuDecodeShareOutsideZeroToOneIsAnInvalidArgument) {
+  for (const double share : {0.0, -0.5, 1.5}) {
+    vdnn::TrainerConfig config = cpu_config();
+    config.gpu_decode_share = share;
+    EXPECT_THROW(vdnn::Trainer(vdnn::testing::tiny_resnet("tiny"), config), vdnn::InvalidArgument)
+        << share;
+  }
+}
+
 TEST(TrainerApiGpu, CudaMatchesTheCpuFirstLoss) {
   if (!vdnn::cuda_available()) GTEST_SKIP() << "no CUDA device";
   const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");

@@ -67,6 +67,7 @@ CLI::App* add_data_bench_command(CLI::App& app, DataBenchOptions& o) {
   cmd->add_option("--workers", o.workers, "Decode threads (0: as train's --data-workers)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
+  add_gpu_decode_share(*cmd, o.gpu_decode_share);
   cmd->add_option("--json", o.json, "Also write the figures to this JSON file");
   return cmd;
 }
@@ -87,7 +88,8 @@ int run_data_bench(const DataBenchOptions& o) {
       test ? models::Split::Test : models::Split::Train, 1,
       test ? models::Augment::None : models::Augment::ImageNet, workers, false,
       decode == models::Decode::Gpu ? models::make_gpu_image_stage(session.device, o.batch)
-                                    : nullptr);
+                                    : nullptr,
+      o.gpu_decode_share);
   const std::unique_ptr<runtime::ExecutionContext> context = graph::make_context(session);
   const std::size_t bytes = static_cast<std::size_t>(o.batch * o.size * o.size * 3);
   std::vector<runtime::Buffer> slots;
@@ -127,6 +129,7 @@ int run_data_bench(const DataBenchOptions& o) {
       {"size", o.size},
       {"split", o.split},
       {"workers", workers},
+      {"gpu_decode_share", o.gpu_decode_share},
       {"device", layers::backend_name(session.backend)},
       {"images_per_s", static_cast<double>(images) / seconds},
       {"read_ms_per_image", ms_per(after.read - before.read, images)},

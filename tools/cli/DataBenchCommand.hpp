@@ -19,9 +19,10 @@ struct DataBenchOptions {
   std::int64_t warmup = 2;
   std::string split = "train";
   std::string device = "auto";
-  std::string decode = "auto";  // models::Decode
-  std::int64_t workers = 0;     // 0: models::default_data_workers()
-  std::string json;             // also write the figures here
+  std::string decode = "auto";    // models::Decode
+  std::int64_t workers = 0;       // 0: models::default_data_workers()
+  double gpu_decode_share = 1.0;  // --decode gpu: its share of each batch
+  std::string json;               // also write the figures here
 };
 
 CLI::App* add_data_bench_command(CLI::App& app, DataBenchOptions& options);

@@ -60,6 +60,19 @@ void add_uvm_options(CLI::App& cmd, RunOptions& o, bool counters_default) {
 
 }  // namespace
 
+void add_gpu_decode_share(CLI::App& cmd, double& share) {
+  cmd.add_option("--gpu-decode-share", share,
+                 "Image files with --decode gpu: the fraction of each batch the GPU decodes, in "
+                 "(0, 1], spread over the batch; the workers make the rest")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0) & CLI::Validator(
+                                         [](const std::string& text) {
+                                           return std::stod(text) > 0.0 ? std::string()
+                                                                        : "must be above 0";
+                                         },
+                                         "> 0"));
+}
+
 void add_run_options(CLI::App& cmd, RunOptions& o, bool migration_counters_default) {
   add_optimizer_options(cmd, o);
   cmd.add_option("--device", o.device, "auto: CUDA when a GPU is present, else CPU")
@@ -86,6 +99,7 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool migration_counters_defau
                  "Image files: decode threads (0: the cores less two)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
+  add_gpu_decode_share(cmd, o.gpu_decode_share);
   add_uvm_options(cmd, o, migration_counters_default);
   cmd.add_option("--debug-stream-delays", o.debug_stream_delays,
                  "CPU backend: random delays on every stream operation, from this seed");
@@ -142,6 +156,7 @@ models::TrainerOptions trainer_options(const RunOptions& o, const std::string& p
   t.skip_bad_images = o.skip_bad_images;
   t.decode = models::parse_decode(o.decode);
   t.data_workers = static_cast<std::size_t>(o.data_workers);
+  t.gpu_decode_share = o.gpu_decode_share;
   t.schedule.policy = graph::parse_lr_policy(o.schedule);
   t.schedule.base_lr = o.lr;
   t.schedule.total_steps = iterations;

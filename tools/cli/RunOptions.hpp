@@ -29,6 +29,7 @@ struct RunOptions {
   bool skip_bad_images = false;
   std::string decode = "auto";    // image files: auto | cpu | gpu (models::Decode)
   std::int64_t data_workers = 0;  // image files: decode threads; 0: models::default_data_workers()
+  double gpu_decode_share = 1.0;  // image files with GPU decode: its share of each batch
   std::int64_t debug_stream_delays = -1;  // >= 0: random stream delays from this seed (CPU)
   bool debug_poison = false;              // NaN-fill freed and offloaded device memory
   bool deterministic = false;             // CUDA: deterministic algorithms only
@@ -48,6 +49,9 @@ struct RunOptions {
 /// default: train counts them (--no-migration-counters), compare does not (--migration-counters)
 /// because they cost a fifth of the throughput it compares.
 void add_run_options(CLI::App& cmd, RunOptions& options, bool migration_counters_default);
+/// --gpu-decode-share F into `share` (train's and data-bench's: the GPU's share of each batch of
+/// image files with --decode gpu, in (0, 1]).
+void add_gpu_decode_share(CLI::App& cmd, double& share);
 
 /// auto: CUDA when a GPU is present and this build has the CUDA backend, else CPU.
 layers::Backend resolve_device(const std::string& device);

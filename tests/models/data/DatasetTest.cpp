@@ -195,6 +195,23 @@ TEST(Dataset, DecodeChoosesTheCpuWhereItHasTheWorkersToFeedTheGpu) {
   }
 }
 
+TEST(Dataset, TheGpuShareSpreadsItsSlotsEvenlyOverTheBatch) {
+  const auto slots = [](double share, std::size_t batch) {
+    std::vector<std::size_t> taken;
+    for (std::size_t s = 0; s < batch; ++s) {
+      if (gpu_slot(s, share)) taken.push_back(s);
+    }
+    return taken;
+  };
+  EXPECT_EQ(slots(1.0, 7).size(), 7u);
+  const std::vector<std::size_t> quarter = slots(0.25, 128);
+  ASSERT_EQ(quarter.size(), 32u);
+  for (std::size_t i = 1; i < quarter.size(); ++i) EXPECT_EQ(quarter[i] - quarter[i - 1], 4u);
+  EXPECT_EQ(slots(0.3, 10).size(), 3u);
+  EXPECT_EQ(slots(0.3, 100).size(), 30u);
+  EXPECT_EQ(slots(0.01, 50).size(), 0u);  // a share below one slot per batch takes none
+}
+
 TEST(Dataset, HostBytesAreKnownBeforeBuilding) {
   // Synthetic: one float per class and pixel (the prototypes) and the 2^20-float noise bank.
   EXPECT_EQ(dataset_host_bytes("synthetic", kCifar), (10u * 3 * 32 * 32 + (1u << 20)) * 4);

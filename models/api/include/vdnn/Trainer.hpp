@@ -46,6 +46,10 @@ struct TrainerConfig {
   std::string decode = "auto";
   /// Image files: decode threads; 0: the cores less two.
   std::size_t data_workers = 0;
+  /// Image files with GPU decode: the fraction of each batch's images, in (0, 1], the GPU may take
+  /// (spread evenly over the batch); the workers make the rest. Any other value: the Trainer's
+  /// constructor throws InvalidArgument.
+  double gpu_decode_share = 1.0;
   bool evaluation = false;  // load the test split too, for Trainer::evaluate()
   /// What Trainer::evaluate() runs on: a source as `data` takes, its test split where it has one
   /// (imagefolder:DIR: DIR/val), else all of it; empty: the test split of `data`.
