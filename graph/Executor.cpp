@@ -277,7 +277,8 @@ void Executor::copy_logits() {
 }
 
 // A staging slot uploads at the copy engines' speed; other host memory (a caller's batch) is
-// copied from where it is, never through a slot, which a data loader may be filling.
+// copied from where it is, never through a slot, which a data loader may be filling; a caller's
+// device batch is copied on the device (copy_async takes any direction).
 void Executor::upload_input(const void* images) {
   const TensorView input = tensor(kNetworkInput).view();
   context_.compute().copy_async(input.data, images, input.bytes());

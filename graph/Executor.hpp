@@ -145,7 +145,9 @@ class Executor {
   void* input_staging(std::size_t slot = 0);
 
   /// One step on a batch: `images` holds one batch of the network input (as input_staging(); an
-  /// input_staging() slot, or any host memory, uploaded from where it is) and
+  /// input_staging() slot, or any host memory, uploaded from where it is; or memory of the device,
+  /// copied on the compute stream, which the caller makes wait for its writer first:
+  /// ExecutionContext::wait_for_caller) and
   /// `labels` graph.batch() class indices, valid until the call returns. Throws what a layer throws
   /// (e.g. InvalidArgument for labels out of range), OutOfMemory; the executor stays usable
   /// afterwards. `before_update`, when set, runs on this thread after the backward pass is
