@@ -60,8 +60,9 @@ void check_memory(const Batch& batch, models::Trainer& trainer, const std::strin
   const int labels = runtime::cuda_device_of(batch.labels);
   if (!batch.on_device) {
     if (images >= 0 || labels >= 0) {
-      throw InvalidArgument(what + ": the batch is in CUDA device memory; mark it on_device (on a "
-                                   "CUDA run) and give the stream that wrote it");
+      throw InvalidArgument(what +
+                            ": the batch is in CUDA device memory; mark it on_device (on a "
+                            "CUDA run) and give the stream that wrote it");
     }
     return;
   }
@@ -72,8 +73,9 @@ void check_memory(const Batch& batch, models::Trainer& trainer, const std::strin
     throw InvalidArgument(what + ": an on_device batch needs the stream that wrote it, not null");
   }
   if (images != run.device || labels != run.device) {
-    throw InvalidArgument(what + ": the batch is marked on_device but its images or labels are "
-                                 "not memory of the run's device " +
+    throw InvalidArgument(what +
+                          ": the batch is marked on_device but its images or labels are "
+                          "not memory of the run's device " +
                           std::to_string(run.device));
   }
   const graph::Graph& graph = trainer.session().graph();

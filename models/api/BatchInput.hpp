@@ -3,8 +3,8 @@
 #pragma once
 
 #include <cstddef>
-#include <vector>
 #include <vdnn/Batch.hpp>
+#include <vector>
 
 #include "graph/Graph.hpp"
 #include "models/train/Trainer.hpp"

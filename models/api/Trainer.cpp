@@ -43,7 +43,8 @@ void use_data_source(const TrainerConfig& c, const graph::NetworkDef& def,
         "evaluation with a data_source needs eval_data: the test data of a built-in source");
   }
   if (!c.augment.empty()) {
-    throw InvalidArgument("augment applies to the built-in sources; a data_source augments its own");
+    throw InvalidArgument(
+        "augment applies to the built-in sources; a data_source augments its own");
   }
   t.custom_data = std::make_shared<api::DataSourceDataset>(
       c.data_source, models::SampleFormat{def.channels, def.height, def.width, def.num_classes});

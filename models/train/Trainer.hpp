@@ -163,7 +163,7 @@ class Trainer {
  private:
   TrainerOptions options_;
   graph::SetupProgress setup_;
-  std::shared_ptr<Dataset> dataset_;  // shared with options_.custom_data when set
+  std::shared_ptr<Dataset> dataset_;                // shared with options_.custom_data when set
   std::unique_ptr<Dataset> test_data_;              // with options_.evaluation
   std::unique_ptr<runtime::DiskCache> disk_cache_;  // with options_.cache; before its users
   std::unique_ptr<graph::CostCache> cost_cache_;    // before the session, which reads it
@@ -174,7 +174,7 @@ class Trainer {
   std::vector<std::int32_t> test_labels_;
   std::vector<float> gradient_scratch_;
   std::vector<std::int32_t> device_labels_;  // step_on_device's labels, copied to the host
-  std::int64_t start_ = 0;  // the iteration a resumed run started from
+  std::int64_t start_ = 0;                   // the iteration a resumed run started from
   std::vector<StepRecord> history_;
   std::vector<StepCallback> callbacks_;
   std::vector<std::function<void()>> gradient_hooks_;

@@ -43,7 +43,8 @@ void CudaContext::fill_nan_async(Stream& stream, void* ptr, std::size_t bytes) {
 }
 
 void CudaContext::wait_for_caller(Stream& stream, void* caller) {
-  if (caller == nullptr) throw InvalidArgument("wait_for_caller needs the caller's stream, not null");
+  if (caller == nullptr)
+    throw InvalidArgument("wait_for_caller needs the caller's stream, not null");
   caller_ready_.record(static_cast<cudaStream_t>(caller));
   wait_event(cuda_stream(stream, "wait_for_caller"), caller_ready_);
 }

@@ -75,8 +75,8 @@ class CallerBatches {
     b.images.resize(static_cast<std::size_t>(numel) * element_bytes(type));
     write_samples(index * size_, size_, channels_, height_, width_, type, layout, b.images.data());
     for (std::int64_t n = 0; n < size_; ++n) b.labels.push_back(sample_label(index * size_ + n));
-    b.view = Batch{b.images.data(), b.labels.data(), size_, channels_, height_, width_, type,
-                   layout};
+    b.view =
+        Batch{b.images.data(), b.labels.data(), size_, channels_, height_, width_, type, layout};
     return b.view;
   }
   /// Batch `index`'s images as F32 NCHW floats.

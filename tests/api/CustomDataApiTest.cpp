@@ -24,16 +24,8 @@ namespace fs = std::filesystem;
 using vdnn::testing::CallerBatches;
 using vdnn::testing::CountingSource;
 
-vdnn::TrainerConfig cpu_config() {
-  vdnn::TrainerConfig config;
-  config.batch = 4;
-  config.backend = vdnn::Backend::Cpu;
-  config.seed = 7;
-  return config;
-}
-
 vdnn::TrainerConfig with_source(std::shared_ptr<vdnn::DataSource> source) {
-  vdnn::TrainerConfig config = cpu_config();
+  vdnn::TrainerConfig config = vdnn::testing::tiny_cpu_config();
   config.data_source = std::move(source);
   return config;
 }
@@ -41,7 +33,7 @@ vdnn::TrainerConfig with_source(std::shared_ptr<vdnn::DataSource> source) {
 // The losses of `steps` caller batches of `type` in `layout`.
 std::vector<double> caller_losses(const CallerBatches& data, vdnn::ElementType type,
                                   vdnn::ImageLayout layout, int steps) {
-  vdnn::Trainer trainer(vdnn::testing::tiny_resnet("tiny"), cpu_config());
+  vdnn::Trainer trainer(vdnn::testing::tiny_resnet("tiny"), vdnn::testing::tiny_cpu_config());
   std::vector<double> out;
   for (int i = 0; i < steps; ++i) out.push_back(trainer.step(data.batch(i, type, layout)).loss);
   return out;
@@ -59,7 +51,7 @@ TEST(CustomDataApi, EveryTypeAndLayoutTrainsAsF32Nchw) {
 
 TEST(CustomDataApi, FormsTheNetworkDoesNotTakeAreInvalidArguments) {
   const CallerBatches data(4, 3, 8, 8);
-  vdnn::Trainer trainer(vdnn::testing::tiny_resnet("tiny"), cpu_config());
+  vdnn::Trainer trainer(vdnn::testing::tiny_resnet("tiny"), vdnn::testing::tiny_cpu_config());
   const auto message = [&](const vdnn::Batch& batch) {
     try {
       trainer.step(batch);
@@ -86,7 +78,7 @@ TEST(CustomDataApi, ADataSourceTrainsAsItsBatchesGivenByHand) {
   const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");
   auto source = std::make_shared<CountingSource>(vdnn::ElementType::F32);
   vdnn::Trainer fed(network, with_source(source));
-  vdnn::Trainer by_hand(network, cpu_config());
+  vdnn::Trainer by_hand(network, vdnn::testing::tiny_cpu_config());
   const CallerBatches data(4, 3, 8, 8);
   for (std::int64_t i = 0; i < 3; ++i) {
     const vdnn::Batch batch = data.batch(i, vdnn::ElementType::F32, vdnn::ImageLayout::NCHW);
@@ -101,7 +93,8 @@ TEST(CustomDataApi, ASeekingSourceResumesBitwiseAndOneThatCannotIsRefused) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string path = (dir / "run.safetensors").string();
-  vdnn::Trainer whole(network, with_source(std::make_shared<CountingSource>(vdnn::ElementType::F32)));
+  vdnn::Trainer whole(network,
+                      with_source(std::make_shared<CountingSource>(vdnn::ElementType::F32)));
   std::vector<double> expected;
   for (int i = 0; i < 4; ++i) {
     expected.push_back(whole.step().loss);
@@ -151,13 +144,13 @@ TEST(CustomDataApi, SourceErrorsComeOutOfStepAndBadConfigsAreRefused) {
       with_source(std::make_shared<CountingSource>(vdnn::ElementType::F32));
   augmenting.augment = "crop-flip";
   EXPECT_THROW(vdnn::Trainer(network, augmenting), vdnn::InvalidArgument);
-  EXPECT_THROW(vdnn::Trainer(network, with_source(std::make_shared<CountingSource>(
-                                          vdnn::ElementType::BF16))),
+  EXPECT_THROW(vdnn::Trainer(
+                   network, with_source(std::make_shared<CountingSource>(vdnn::ElementType::BF16))),
                vdnn::InvalidArgument);
 }
 
 TEST(CustomDataApi, ProbabilitiesAreTheSoftmaxOfTheLogits) {
-  vdnn::Trainer trainer(vdnn::testing::tiny_resnet("tiny"), cpu_config());
+  vdnn::Trainer trainer(vdnn::testing::tiny_resnet("tiny"), vdnn::testing::tiny_cpu_config());
   trainer.step();
   const CallerBatches data(5, 3, 8, 8);
   const std::vector<float> images = data.floats(0);

@@ -81,8 +81,7 @@ TEST(DeviceBatchApiGpu, DeviceBatchesTrainBitwiseAsHostBatchesUnderEveryPolicy) 
     for (int i = 0; i < 4; ++i) {
       const vdnn::Batch host = data.batch(i, kF32, kNchw);
       const double expected = from_host.step(host).loss;
-      EXPECT_EQ(from_device.step(device.upload(host)).loss, expected)
-          << policy << ", step " << i;
+      EXPECT_EQ(from_device.step(device.upload(host)).loss, expected) << policy << ", step " << i;
     }
   }
 }

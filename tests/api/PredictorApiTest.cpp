@@ -29,14 +29,6 @@ struct ScratchDir {
   ScratchDir& operator=(const ScratchDir&) = delete;
 };
 
-vdnn::TrainerConfig cpu_training() {
-  vdnn::TrainerConfig config;
-  config.batch = 4;
-  config.backend = vdnn::Backend::Cpu;
-  config.seed = 3;
-  return config;
-}
-
 vdnn::PredictorConfig cpu_inference(std::int64_t batch) {
   vdnn::PredictorConfig config;
   config.batch = batch;
@@ -48,7 +40,7 @@ TEST(PredictorApi, GivesTheLogitsOfTheTrainerThatSaved) {
   const ScratchDir dir("predictor");
   const std::string path = (dir.path / "trained.safetensors").string();
   const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");
-  vdnn::Trainer trainer(network, cpu_training());
+  vdnn::Trainer trainer(network, vdnn::testing::tiny_cpu_config());
   for (int i = 0; i < 3; ++i) trainer.step();  // batch norm's statistics move too
   trainer.save(path);
   const std::vector<float> images = vdnn::testing::CallerBatches(7, 3, 8, 8).floats(0);
@@ -77,14 +69,15 @@ TEST(PredictorApi, ErrorsAreTyped) {
   const std::string other = (dir.path / "other.safetensors").string();
   vdnn::NetworkBuilder net("other", 3, 8, 8, 10);
   vdnn::Tensor x = net.flatten("flatten", net.global_avgpool("avgpool", net.input()));
-  vdnn::Trainer(net.softmax_cross_entropy("loss", net.linear("fc", x, 10)), cpu_training())
+  vdnn::Trainer(net.softmax_cross_entropy("loss", net.linear("fc", x, 10)),
+                vdnn::testing::tiny_cpu_config())
       .save(other);
   EXPECT_THROW(vdnn::Predictor(network, other, cpu_inference(4)), vdnn::CheckpointError);
   vdnn::PredictorConfig unknown_policy = cpu_inference(4);
   unknown_policy.policy = "nope";
   EXPECT_THROW(vdnn::Predictor(network, other, unknown_policy), vdnn::InvalidArgument);
   const std::string trained = (dir.path / "trained.safetensors").string();
-  vdnn::Trainer(network, cpu_training()).save(trained);
+  vdnn::Trainer(network, vdnn::testing::tiny_cpu_config()).save(trained);
   vdnn::Predictor predictor(network, trained, cpu_inference(4));
   const std::vector<float> images(4 * 3 * 8 * 8, 0.5F);
   EXPECT_THROW(predictor.predict(images.data(), 0), vdnn::InvalidArgument);

@@ -20,7 +20,7 @@ test -s "$work/example.safetensors"
 cmake -S "$embedding" -B "$work/embedding" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$work/prefix"
 cmake --build "$work/embedding"
-"$work/embedding/vdnn_custom_loop" --steps 6 --checkpoint "$work/custom.safetensors"
+"$work/embedding/vdnn_custom_loop" 6 "$work/custom.safetensors"
 "$work/embedding/vdnn_inference" --checkpoint "$work/custom.safetensors" | grep -c '^image ' |
   grep -qx 10
 head -c $((3 * 3 * 32 * 32 * 4)) /dev/zero >"$work/zeros.f32"  # three images, raw float32

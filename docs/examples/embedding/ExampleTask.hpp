@@ -1,5 +1,5 @@
 // What both embedding examples share: the network and the task's images (each class a pattern of
-// its own: a bright band at a class-dependent row, in a class-dependent channel).
+// its own: horizontal stripes of a class-dependent period in a class-dependent channel).
 #pragma once
 
 #include <cstdint>
@@ -24,10 +24,11 @@ inline vdnn::Network network() {
   return net.softmax_cross_entropy("loss", net.linear("fc", x, kClasses));
 }
 
-/// Pixel (c, h, w) of class `label`'s pattern, noise-free.
+/// Pixel (c, h, w) of class `label`'s pattern, noise-free: in channel label % 3, stripes of
+/// label / 3 + 1 rows; elsewhere flat.
 inline float pattern(std::int32_t label, std::int64_t c, std::int64_t h, std::int64_t /*w*/) {
-  const bool band = h / 3 == label && c == label % kChannels;
-  return band ? 2.0F : -0.2F;
+  if (c != label % kChannels) return 0.0F;
+  return (h / (label / kChannels + 1)) % 2 == 0 ? 1.5F : -1.5F;
 }
 
 }  // namespace example

@@ -1,7 +1,7 @@
 // A training loop of the caller's own on vdnn's public API: its data generator fills batches in
 // its own memory (channels-last floats), step(batch) trains on them, and a hand-written warmup +
 // cosine schedule sets the learning rate before every step.
-//   vdnn_custom_loop [--steps N] [--checkpoint FILE]
+//   vdnn_custom_loop [STEPS [CHECKPOINT]]   (60 steps; no checkpoint)
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -32,7 +32,8 @@ class Generator {
       for (std::int64_t h = 0; h < example::kSize; ++h) {
         for (std::int64_t w = 0; w < example::kSize; ++w) {
           for (std::int64_t c = 0; c < example::kChannels; ++c) {
-            *out++ = example::pattern(labels_[static_cast<std::size_t>(n)], c, h, w) + noise(random_);
+            *out++ =
+                example::pattern(labels_[static_cast<std::size_t>(n)], c, h, w) + noise(random_);
           }
         }
       }
@@ -64,35 +65,16 @@ double learning_rate(int step, int steps, double peak) {
   return 0.5 * peak * (1.0 + std::cos(3.141592653589793 * progress));
 }
 
-struct Args {
-  int steps = 40;
-  std::string checkpoint;
-};
-
-Args parse(int argc, char** argv) {
-  Args args;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--steps") {
-      args.steps = std::atoi(argv[i + 1]);
-    } else if (flag == "--checkpoint") {
-      args.checkpoint = argv[i + 1];
-    } else {
-      throw vdnn::InvalidArgument("unknown flag " + flag);
-    }
-  }
-  if (args.steps < 2) throw vdnn::InvalidArgument("--steps must be at least 2");
-  return args;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
-    const Args args = parse(argc, argv);
+    const int steps = argc > 1 ? std::atoi(argv[1]) : 60;
+    const std::string checkpoint = argc > 2 ? argv[2] : "";
+    if (steps < 2) throw vdnn::InvalidArgument("STEPS must be at least 2");
     vdnn::TrainerConfig config;
     config.batch = 32;
-    config.total_steps = args.steps;
+    config.total_steps = steps;
     config.weight_decay = 1e-4;
     // TODO(issue 26 merge): uncomment when TrainerConfig::optimizer lands (branch optim).
     // config.optimizer = "adamw";
@@ -100,8 +82,8 @@ int main(int argc, char** argv) {
     Generator data(config.batch);
     double first = 0.0;
     double last = 0.0;
-    for (int step = 0; step < args.steps; ++step) {
-      trainer.set_learning_rate(learning_rate(step, args.steps, 0.05));
+    for (int step = 0; step < steps; ++step) {
+      trainer.set_learning_rate(learning_rate(step, steps, 0.05));
       const vdnn::StepStats s = trainer.step(data.next());
       if (step == 0) first = s.loss;
       last = s.loss;
@@ -110,7 +92,7 @@ int main(int argc, char** argv) {
     }
     std::printf("loss %.4f -> %.4f on the %s backend\n", first, last,
                 trainer.backend() == vdnn::Backend::Cuda ? "cuda" : "cpu");
-    if (!args.checkpoint.empty()) trainer.save(args.checkpoint);
+    if (!checkpoint.empty()) trainer.save(checkpoint);
     return std::isfinite(last) ? 0 : 1;
   } catch (const vdnn::Error& e) {
     std::fprintf(stderr, "vdnn_custom_loop: %s\n", e.what());

@@ -57,18 +57,25 @@ int main(int argc, char** argv) {
       }
     }
     if (checkpoint.empty()) throw vdnn::InvalidArgument("--checkpoint FILE is required");
-    const std::vector<float> images = image_file.empty() ? class_patterns() : read_images(image_file);
+    const std::vector<float> images =
+        image_file.empty() ? class_patterns() : read_images(image_file);
     const auto count = static_cast<std::int64_t>(images.size()) / example::kImageFloats;
     vdnn::PredictorConfig config;
     config.batch = 8;  // any batch: the last one is padded
     vdnn::Predictor predictor(example::network(), checkpoint, config);
     const std::vector<float> p = predictor.probabilities(images.data(), count);
+    std::int64_t right = 0;  // of the class patterns, image n shows class n
     for (std::int64_t n = 0; n < count; ++n) {
       const float* row = p.data() + n * example::kClasses;
       std::int64_t best = 0;
       for (std::int64_t k = 1; k < example::kClasses; ++k) best = row[k] > row[best] ? k : best;
+      right += best == n ? 1 : 0;
       std::printf("image %lld: class %lld (p = %.3f)\n", static_cast<long long>(n),
                   static_cast<long long>(best), row[best]);
+    }
+    if (image_file.empty()) {
+      std::printf("%lld of %lld class patterns recognized\n", static_cast<long long>(right),
+                  static_cast<long long>(count));
     }
     return 0;
   } catch (const vdnn::Error& e) {
