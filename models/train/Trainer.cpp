@@ -161,6 +161,7 @@ const StepRecord& Trainer::step_on_device(const void* images, const std::int32_t
   context.compute().copy_async(device_labels_.data(), labels,
                                device_labels_.size() * sizeof(std::int32_t));
   context.compute().synchronize();
+  session_->executor().read_input_in_place(images);
   return train_on(images, device_labels_.data(), start, 0.0);
 }
 

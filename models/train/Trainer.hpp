@@ -109,7 +109,7 @@ class Trainer {
   /// As step(images, labels) with both in memory of the run's device, written by work on the
   /// caller's `stream` (CUDA: a cudaStream_t): the compute stream waits for that work
   /// (ExecutionContext::wait_for_caller), the labels come to the host for the loss's checks and the
-  /// images are copied on the device into the plan's input. Throws as step(images, labels), and
+  /// images are read in place (Executor::read_input_in_place). Throws as step(images, labels), and
   /// runtime::InvalidArgument for a null stream or on the CPU backend.
   const StepRecord& step_on_device(const void* images, const std::int32_t* labels, void* stream);
   /// Runs the network in inference mode over the test split (Executor::evaluate), in its order,

@@ -29,8 +29,10 @@ enum class ImageLayout : std::uint8_t { NCHW, NHWC };
 /// managed), images and labels both. A device batch must be in the network input's form (F32 NCHW,
 /// or U8 NHWC for a network that takes image bytes), and `stream` is the cudaStream_t (not null)
 /// whose work wrote it: the run's compute stream waits for that stream's work queued so far (an
-/// event, not a host wait), then copies the images on the device into the plan's input (whose
-/// memory the policy manages) and the labels to the host for the loss's range checks.
+/// event, not a host wait) and reads the images in place, no copy (a policy that offloads the
+/// input copies it to the host from there; the uvm policies, whose managed input memory the plan
+/// migrates, copy the images into it on the device instead); the labels come to the host for the
+/// loss's range checks.
 /// Either way the caller's memory must stay valid and unchanged until step() returns; step()
 /// returns after the loss is read, when nothing of the run reads the batch any more.
 struct Batch {
