@@ -146,8 +146,8 @@ class Executor {
 
   /// One step on a batch: `images` holds one batch of the network input (as input_staging(); an
   /// input_staging() slot, or any host memory, uploaded from where it is; or memory of the device,
-  /// copied on the compute stream, which the caller makes wait for its writer first:
-  /// ExecutionContext::wait_for_caller) and
+  /// read in place after read_input_in_place(), else copied on the compute stream, which the
+  /// caller makes wait for its writer first: ExecutionContext::wait_for_caller) and
   /// `labels` graph.batch() class indices, valid until the call returns. Throws what a layer throws
   /// (e.g. InvalidArgument for labels out of range), OutOfMemory; the executor stays usable
   /// afterwards. `before_update`, when set, runs on this thread after the backward pass is
