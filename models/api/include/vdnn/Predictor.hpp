@@ -14,7 +14,8 @@
 namespace vdnn {
 
 /// How a Predictor runs: the TrainerConfig fields of the same names, with the same defaults and
-/// meanings (the plan respects the budget and policy as a Trainer's inference passes do).
+/// meanings. It plans as a Trainer of this config does (its inference passes run in the pools of a
+/// training step under the budget and policy, and the momentum buffers exist, unused).
 struct PredictorConfig {
   std::int64_t batch = 32;  // images per forward pass; predict() runs ceil(count / batch) of them
   Backend backend = Backend::Auto;
