@@ -212,7 +212,9 @@ StepResult Executor::train_step(const void* images, const std::int32_t* labels, 
     const auto enqueue_start = std::chrono::steady_clock::now();
     step_started_->record(context_.compute());
     take_staged_input(images);
+    input_in_place_ = std::exchange(in_place_images_, nullptr) == images && !managed(plan_);
     run_actions(plan_.actions, images, /*training=*/true);
+    input_in_place_ = false;
     next_images_ = nullptr;  // named for this step's StageInput only
     if (before_update) before_update();
     update(lr);
@@ -277,10 +279,20 @@ void Executor::copy_logits() {
 }
 
 // A staging slot uploads at the copy engines' speed; other host memory (a caller's batch) is
-// copied from where it is, never through a slot, which a data loader may be filling.
+// copied from where it is, never through a slot, which a data loader may be filling; a caller's
+// device batch that is not read in place (managed plans) is copied on the device (copy_async
+// takes any direction).
 void Executor::upload_input(const void* images) {
   const TensorView input = tensor(kNetworkInput).view();
   context_.compute().copy_async(input.data, images, input.bytes());
+}
+
+void Executor::forward_input(const void* images) {
+  if (input_in_place_) {
+    tensor(kNetworkInput).alias(images);
+  } else if (!input_uploaded_) {
+    upload_input(images);
+  }
 }
 
 // The memory is kept whether or not a next batch was named, so that the pool sees the same
@@ -303,7 +315,7 @@ void Executor::run(const Action& action, const void* images, bool training) {
       break;
     case Op::Forward:
       if (t == kNetworkInput) {
-        if (!input_uploaded_) upload_input(images);
+        forward_input(images);
       } else {
         forward(t, training, /*recompute=*/false);
         if (t == graph_.loss_node() && logits_out_ != nullptr) copy_logits();
@@ -532,7 +544,7 @@ void Executor::abandon_step() noexcept {
   staged_input_->drop();
   staged_from_ = nullptr;
   next_images_ = nullptr;
-  input_held_ = input_uploaded_ = false;
+  input_held_ = input_uploaded_ = input_in_place_ = false;
   for (Buffer& g : grads_) g.reset();
   workspace_.reset();
   evicted_now_ = 0;

@@ -145,7 +145,9 @@ class Executor {
   void* input_staging(std::size_t slot = 0);
 
   /// One step on a batch: `images` holds one batch of the network input (as input_staging(); an
-  /// input_staging() slot, or any host memory, uploaded from where it is) and
+  /// input_staging() slot, or any host memory, uploaded from where it is; or memory of the device,
+  /// read in place after read_input_in_place(), else copied on the compute stream, which the
+  /// caller makes wait for its writer first: ExecutionContext::wait_for_caller) and
   /// `labels` graph.batch() class indices, valid until the call returns. Throws what a layer throws
   /// (e.g. InvalidArgument for labels out of range), OutOfMemory; the executor stays usable
   /// afterwards. `before_update`, when set, runs on this thread after the backward pass is
@@ -161,6 +163,14 @@ class Executor {
   /// (train_step or evaluate) is on other images, it uploads those as usual. Throws
   /// InvalidArgument when `images` is not a slot.
   void stage_next(const void* images);
+  /// Makes the next train_step read its images in place from `images`, memory of the device that
+  /// the caller keeps valid and unchanged until that step returns and orders before it
+  /// (ExecutionContext::wait_for_caller): the input's Forward then aliases it
+  /// (ResidentTensor::alias) instead of uploading it, and an Offload copies from it. The input's
+  /// own memory is allocated and freed as the plan says, unread, so the pool's allocations stay
+  /// the plan's. That train_step must be given the same pointer. Under a managed-memory plan,
+  /// whose pages move, that step uploads the images into its input instead, as from any memory.
+  void read_input_in_place(const void* images) noexcept { in_place_images_ = images; }
   /// The loss and accuracies of the network on a batch (arguments as train_step), in inference
   /// mode: forward only with ForwardArgs::training false (batch norm uses and keeps its running
   /// statistics, dropout passes its input through), by plan().inference in the same pools
@@ -211,6 +221,8 @@ class Executor {
   void copy_logits();
   /// Makes the memory the previous step's StageInput kept, if any, this pass's input.
   void take_staged_input(const void* images);
+  /// The input's Forward: its upload, unless it is there already or read in place.
+  void forward_input(const void* images);
   void upload_input(const void* images);
   void stage_input();
   /// `recompute`: the node's forward again in backward (Recompute), with ForwardArgs::recompute.
@@ -264,6 +276,8 @@ class Executor {
   std::unique_ptr<runtime::ResidentTensor> staged_input_;
   const void* next_images_ = nullptr;
   const void* staged_from_ = nullptr;
+  const void* in_place_images_ = nullptr;  // read_input_in_place's, for the next train_step
+  bool input_in_place_ = false;            // this step reads in_place_images_ in place
   bool input_held_ = false;      // this pass's input memory is what the previous step kept...
   bool input_uploaded_ = false;  // ...and holds this pass's images
   float* logits_out_ = nullptr;  // evaluate's copy of the logits, during the pass

@@ -67,4 +67,21 @@ std::uint64_t cuda_free_memory(int ordinal) {
 #endif
 }
 
+int cuda_device_of(const void* ptr) noexcept {
+#ifdef VDNN_HAVE_CUDA
+  if (ptr == nullptr || cuda_device_count() == 0) return -1;
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, ptr) != cudaSuccess) {
+    static_cast<void>(cudaGetLastError());  // as in cuda_device_count
+    return -1;
+  }
+  const bool device =
+      attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
+  return device ? attributes.device : -1;
+#else
+  static_cast<void>(ptr);
+  return -1;
+#endif
+}
+
 }  // namespace vdnn::runtime

@@ -21,4 +21,9 @@ std::string cuda_device_name(int ordinal);
 /// `ordinal` the calling thread's device. Throws as cuda_device_name.
 std::uint64_t cuda_free_memory(int ordinal);
 
+/// The ordinal of the CUDA device whose memory `ptr` points into (device memory, or managed memory
+/// allocated there), or -1: host memory (pageable or pinned), null, or a build or machine without
+/// CUDA. Never throws. Thread-safe.
+int cuda_device_of(const void* ptr) noexcept;
+
 }  // namespace vdnn::runtime

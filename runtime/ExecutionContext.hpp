@@ -59,6 +59,11 @@ class ExecutionContext {
   /// range_end(). Never throws.
   virtual void range_begin(const char* name) noexcept = 0;
   virtual void range_end() noexcept = 0;
+  /// Makes `stream` wait, without blocking the host, for the work enqueued so far on `caller`, a
+  /// stream of the caller's rather than the context's (CUDA: a cudaStream_t of this device, not
+  /// null), through an event the context owns. Throws InvalidArgument for a null `caller` or on a
+  /// backend without such streams (the CPU); CudaError.
+  virtual void wait_for_caller(Stream& stream, void* caller) = 0;
   /// Enqueues, on `stream`, filling `bytes` of device memory at `ptr` with quiet NaNs (float).
   virtual void fill_nan_async(Stream& stream, void* ptr, std::size_t bytes) = 0;
 };

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "runtime/ByteSize.hpp"
+#include "runtime/Error.hpp"
 
 namespace vdnn::runtime {
 
@@ -70,13 +71,25 @@ void ResidentTensor::allocate(MemoryResource& device) {
   residency_ = Residency::Device;
 }
 
+void ResidentTensor::alias(const void* data) {
+  expect(Residency::Device, "alias");
+  VDNN_EXPECTS(data != nullptr, "tensor '" + name_ + "' cannot alias null memory");
+  alias_ = data;
+}
+
+// Read only while aliased: no layer writes a tensor it is handed as an input, and only inputs are
+// aliased.
+void* ResidentTensor::device_data() const noexcept {
+  return alias_ != nullptr ? const_cast<void*>(alias_) : device_.data();
+}
+
 void ResidentTensor::offload(MemoryResource& pinned) {
   expect(Residency::Device, "offload");
   pinned_ = take(pinned, "pinned host memory");
   produced_->record(context_.compute());
   context_.offload().wait(*produced_);
   timed(context_.offload(), *offload_started_, *offloaded_,
-        [&](Stream& s) { s.copy_async(pinned_.data(), device_.data(), bytes()); });
+        [&](Stream& s) { s.copy_async(pinned_.data(), device_data(), bytes()); });
   residency_ = Residency::Offloading;
 }
 
@@ -87,6 +100,7 @@ void ResidentTensor::release(bool poison) {
   if (poison) context_.fill_nan_async(context_.offload(), device_.data(), bytes());
   released_->record(context_.offload());
   device_.reset_after(*released_);
+  alias_ = nullptr;
   residency_ = Residency::Host;
 }
 
@@ -124,11 +138,13 @@ void ResidentTensor::free(bool poison) {
   expect(Residency::Device, "free");
   if (poison) context_.fill_nan_async(context_.compute(), device_.data(), bytes());
   device_.reset();
+  alias_ = nullptr;
   residency_ = Residency::Absent;
 }
 
 void ResidentTensor::evict() {
   expect(Residency::Device, "evict");
+  VDNN_EXPECTS(alias_ == nullptr, "tensor '" + name_ + "' aliases memory that does not migrate");
   produced_->record(context_.compute());  // after the last forward reader
   context_.offload().wait(*produced_);
   timed(context_.offload(), *offload_started_, *offloaded_,
@@ -154,6 +170,7 @@ void ResidentTensor::fault_in() {
 
 void ResidentTensor::drop() noexcept {
   device_.reset();
+  alias_ = nullptr;
   pinned_.reset();
   residency_ = Residency::Absent;
 }
@@ -163,7 +180,7 @@ TensorView ResidentTensor::view() const {
     throw InvalidArgument("tensor '" + name_ + "' is not resident on the device (it is " +
                           residency_name(residency_) + "); the plan must prefetch it first");
   }
-  return {device_.data(), shape_, dtype_, layout_};
+  return {device_data(), shape_, dtype_, layout_};
 }
 
 }  // namespace vdnn::runtime

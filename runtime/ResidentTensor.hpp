@@ -44,6 +44,12 @@ class ResidentTensor {
 
   /// Absent -> Device.
   void allocate(MemoryResource& device);
+  /// Device -> Device: until the tensor is freed or released, its data is `data` (memory the
+  /// caller owns, bytes() of it, valid and unchanged until then; read only) instead of its own
+  /// device memory, which stays allocated and unread, so that the pool sees every allocation
+  /// as before. No copy. Throws InvalidArgument unless Device or for null `data`; evict() refuses
+  /// an aliased tensor (the caller's memory does not migrate).
+  void alias(const void* data);
   /// Device -> Offloading: the offload stream waits for the compute work enqueued so far (which
   /// produced the tensor), then copies it into a new pinned buffer.
   void offload(MemoryResource& pinned);
@@ -103,6 +109,8 @@ class ResidentTensor {
  private:
   void expect(Residency state, const char* transition) const;
   Buffer take(MemoryResource& resource, const char* what) const;
+  /// What the tensor's data is on the device: alias_ when set, else device_.
+  void* device_data() const noexcept;
   /// -> Prefetching: the device memory is filled from `host` on `stream`, after the compute work
   /// enqueued so far.
   void fill(const void* host, Stream& stream);
@@ -117,6 +125,7 @@ class ResidentTensor {
   ExecutionContext& context_;
   Residency residency_ = Residency::Absent;
   Buffer device_;
+  const void* alias_ = nullptr;  // alias()'s, read instead of device_ while set
   Buffer pinned_;
   std::unique_ptr<Event> produced_;         // compute, before the offload copy
   std::unique_ptr<Event> offload_started_;  // offload stream, timing: the copy starts

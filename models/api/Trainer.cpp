@@ -3,12 +3,16 @@
 #include <vdnn/Trainer.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <optional>
 #include <utility>
 
 #include "graph/Plan.hpp"
 #include "graph/Precision.hpp"
 #include "layers/Registry.hpp"
+#include "models/api/BatchInput.hpp"
+#include "models/api/DataSourceDataset.hpp"
 #include "models/api/NetworkDefinition.hpp"
 #include "models/api/PublicErrors.hpp"
 #include "models/data/Augmentation.hpp"
@@ -31,7 +35,24 @@ layers::Backend resolve_backend(Backend backend) {
   return cuda_available() ? layers::Backend::Cuda : layers::Backend::Cpu;
 }
 
-models::TrainerOptions trainer_options(const TrainerConfig& c, const std::string& config_json) {
+// The caller's DataSource as the run's train split; "custom" names it where `data` would.
+void use_data_source(const TrainerConfig& c, const graph::NetworkDef& def,
+                     models::TrainerOptions& t) {
+  if (c.evaluation && c.eval_data.empty()) {
+    throw InvalidArgument(
+        "evaluation with a data_source needs eval_data: the test data of a built-in source");
+  }
+  if (!c.augment.empty()) {
+    throw InvalidArgument(
+        "augment applies to the built-in sources; a data_source augments its own");
+  }
+  t.custom_data = std::make_shared<api::DataSourceDataset>(
+      c.data_source, models::SampleFormat{def.channels, def.height, def.width, def.num_classes});
+  t.data = "custom";
+}
+
+models::TrainerOptions trainer_options(const TrainerConfig& c, const graph::NetworkDef& def,
+                                       const std::string& config_json) {
   if (c.batch <= 0) throw InvalidArgument("batch must be positive, got " + std::to_string(c.batch));
   if (c.total_steps <= 0) {
     throw InvalidArgument("total_steps must be positive, got " + std::to_string(c.total_steps));
@@ -81,7 +102,18 @@ models::TrainerOptions trainer_options(const TrainerConfig& c, const std::string
   s.executor.momentum = c.momentum;
   s.executor.weight_decay = c.weight_decay;
   s.executor.decay_biases_and_norms = c.decay_bn_bias;
+  if (c.data_source != nullptr) use_data_source(c, def, t);
   return t;
+}
+
+// values[0, n) replaced by their softmax, in double, shifted by the largest for range.
+void softmax(float* values, std::size_t n) {
+  const double top = *std::max_element(values, values + n);
+  double sum = 0.0;
+  for (std::size_t i = 0; i < n; ++i) sum += std::exp(static_cast<double>(values[i]) - top);
+  for (std::size_t i = 0; i < n; ++i) {
+    values[i] = static_cast<float>(std::exp(static_cast<double>(values[i]) - top) / sum);
+  }
 }
 
 StepStats step_stats(const models::StepRecord& r) {
@@ -111,11 +143,12 @@ struct Trainer::Run {
   TrainerConfig config;
   models::Trainer trainer;
   Trainer* owner = nullptr;  // the object on_gradients callbacks are given (kept across moves)
+  std::vector<std::byte> batch_scratch;  // caller batches converted to the network input's form
 
   Run(const Network& network, const TrainerConfig& c)
       : config(c),
         trainer(network.definition().def, c.batch,
-                trainer_options(c, network.definition().config_json)) {}
+                trainer_options(c, network.definition().def, network.definition().config_json)) {}
 };
 
 Trainer::Trainer(const Network& network, const TrainerConfig& config)
@@ -140,29 +173,13 @@ StepStats Trainer::step() {
 
 StepStats Trainer::step(const Batch& batch) {
   return api::translate_errors([&] {
-    const graph::Graph& graph = run_->trainer.session().graph();
-    const runtime::Shape& input = graph.input_shape();
-    const auto shape = [](std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) {
-      return std::to_string(n) + "x" + std::to_string(c) + "x" + std::to_string(h) + "x" +
-             std::to_string(w);
-    };
-    if (batch.images == nullptr || batch.labels == nullptr) {
-      throw runtime::InvalidArgument("step(batch): the batch needs images and labels");
+    models::Trainer& trainer = run_->trainer;
+    api::check_batch(batch, trainer, "step(batch)");
+    if (batch.on_device) {
+      return step_stats(trainer.step_on_device(batch.images, batch.labels, batch.stream));
     }
-    if (graph.image_input()) {
-      throw runtime::InvalidArgument(
-          "step(batch): this run's network takes image bytes (its data is image files); float "
-          "batches go to runs on synthetic or cifar10 data");
-    }
-    if (batch.size != graph.batch() || batch.channels != input[1] || batch.height != input[2] ||
-        batch.width != input[3]) {
-      throw runtime::InvalidArgument("step(batch): the batch is " +
-                                     shape(batch.size, batch.channels, batch.height, batch.width) +
-                                     " but the run takes " +
-                                     shape(graph.batch(), input[1], input[2], input[3]) +
-                                     " (batch x channels x height x width)");
-    }
-    return step_stats(run_->trainer.step(batch.images, batch.labels));
+    const void* images = api::network_input(batch, trainer.session().graph(), run_->batch_scratch);
+    return step_stats(trainer.step(images, batch.labels));
   });
 }
 
@@ -181,6 +198,13 @@ std::vector<float> Trainer::predict(const float* images, std::int64_t count) {
     run_->trainer.predict(images, count, logits.data());
     return logits;
   });
+}
+
+std::vector<float> Trainer::probabilities(const float* images, std::int64_t count) {
+  std::vector<float> p = predict(images, count);
+  const auto classes = static_cast<std::size_t>(run_->trainer.session().graph().num_classes());
+  for (std::size_t row = 0; row < p.size(); row += classes) softmax(&p[row], classes);
+  return p;
 }
 
 EvalStats Trainer::evaluate() {

@@ -76,7 +76,9 @@ Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOption
   options_.session.executor.input_slots = kInputSlots;
   graph::Graph graph = graph::Graph::build(def, batch);
   // Image files reach the device as bytes, normalized there (Note [Image input]).
-  if (is_image_source(options_.data)) {
+  const bool image_input = options_.custom_data != nullptr ? options_.custom_data->image_bytes()
+                                                           : is_image_source(options_.data);
+  if (image_input) {
     graph = graph::with_image_input(graph, graph::kImageNetStatistics);
   }
   check_host(graph, def, options_);
@@ -93,13 +95,15 @@ Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOption
                            options_.gpu_decode_share};
   // The data loads (or is generated) on a thread of its own while the session sets up: neither
   // waits for the other. Its errors come out of get(), after the session's.
-  std::future<std::unique_ptr<Dataset>> train = std::async(std::launch::async, [&] {
-    return make_dataset(options_.data, format, seed, Split::Train, *options_.augment, image, batch);
+  std::future<std::shared_ptr<Dataset>> train = std::async(std::launch::async, [&] {
+    if (options_.custom_data != nullptr) return options_.custom_data;
+    return std::shared_ptr<Dataset>(
+        make_dataset(options_.data, format, seed, Split::Train, *options_.augment, image, batch));
   });
   std::future<std::unique_ptr<Dataset>> test;
   if (options_.evaluation) {
     const bool own = !options_.eval_data.empty();
-    if (own && is_image_source(options_.eval_data) != is_image_source(options_.data)) {
+    if (own && is_image_source(options_.eval_data) != image_input) {
       throw runtime::InvalidArgument("--eval-data " + options_.eval_data + " and --data " +
                                      options_.data +
                                      " must both be image files or neither: the "
@@ -144,6 +148,22 @@ const StepRecord& Trainer::step() {
 const StepRecord& Trainer::step(const void* images, const std::int32_t* labels) {
   VDNN_EXPECTS(images != nullptr && labels != nullptr, "step: a batch needs images and labels");
   return train_on(images, labels, std::chrono::steady_clock::now(), 0.0);
+}
+
+const StepRecord& Trainer::step_on_device(const void* images, const std::int32_t* labels,
+                                          void* stream) {
+  VDNN_EXPECTS(images != nullptr && labels != nullptr, "step: a batch needs images and labels");
+  const auto start = std::chrono::steady_clock::now();
+  runtime::ExecutionContext& context = session_->context();
+  context.wait_for_caller(context.compute(), stream);
+  // Back to the host, where the loss checks the labels; the previous step ended synchronized, so
+  // this waits for the caller's work only.
+  device_labels_.resize(static_cast<std::size_t>(session_->graph().batch()));
+  context.compute().copy_async(device_labels_.data(), labels,
+                               device_labels_.size() * sizeof(std::int32_t));
+  context.compute().synchronize();
+  session_->executor().read_input_in_place(images);
+  return train_on(images, device_labels_.data(), start, 0.0);
 }
 
 const StepRecord& Trainer::train_on(const void* images, const std::int32_t* labels,

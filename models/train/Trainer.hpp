@@ -36,6 +36,10 @@ struct TrainerOptions {
   /// empty: the test split of `data`. Image files and other sources do not mix (the network
   /// takes one form of input).
   std::string eval_data;
+  /// A dataset the caller made (the public API's DataSource), drawn from instead of
+  /// make_dataset(data); its image_bytes() decides whether the network takes image bytes. `data`
+  /// then only names it in messages.
+  std::shared_ptr<Dataset> custom_data;
   graph::LrSchedule schedule;    // the learning rate of each step
   bool check_gradients = false;  // throw Diverged at the first non-finite parameter gradient
   std::string config_json;       // recorded verbatim in every checkpoint's metadata
@@ -103,6 +107,12 @@ class Trainer {
   /// call returns. The data source is not drawn from (its next batch stays next). Throws as
   /// step(), and runtime::InvalidArgument for a label out of range (from the loss layer).
   const StepRecord& step(const void* images, const std::int32_t* labels);
+  /// As step(images, labels) with both in memory of the run's device, written by work on the
+  /// caller's `stream` (CUDA: a cudaStream_t): the compute stream waits for that work
+  /// (ExecutionContext::wait_for_caller), the labels come to the host for the loss's checks and the
+  /// images are read in place (Executor::read_input_in_place). Throws as step(images, labels), and
+  /// runtime::InvalidArgument for a null stream or on the CPU backend.
+  const StepRecord& step_on_device(const void* images, const std::int32_t* labels, void* stream);
   /// Runs the network in inference mode over the test split (Executor::evaluate), in its order,
   /// in full batches only: max(1, size / batch) of them, a split smaller than a batch wrapping
   /// around (CIFAR-10 at batch 128: 78 batches, 9984 of the 10000 images). Changes nothing the
@@ -154,7 +164,7 @@ class Trainer {
  private:
   TrainerOptions options_;
   graph::SetupProgress setup_;
-  std::unique_ptr<Dataset> dataset_;
+  std::shared_ptr<Dataset> dataset_;                // shared with options_.custom_data when set
   std::unique_ptr<Dataset> test_data_;              // with options_.evaluation
   std::unique_ptr<runtime::DiskCache> disk_cache_;  // with options_.cache; before its users
   std::unique_ptr<graph::CostCache> cost_cache_;    // before the session, which reads it
@@ -164,7 +174,8 @@ class Trainer {
   std::unique_ptr<BatchLoader> loader_;
   std::vector<std::int32_t> test_labels_;
   std::vector<float> gradient_scratch_;
-  std::int64_t start_ = 0;  // the iteration a resumed run started from
+  std::vector<std::int32_t> device_labels_;  // step_on_device's labels, copied to the host
+  std::int64_t start_ = 0;                   // the iteration a resumed run started from
   std::vector<StepRecord> history_;
   std::vector<StepCallback> callbacks_;
   std::vector<std::function<void()>> gradient_hooks_;

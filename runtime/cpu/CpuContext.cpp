@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "runtime/Error.hpp"
 #include "runtime/cpu/CpuEvent.hpp"
 
 namespace vdnn::runtime::cpu {
@@ -30,6 +31,10 @@ void CpuContext::fill_nan_async(Stream& stream, void* ptr, std::size_t bytes) {
 void CpuContext::migrate_async(Stream& stream, void* /*ptr*/, std::size_t /*bytes*/,
                                MigrateTo /*to*/) {
   stream.enqueue([] {});
+}
+
+void CpuContext::wait_for_caller(Stream& /*stream*/, void* /*caller*/) {
+  throw InvalidArgument("the CPU backend has no caller streams to wait for");
 }
 
 std::unique_ptr<MigrationCounters> CpuContext::make_migration_counters(std::string& why_not) {

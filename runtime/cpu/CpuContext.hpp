@@ -37,6 +37,7 @@ class CpuContext final : public ExecutionContext {
   void range_begin(const char* /*name*/) noexcept override {}
   void range_end() noexcept override {}
   void fill_nan_async(Stream& stream, void* ptr, std::size_t bytes) override;
+  void wait_for_caller(Stream& stream, void* caller) override;
 
   /// Counters of the copy streams (bytes copied, busy time), for metrics.
   CpuStreamStats offload_stats() const { return offload_.stats(); }

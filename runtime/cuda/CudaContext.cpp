@@ -42,6 +42,13 @@ void CudaContext::fill_nan_async(Stream& stream, void* ptr, std::size_t bytes) {
   cuda::fill_nan_async(cuda_stream(stream, "fill_nan_async"), ptr, bytes);
 }
 
+void CudaContext::wait_for_caller(Stream& stream, void* caller) {
+  if (caller == nullptr)
+    throw InvalidArgument("wait_for_caller needs the caller's stream, not null");
+  caller_ready_.record(static_cast<cudaStream_t>(caller));
+  wait_event(cuda_stream(stream, "wait_for_caller"), caller_ready_);
+}
+
 void CudaContext::range_begin(const char* name) noexcept { nvtxRangePushA(name); }
 
 void CudaContext::range_end() noexcept { nvtxRangePop(); }

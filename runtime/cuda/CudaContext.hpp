@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "runtime/ExecutionContext.hpp"
+#include "runtime/cuda/CudaEvent.hpp"
 #include "runtime/cuda/CudaMemoryResource.hpp"
 #include "runtime/cuda/DeviceContext.hpp"
 #include "runtime/cuda/StreamAdapter.hpp"
@@ -34,6 +35,7 @@ class CudaContext final : public ExecutionContext {
   void range_begin(const char* name) noexcept override;
   void range_end() noexcept override;
   void fill_nan_async(Stream& stream, void* ptr, std::size_t bytes) override;
+  void wait_for_caller(Stream& stream, void* caller) override;
 
   DeviceContext& device() noexcept { return device_; }
 
@@ -45,6 +47,7 @@ class CudaContext final : public ExecutionContext {
   DeviceMemoryResource device_memory_;
   PinnedMemoryResource pinned_memory_;
   ManagedMemoryResource managed_memory_;
+  CudaEvent caller_ready_;  // recorded on a caller's stream (wait_for_caller)
 };
 
 }  // namespace vdnn::runtime::cuda

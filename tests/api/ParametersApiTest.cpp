@@ -20,14 +20,6 @@
 
 namespace {
 
-vdnn::TrainerConfig cpu_config() {
-  vdnn::TrainerConfig config;
-  config.batch = 4;
-  config.backend = vdnn::Backend::Cpu;
-  config.seed = 7;
-  return config;
-}
-
 std::size_t numel(const vdnn::ParameterInfo& p) {
   return static_cast<std::size_t>(
       std::accumulate(p.shape.begin(), p.shape.end(), std::int64_t{1}, std::multiplies<>()));
@@ -65,7 +57,7 @@ void zero_gradients(vdnn::Trainer& t) {
 }
 
 TEST(ParametersApi, NamesAndShapesArePyTorchs) {
-  vdnn::Trainer trainer(vdnn::testing::tiny_resnet("tiny"), cpu_config());
+  vdnn::Trainer trainer(vdnn::testing::tiny_resnet("tiny"), vdnn::testing::tiny_cpu_config());
   const std::vector<vdnn::ParameterInfo> params = trainer.named_parameters();
   ASSERT_FALSE(params.empty());
   EXPECT_EQ(params.front().shape.size(), 4U);  // the first convolution's KCRS weight
@@ -84,9 +76,9 @@ TEST(ParametersApi, NamesAndShapesArePyTorchs) {
 
 TEST(ParametersApi, SettingTheWeightsBackRestoresTheLossesBitwise) {
   const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");
-  vdnn::Trainer reference(network, cpu_config());
+  vdnn::Trainer reference(network, vdnn::testing::tiny_cpu_config());
   const double first = reference.step().loss;
-  vdnn::Trainer changed(network, cpu_config());
+  vdnn::Trainer changed(network, vdnn::testing::tiny_cpu_config());
   const std::vector<std::vector<float>> initial = values(changed);
   std::vector<std::vector<float>> halved = initial;
   for (auto& v : halved) {
@@ -94,7 +86,7 @@ TEST(ParametersApi, SettingTheWeightsBackRestoresTheLossesBitwise) {
   }
   set_values(changed, halved);
   EXPECT_EQ(values(changed), halved);
-  vdnn::Trainer other(network, cpu_config());
+  vdnn::Trainer other(network, vdnn::testing::tiny_cpu_config());
   set_values(other, halved);
   EXPECT_NE(other.step().loss, first);  // the set weights are the ones trained
   set_values(changed, initial);
@@ -102,7 +94,7 @@ TEST(ParametersApi, SettingTheWeightsBackRestoresTheLossesBitwise) {
 }
 
 TEST(ParametersApi, GradientsAreReadAndReplacedBeforeTheUpdate) {
-  vdnn::TrainerConfig config = cpu_config();
+  vdnn::TrainerConfig config = vdnn::testing::tiny_cpu_config();
   config.momentum = 0.0;
   config.weight_decay = 0.0;
   config.learning_rate = 0.125;  // a power of two: p - lr * g is exact in the check below
@@ -139,7 +131,7 @@ TEST(ParametersApi, GradientsAreReadAndReplacedBeforeTheUpdate) {
 }
 
 TEST(ParametersApi, ACallbackThatThrowsStopsTheStepBeforeTheUpdate) {
-  vdnn::Trainer trainer(vdnn::testing::tiny_resnet("tiny"), cpu_config());
+  vdnn::Trainer trainer(vdnn::testing::tiny_resnet("tiny"), vdnn::testing::tiny_cpu_config());
   trainer.on_gradients([](vdnn::Trainer&) { throw std::runtime_error("clip failed"); });
   const std::vector<std::vector<float>> before = values(trainer);
   EXPECT_THROW(trainer.step(), std::exception);
@@ -152,7 +144,7 @@ TEST(ParametersApi, ACallbackThatThrowsStopsTheStepBeforeTheUpdate) {
 }
 
 TEST(ParametersApi, BadNamesCountsAndBuffersAreInvalidArguments) {
-  vdnn::Trainer trainer(vdnn::testing::tiny_resnet("tiny"), cpu_config());
+  vdnn::Trainer trainer(vdnn::testing::tiny_resnet("tiny"), vdnn::testing::tiny_cpu_config());
   std::vector<float> buffer(4);
   try {
     trainer.get_parameter("fc.wieght", buffer.data(), buffer.size());
@@ -173,7 +165,7 @@ TEST(ParametersApi, BadNamesCountsAndBuffersAreInvalidArguments) {
 }
 
 TEST(ParametersApi, CallerBatchesAreCheckedAndTrainedOn) {
-  vdnn::Trainer trainer(vdnn::testing::tiny_resnet("tiny"), cpu_config());
+  vdnn::Trainer trainer(vdnn::testing::tiny_resnet("tiny"), vdnn::testing::tiny_cpu_config());
   std::vector<std::int64_t> steps;
   trainer.on_step([&](const vdnn::StepStats& s) { steps.push_back(s.iteration); });
   // tiny_resnet takes 3 x 8 x 8 images.
@@ -203,8 +195,8 @@ TEST(ParametersApi, CallerBatchesAreCheckedAndTrainedOn) {
 
 TEST(ParametersApi, PredictGivesLogitsPerImageAndChangesNoTraining) {
   const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");
-  vdnn::Trainer trainer(network, cpu_config());
-  vdnn::Trainer plain(network, cpu_config());
+  vdnn::Trainer trainer(network, vdnn::testing::tiny_cpu_config());
+  vdnn::Trainer plain(network, vdnn::testing::tiny_cpu_config());
   std::vector<float> images(6 * 3 * 8 * 8);
   for (std::size_t i = 0; i < images.size(); ++i) images[i] = static_cast<float>(i % 17) / 17.0F;
   trainer.step();
@@ -217,7 +209,7 @@ TEST(ParametersApi, PredictGivesLogitsPerImageAndChangesNoTraining) {
   const std::vector<float> last = trainer.predict(images.data() + 5 * 3 * 8 * 8, 1);
   EXPECT_TRUE(std::equal(last.begin(), last.end(), six.begin() + 50));
   EXPECT_EQ(trainer.step().loss, plain.step().loss);
-  vdnn::TrainerConfig bf16 = cpu_config();
+  vdnn::TrainerConfig bf16 = vdnn::testing::tiny_cpu_config();
   bf16.precision = "bf16";  // logits stay F32
   vdnn::Trainer half(network, bf16);
   const std::vector<float> half_six = half.predict(images.data(), 6);
@@ -230,7 +222,7 @@ TEST(ParametersApi, PredictGivesLogitsPerImageAndChangesNoTraining) {
 TEST(ParametersApi, BiasesAndNormsCanBeLeftUndecayed) {
   const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");
   for (const bool decay_bn_bias : {true, false}) {
-    vdnn::TrainerConfig config = cpu_config();
+    vdnn::TrainerConfig config = vdnn::testing::tiny_cpu_config();
     config.momentum = 0.0;
     config.weight_decay = 0.5;
     config.learning_rate = 0.125;
@@ -253,7 +245,7 @@ TEST(ParametersApi, BiasesAndNormsCanBeLeftUndecayed) {
 }
 
 TEST(ParametersApi, ACallerSetLearningRateReplacesTheSchedule) {
-  vdnn::TrainerConfig config = cpu_config();
+  vdnn::TrainerConfig config = vdnn::testing::tiny_cpu_config();
   config.momentum = 0.0;
   config.weight_decay = 0.5;
   vdnn::Trainer trainer(vdnn::testing::tiny_resnet("tiny"), config);
@@ -269,7 +261,7 @@ TEST(ParametersApi, ACallerSetLearningRateReplacesTheSchedule) {
 }
 
 TEST(ParametersApi, WarmupRampsTheRateBeforeTheSchedule) {
-  vdnn::TrainerConfig config = cpu_config();
+  vdnn::TrainerConfig config = vdnn::testing::tiny_cpu_config();
   config.learning_rate = 0.4;
   config.warmup_steps = 2;
   vdnn::Trainer trainer(vdnn::testing::tiny_resnet("tiny"), config);
@@ -283,11 +275,11 @@ TEST(ParametersApi, WarmupRampsTheRateBeforeTheSchedule) {
 TEST(ParametersApiGpu, ChannelsLastWeightsReadInPyTorchsOrder) {
   if (!vdnn::cuda_available()) GTEST_SKIP() << "no CUDA device";
   const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");
-  vdnn::TrainerConfig config = cpu_config();
+  vdnn::TrainerConfig config = vdnn::testing::tiny_cpu_config();
   config.backend = vdnn::Backend::Cuda;
   config.layout = "nhwc";  // convolution weights kept KRSC
   vdnn::Trainer gpu(network, config);
-  vdnn::Trainer cpu(network, cpu_config());
+  vdnn::Trainer cpu(network, vdnn::testing::tiny_cpu_config());
   const std::vector<std::vector<float>> initial = values(cpu);
   EXPECT_EQ(values(gpu), initial);  // the same seeded initialization, read back in KCRS
   std::vector<std::vector<float>> halved = initial;

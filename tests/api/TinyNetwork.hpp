@@ -1,8 +1,10 @@
-// A small residual network built with the public builder, shared by the API tests.
+// A small residual network built with the public builder, and the CPU run the API tests train it
+// in.
 #pragma once
 
 #include <string>
 #include <vdnn/Network.hpp>
+#include <vdnn/Trainer.hpp>
 
 namespace vdnn::testing {
 
@@ -17,6 +19,15 @@ inline Network tiny_resnet(const std::string& name) {
   x = net.relu("layer1.0.relu2", net.add("layer1.0.add", {y, x}));
   x = net.flatten("flatten", net.global_avgpool("avgpool", x));
   return net.softmax_cross_entropy("loss", net.linear("fc", x, 10));
+}
+
+/// Batch 4 on the CPU backend, seed 7; the other fields `vdnn train`'s defaults.
+inline TrainerConfig tiny_cpu_config() {
+  TrainerConfig config;
+  config.batch = 4;
+  config.backend = Backend::Cpu;
+  config.seed = 7;
+  return config;
 }
 
 }  // namespace vdnn::testing

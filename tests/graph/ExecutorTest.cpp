@@ -198,6 +198,59 @@ TEST(Executor, APassOnOtherImagesThanTheStagedBatchUploadsItsOwn) {
             ref.train_step(ref.input_staging(1), labels.data(), 0.01).loss);
 }
 
+// A caller's batch read in place (read_input_in_place) trains bitwise as its upload does under
+// every policy, after a step that kept memory for a staged batch (which goes back); the caller's
+// memory is never poisoned; managed plans copy it instead.
+TEST(Executor, AnInputReadInPlaceTrainsAsItsUploadAndIsNeverPoisoned) {
+  for (const Policy p : {Policy::Baseline, Policy::VdnnAll, Policy::VdnnConv, Policy::Recompute,
+                         Policy::Uvm, Policy::UvmEvict}) {
+    SessionOptions o = options(p);
+    o.executor.poison_freed = true;
+    o.executor.input_slots = 2;
+    Session uploaded(testing::load_config("resnet20-cifar.json", 4), o);
+    Session in_place(testing::load_config("resnet20-cifar.json", 4), o);
+    const auto numel = static_cast<std::size_t>(uploaded.graph().input_shape().numel());
+    std::vector<float> images(numel);
+    for (std::size_t i = 0; i < numel; ++i) images[i] = static_cast<float>(i % 13) / 13.0f;
+    const std::vector<float> original = images;
+    std::vector<std::int32_t> labels = {0, 1, 2, 3};
+    for (Session* s : {&uploaded, &in_place}) {
+      Executor& e = s->executor();
+      std::fill_n(static_cast<float*>(e.input_staging(0)), numel, 0.25f);
+      std::fill_n(static_cast<float*>(e.input_staging(1)), numel, 0.5f);
+      e.stage_next(e.input_staging(1));  // uploaded in the first step, then not trained on
+      e.train_step(e.input_staging(0), labels.data(), 0.01);
+    }
+    for (int step = 0; step < 3; ++step) {
+      const double expected =
+          uploaded.executor().train_step(images.data(), labels.data(), 0.01).loss;
+      in_place.executor().read_input_in_place(images.data());
+      EXPECT_EQ(in_place.executor().train_step(images.data(), labels.data(), 0.01).loss, expected)
+          << policy_name(p) << ", step " << step;
+      EXPECT_EQ(images, original) << policy_name(p);
+    }
+  }
+}
+
+// Only the step given the read_input_in_place pointer reads in place; the pool's allocations stay
+// the plan's.
+TEST(Executor, OnlyTheNamedImagesAreReadInPlace) {
+  Session uploaded(testing::load_config("resnet20-cifar.json", 4), options());
+  Session in_place(testing::load_config("resnet20-cifar.json", 4), options());
+  std::vector<float> images(static_cast<std::size_t>(uploaded.graph().input_shape().numel()), 0.5f);
+  std::vector<float> others(images.size(), 0.25f);
+  std::vector<std::int32_t> labels = {0, 1, 2, 3};
+  in_place.executor().read_input_in_place(others.data());
+  EXPECT_EQ(in_place.executor().train_step(images.data(), labels.data(), 0.01).loss,
+            uploaded.executor().train_step(images.data(), labels.data(), 0.01).loss);
+  in_place.executor().read_input_in_place(images.data());
+  EXPECT_EQ(in_place.executor().train_step(images.data(), labels.data(), 0.01).loss,
+            uploaded.executor().train_step(images.data(), labels.data(), 0.01).loss);
+  EXPECT_EQ(in_place.executor().memory().device_peak, in_place.plan().predicted_peak);
+  EXPECT_EQ(in_place.executor().train_step(others.data(), labels.data(), 0.01).loss,
+            uploaded.executor().train_step(others.data(), labels.data(), 0.01).loss);
+}
+
 TEST(Executor, StagingNeedsASlotAndCallerMemoryLeavesTheSlotsAlone) {
   Session session(Graph::build(testing::small_residual_net(), 4), options());
   Executor& exec = session.executor();

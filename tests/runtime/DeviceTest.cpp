@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "runtime/Error.hpp"
+#include "runtime/cpu/CpuContext.hpp"
 
 namespace vdnn::runtime {
 namespace {
@@ -28,6 +31,19 @@ TEST(DeviceTest, EveryDeviceHasAName) {
   for (int ordinal = 0; ordinal < count; ++ordinal) {
     EXPECT_FALSE(cuda_device_name(ordinal).empty()) << "device " << ordinal;
   }
+}
+
+TEST(DeviceTest, HostMemoryIsNoDevicesMemory) {
+  static_assert(noexcept(cuda_device_of(nullptr)));
+  const std::vector<float> host(16);
+  EXPECT_EQ(cuda_device_of(host.data()), -1);
+  EXPECT_EQ(cuda_device_of(nullptr), -1);
+}
+
+TEST(DeviceTest, TheCpuContextHasNoCallerStreamsToWaitFor) {
+  cpu::CpuContext context;
+  int not_a_stream = 0;
+  EXPECT_THROW(context.wait_for_caller(context.compute(), &not_a_stream), InvalidArgument);
 }
 
 }  // namespace

@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "runtime/cpu/CpuContext.hpp"
 #include "runtime/memory/PoolMemoryResource.hpp"
@@ -47,6 +49,44 @@ TEST(ResidentTensor, RoundTripThroughPinnedMemoryKeepsTheData) {
   context.offload().synchronize();
   context.prefetch().synchronize();
   // The pools hold the tensor's events until they retire them (Note [Deferred frees]).
+  device.retire_completed();
+  pinned.retire_completed();
+}
+
+// An aliased tensor is read (and offloaded) from the caller's memory, never written or poisoned;
+// its own memory stays allocated until the release; it does not migrate.
+TEST(ResidentTensor, AnAliasIsReadInPlaceAndNeverPoisoned) {
+  cpu::CpuContext context;
+  PoolMemoryResource device(context.device_upstream(), 1 << 16);
+  PoolMemoryResource pinned(context.pinned_upstream(), 1 << 16);
+  std::vector<float> caller(32, 2.0f);
+  ResidentTensor t("input", Shape{4, 8}, context);
+  EXPECT_THROW(t.alias(caller.data()), InvalidArgument);  // Absent
+  t.allocate(device);
+  EXPECT_THROW(t.alias(nullptr), InvalidArgument);
+  t.alias(caller.data());
+  EXPECT_EQ(t.view().as<float>(), caller.data());
+  EXPECT_GE(device.bytes_in_use(), t.bytes());  // still allocated
+  EXPECT_THROW(t.evict(), InvalidArgument);
+  t.offload(pinned);
+  t.release(/*poison=*/true);
+  t.prefetch(device);
+  t.await_prefetch();
+  EXPECT_NE(t.view().as<float>(), caller.data());  // its own memory again, holding the copy
+  const float* back = t.view().as<float>();
+  float sum = 0.0f;
+  context.compute().enqueue([back, &sum] {
+    for (int i = 0; i < 32; ++i) sum += back[i];
+  });
+  t.free(/*poison=*/true);
+  context.compute().synchronize();
+  context.offload().synchronize();
+  EXPECT_EQ(sum, 64.0f);
+  EXPECT_TRUE(std::all_of(caller.begin(), caller.end(), [](float x) { return x == 2.0f; }));
+  t.allocate(device);  // a new allocation forgets the alias
+  EXPECT_NE(t.view().as<float>(), caller.data());
+  t.free(/*poison=*/false);
+  context.compute().synchronize();
   device.retire_completed();
   pinned.retire_completed();
 }

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <vdnn/Batch.hpp>
+#include <vdnn/DataSource.hpp>
 #include <vdnn/Export.hpp>
 #include <vdnn/Network.hpp>
 
@@ -89,6 +91,13 @@ struct TrainerConfig {
   /// CUDA; emulated on the CPU). Any other value: the Trainer's constructor throws
   /// InvalidArgument.
   std::string precision = "fp32";
+
+  // Custom data (issue 26).
+  /// The caller's training data instead of `data`: the background loader draws its batches into
+  /// the run's staging buffers as for the built-in sources. Its element_type() decides what the
+  /// network takes (floats, or image bytes it normalizes). With `evaluation`, `eval_data` must
+  /// name the test data (a built-in source of the same element type). Null: `data`.
+  std::shared_ptr<DataSource> data_source;
 };
 
 /// What one step did.
@@ -114,18 +123,6 @@ struct EvalStats {
   /// among all of them: 1). Of equal logits the lower class ranks first; NaN ranks above numbers.
   double top5 = 0.0;
   std::int64_t images = 0;  // images evaluated (full batches only)
-};
-
-/// A batch the caller made (Trainer::step(const Batch&)), in host memory valid until the call
-/// returns: `size` images of channels x height x width floats each, in NCHW order, and `size`
-/// class indices in [0, num_classes). The sizes must be the run's batch and the network's input.
-struct Batch {
-  const float* images = nullptr;
-  const std::int32_t* labels = nullptr;
-  std::int64_t size = 0;
-  std::int64_t channels = 0;
-  std::int64_t height = 0;
-  std::int64_t width = 0;
 };
 
 /// A parameter or buffer of the network as PyTorch names it (Trainer::named_parameters).
@@ -163,9 +160,12 @@ class VDNN_EXPORT Trainer {
   /// DataError, OutOfMemory, DeviceError.
   StepStats step();
   /// Trains one iteration on the caller's batch instead of the data source's (which is not drawn
-  /// from), then calls every step callback. Throws InvalidArgument (null pointers, a size that is
-  /// not the run's batch, a shape that is not the network's input, a network that takes image
-  /// bytes, a label out of range), and as step().
+  /// from), then calls every step callback. Batch says which types, layouts and memory it takes;
+  /// the losses are bitwise those of the same images given as F32 NCHW in host memory. Throws
+  /// InvalidArgument (null pointers, a size that is not the run's batch, a shape that is not the
+  /// network's input, a type or layout the network does not take, device memory not marked
+  /// on_device or on a CPU run, on_device memory that is not the run's device's or without a
+  /// stream, a label out of range), and as step().
   StepStats step(const Batch& batch);
   /// The logits of `count` images (count x channels x height x width floats, NCHW, in host
   /// memory): count x num_classes values, in inference mode (batch norm's running statistics, no
@@ -173,6 +173,9 @@ class VDNN_EXPORT Trainer {
   /// Changes no training state. Throws InvalidArgument (null images, a count below 1, a network
   /// that takes image bytes), OutOfMemory, DeviceError.
   std::vector<float> predict(const float* images, std::int64_t count);
+  /// The softmax of predict()'s logits, per image: count x num_classes probabilities that sum to
+  /// 1 (computed in double from the float logits). Throws as predict().
+  std::vector<float> probabilities(const float* images, std::int64_t count);
   /// Runs the network in inference mode (batch norm's running statistics, no dropout) over the
   /// test split (CIFAR-10's test_batch.bin; synthetic: 1000 held-out images) in full batches.
   /// Training afterwards is bitwise what it would have been without it. Throws InvalidArgument
