@@ -8,6 +8,7 @@
 
 #include "graph/Plan.hpp"
 #include "graph/Precision.hpp"
+#include "layers/Optimizer.hpp"
 #include "layers/Registry.hpp"
 #include "models/api/NetworkDefinition.hpp"
 #include "models/api/PublicErrors.hpp"
@@ -29,6 +30,23 @@ layers::Backend resolve_backend(Backend backend) {
       break;
   }
   return cuda_available() ? layers::Backend::Cuda : layers::Backend::Cpu;
+}
+
+// Throws runtime::InvalidArgument (translated by the caller) for a value out of range.
+layers::OptimizerConfig optimizer_config(const TrainerConfig& c) {
+  layers::OptimizerConfig o;
+  o.kind = layers::parse_optimizer(c.optimizer);
+  o.momentum = c.momentum;
+  o.dampening = c.dampening;
+  o.nesterov = c.nesterov;
+  o.weight_decay = c.weight_decay;
+  o.adam_beta1 = c.adam_beta1;
+  o.adam_beta2 = c.adam_beta2;
+  o.adam_eps = c.adam_eps;
+  o.lars_trust = c.lars_trust;
+  o.clip_grad_norm = c.clip_grad_norm;
+  layers::validate(o);
+  return o;
 }
 
 models::TrainerOptions trainer_options(const TrainerConfig& c, const std::string& config_json) {
@@ -73,9 +91,13 @@ models::TrainerOptions trainer_options(const TrainerConfig& c, const std::string
   s.layout = graph::parse_layout_choice(c.layout);
   s.precision = *precision;
   s.executor.seed = c.seed;
-  s.executor.momentum = c.momentum;
-  s.executor.weight_decay = c.weight_decay;
+  s.executor.optimizer = optimizer_config(c);
   s.executor.decay_biases_and_norms = c.decay_bn_bias;
+  if (!(c.label_smoothing >= 0.0 && c.label_smoothing <= 1.0)) {
+    throw InvalidArgument("label_smoothing must be in [0, 1], got " +
+                          std::to_string(c.label_smoothing));
+  }
+  s.label_smoothing = c.label_smoothing;
   return t;
 }
 
