@@ -1,6 +1,8 @@
 // OptimizerCuda: SGD, AdamW and LARS with global-norm clipping on device memory (own kernels, F32).
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include "layers/Optimizer.hpp"
 #include "layers/cuda/RawBuffer.hpp"
 
