@@ -166,7 +166,7 @@ class Executor {
   /// The loss and accuracies of the network on a batch (arguments as train_step), in inference
   /// mode: forward only with ForwardArgs::training false (batch norm uses and keeps its running
   /// statistics, dropout passes its input through), by plan().inference in the same pools
-  /// (Note [Evaluation memory]). Changes no training state: parameters, statistics, velocities,
+  /// (Note [Evaluation memory]). Changes no training state: parameters, statistics, optimizer state,
   /// steps(), transfers(), layer_times() and timeline() stay as they were. With `logits`, also
   /// copies the loss layer's input there: batch x num_classes F32 values. Throws as train_step.
   StepResult evaluate(const void* images, const std::int32_t* labels, float* logits = nullptr);

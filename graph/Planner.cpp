@@ -206,7 +206,7 @@ std::string format_plan(const Graph& g, const Plan& plan) {
   out += "budget:                " +
          (plan.budget_bytes == 0 ? std::string("none") : runtime::format_bytes(plan.budget_bytes)) +
          "\n";
-  out += "resident (parameters, gradients, velocities): " +
+  out += "resident (parameters, gradients, optimizer state): " +
          runtime::format_bytes(plan.resident_bytes) + "\n";
   out += "predicted peak:        " + runtime::format_bytes(plan.predicted_peak) + "\n";
   out += "pinned host memory:    " + runtime::format_bytes(plan.pinned_bytes) + "\n";

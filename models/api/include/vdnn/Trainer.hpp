@@ -236,13 +236,14 @@ class VDNN_EXPORT Trainer {
   double predicted_step_milliseconds() const noexcept;
   const TrainerConfig& config() const noexcept;
 
-  /// Writes a safetensors checkpoint of the run (parameters, BatchNorm statistics, momentum
-  /// buffers, iteration, seed, network) atomically: a crash never leaves a damaged file at
-  /// `path`. Throws CheckpointError.
+  /// Writes a safetensors checkpoint of the run (parameters, BatchNorm statistics, the
+  /// optimizer's state under PyTorch's names, iteration, seed, network, optimizer) atomically: a
+  /// crash never leaves a damaged file at `path`. Throws CheckpointError.
   void save(const std::string& path);
   /// Continues the run `path` recorded, so that the following steps are bitwise those of an
-  /// uninterrupted run (same network, batch, seed and data). Only before the first step. Throws
-  /// CheckpointError (damaged, or not this network: every difference listed), InvalidArgument.
+  /// uninterrupted run (same network, batch, seed, data and optimizer). Only before the first
+  /// step. Throws CheckpointError (damaged, written by another optimizer, or not this network:
+  /// every difference listed), InvalidArgument.
   void resume(const std::string& path);
   /// Starts from the weights and BatchNorm statistics of `path` (e.g. saved by PyTorch with the
   /// same names); optimizer state and iteration start afresh. Throws CheckpointError.
