@@ -30,9 +30,9 @@
 namespace vdnn::graph {
 
 struct ExecutorOptions {
-  std::uint64_t seed = 0;  // parameter initialization
+  std::uint64_t seed = 0;             // parameter initialization
   layers::OptimizerConfig optimizer;  // the update after each backward pass
-  bool poison_freed = false;    // fill freed and offloaded device memory with NaN (debugging)
+  bool poison_freed = false;          // fill freed and offloaded device memory with NaN (debugging)
   bool profile_layers = false;  // time every forward and backward with events (a little slower)
   /// Managed memory: allow a pool larger than the device's free memory (can hang a shared GPU).
   bool allow_oversubscription = false;
@@ -166,9 +166,10 @@ class Executor {
   /// The loss and accuracies of the network on a batch (arguments as train_step), in inference
   /// mode: forward only with ForwardArgs::training false (batch norm uses and keeps its running
   /// statistics, dropout passes its input through), by plan().inference in the same pools
-  /// (Note [Evaluation memory]). Changes no training state: parameters, statistics, optimizer state,
-  /// steps(), transfers(), layer_times() and timeline() stay as they were. With `logits`, also
-  /// copies the loss layer's input there: batch x num_classes F32 values. Throws as train_step.
+  /// (Note [Evaluation memory]). Changes no training state: parameters, statistics, optimizer
+  /// state, steps(), transfers(), layer_times() and timeline() stay as they were. With `logits`,
+  /// also copies the loss layer's input there: batch x num_classes F32 values. Throws as
+  /// train_step.
   StepResult evaluate(const void* images, const std::int32_t* labels, float* logits = nullptr);
 
   const Graph& graph() const noexcept { return graph_; }
@@ -189,8 +190,9 @@ class Executor {
   /// Steps taken so far.
   std::int64_t steps() const noexcept { return step_; }
   /// Continues as after `steps` steps (resuming from a checkpoint): the next update uses the
-  /// optimizer state as it is instead of starting it (AdamW: bias corrections of step steps + 1), and step-seeded layers (dropout) continue
-  /// their sequence. Throws InvalidArgument when `steps` is negative.
+  /// optimizer state as it is instead of starting it (AdamW's bias corrections count from
+  /// steps + 1), and step-seeded layers (dropout) continue their sequence. Throws InvalidArgument
+  /// when `steps` is negative.
   void set_steps(std::int64_t steps);
   /// Managed memory: true when transfers().migration comes from the driver's counters.
   bool migrations_counted() const noexcept { return migration_.counters != nullptr; }

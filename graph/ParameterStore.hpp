@@ -41,10 +41,10 @@ struct Parameter {
 /// Owns the parameters of a graph. The memory resource must outlive the store. Initial values are
 /// computed on the host and copied in on `upload` (which is synchronized before the constructor
 /// returns). The weight of a convolution whose output is NHWC is kept KRSC (ParamSpec::layout, its
-/// gradient and optimizer state too), the order the convolution runs, so no step converts it; every other
-/// parameter keeps PyTorch's order. Values are the same numbers in either order. Each trainable
-/// parameter gets `state_buffers` (<= layers::kMaxStateBuffers) optimizer state tensors, which
-/// hold no value until the first update writes them. Throws OutOfMemory.
+/// gradient and optimizer state too), the order the convolution runs, so no step converts it; every
+/// other parameter keeps PyTorch's order. Values are the same numbers in either order. Each
+/// trainable parameter gets `state_buffers` (<= layers::kMaxStateBuffers) optimizer state tensors,
+/// which hold no value until the first update writes them. Throws OutOfMemory.
 class ParameterStore {
  public:
   ParameterStore(const Graph& graph, runtime::MemoryResource& memory, std::uint64_t seed,

@@ -15,7 +15,8 @@ constexpr const char* kOptimizerNames[] = {"sgd", "adamw", "lars"};
 // Throws InvalidArgument unless `value` is finite and within [low, high] (or [low, high) when
 // `open_high`).
 void check_range(const char* name, double value, double low, double high, bool open_high = false) {
-  const bool inside = std::isfinite(value) && value >= low && (open_high ? value < high : value <= high);
+  const bool inside =
+      std::isfinite(value) && value >= low && (open_high ? value < high : value <= high);
   if (!inside) {
     throw runtime::InvalidArgument(std::string(name) + " must be in [" + std::to_string(low) +
                                    ", " + std::to_string(high) + (open_high ? ")" : "]") +
@@ -44,8 +45,8 @@ OptimizerKind parse_optimizer(const std::string& name) {
   for (int i = 0; i < static_cast<int>(std::size(kOptimizerNames)); ++i) {
     if (name == kOptimizerNames[i]) return static_cast<OptimizerKind>(i);
   }
-  throw runtime::InvalidArgument("optimizer must be \"sgd\", \"adamw\" or \"lars\", got \"" +
-                                 name + "\"");
+  throw runtime::InvalidArgument("optimizer must be \"sgd\", \"adamw\" or \"lars\", got \"" + name +
+                                 "\"");
 }
 
 void validate(const OptimizerConfig& c) {

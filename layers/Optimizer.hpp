@@ -26,14 +26,14 @@ OptimizerKind parse_optimizer(const std::string& name);
 /// momentum and weight decay of `vdnn train`).
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::Sgd;
-  double momentum = 0.9;      // SGD and LARS
-  double dampening = 0.0;     // SGD and LARS: applies from the second step on
-  bool nesterov = false;      // SGD and LARS: needs momentum > 0 and dampening 0
-  double weight_decay = 5e-4; // SGD, LARS: L2 added to the gradient; AdamW: decoupled
+  double momentum = 0.9;       // SGD and LARS
+  double dampening = 0.0;      // SGD and LARS: applies from the second step on
+  bool nesterov = false;       // SGD and LARS: needs momentum > 0 and dampening 0
+  double weight_decay = 5e-4;  // SGD, LARS: L2 added to the gradient; AdamW: decoupled
   double adam_beta1 = 0.9;
   double adam_beta2 = 0.999;
   double adam_eps = 1e-8;
-  double lars_trust = 0.001;  // LARS: eta of the trust ratio
+  double lars_trust = 0.001;    // LARS: eta of the trust ratio
   double clip_grad_norm = 0.0;  // > 0: clip the global L2 norm of the gradients to this
 };
 

@@ -21,8 +21,8 @@
 #include "layers/cpu/LinearCpu.hpp"
 #include "layers/cpu/MaxPool2dCpu.hpp"
 #include "layers/cpu/NormalizeCpu.hpp"
-#include "layers/cpu/ReluCpu.hpp"
 #include "layers/cpu/OptimizerCpu.hpp"
+#include "layers/cpu/ReluCpu.hpp"
 #include "layers/cpu/SoftmaxCrossEntropyCpu.hpp"
 #include "runtime/Error.hpp"
 #ifdef VDNN_HAVE_CUDA
@@ -39,8 +39,8 @@
 #include "layers/cuda/LinearCuda.hpp"
 #include "layers/cuda/MaxPool2dCuda.hpp"
 #include "layers/cuda/NormalizeCuda.hpp"
-#include "layers/cuda/ReluCuda.hpp"
 #include "layers/cuda/OptimizerCuda.hpp"
+#include "layers/cuda/ReluCuda.hpp"
 #include "layers/cuda/SoftmaxCrossEntropyCuda.hpp"
 #endif
 

@@ -65,7 +65,7 @@ Plan profiling_plan(const Graph& graph, const SessionOptions& options, LayerSet&
   for (Policy p : {Policy::Baseline, Policy::Recompute}) {
     try {
       return make_plan(graph, search::request_for(layers, p, options.budget_bytes, estimated,
-                                                        state_buffers(options)));
+                                                  state_buffers(options)));
     } catch (const DoesNotFit&) {
     }
   }
@@ -105,9 +105,8 @@ CostModel variant_costs(const Variant& v, const SessionOptions& options, const S
 // executor's oversubscription guard decides (Note [Managed memory]).
 Plan fitted_plan(const Variant& v, const SessionOptions& options, const SearchContext& ctx,
                  const CostModel& costs) {
-  Plan plan =
-      search::plan_with_downgrades(v.graph, *v.layers, options.budget_bytes, costs, options.policy,
-                                   state_buffers(options));
+  Plan plan = search::plan_with_downgrades(v.graph, *v.layers, options.budget_bytes, costs,
+                                           options.policy, state_buffers(options));
   if (ctx.context != nullptr && options.backend == layers::Backend::Cuda &&
       options.budget_bytes == 0 && plan.memory == DeviceMemory::Dedicated) {
     const std::uint64_t free_bytes = ctx.context->free_device_bytes();

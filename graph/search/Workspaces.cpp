@@ -118,9 +118,8 @@ void raise_where_faster(const Graph& graph, LayerSet& layers, CostModel& costs, 
         LayerCost& cost = trial.layers.at(static_cast<std::size_t>(node));
         (backward ? cost.backward : cost.forward) += c.seconds - seconds;
         try {
-          Plan faster =
-              make_plan(graph, request_for(layers, plan.requested, plan.budget_bytes, trial,
-                                           plan.optimizer_state_buffers));
+          Plan faster = make_plan(graph, request_for(layers, plan.requested, plan.budget_bytes,
+                                                     trial, plan.optimizer_state_buffers));
           if (faster.predicted_step_seconds < plan.predicted_step_seconds) {
             plan = std::move(faster);
             costs = std::move(trial);
@@ -160,9 +159,8 @@ void trade_workspace_for_maps(const Graph& graph, LayerSet& layers, CostModel& c
     }
     if (timed) {
       try {
-        Plan leaner =
-            plan_with_downgrades(graph, layers, plan.budget_bytes, leaner_costs, plan.requested,
-                                 plan.optimizer_state_buffers);
+        Plan leaner = plan_with_downgrades(graph, layers, plan.budget_bytes, leaner_costs,
+                                           plan.requested, plan.optimizer_state_buffers);
         if (leaner.predicted_step_seconds < plan.predicted_step_seconds) {
           costs = std::move(leaner_costs);
           plan = std::move(leaner);

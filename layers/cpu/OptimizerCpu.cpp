@@ -33,7 +33,8 @@ void update(const OptimizerConfig& config, const OptimizerSlot& s, double lr,
   const auto c = static_cast<T>(clip);
   if (config.kind == OptimizerKind::AdamW) {
     T* second = s.state[1].as<T>();
-    for (std::int64_t i = 0; i < n; ++i) optim::adamw_element(rule, c, p[i], g[i], first[i], second[i]);
+    for (std::int64_t i = 0; i < n; ++i)
+      optim::adamw_element(rule, c, p[i], g[i], first[i], second[i]);
     return;
   }
   T trust = 1;
@@ -41,7 +42,8 @@ void update(const OptimizerConfig& config, const OptimizerSlot& s, double lr,
     trust = optim::trust_ratio(rule, static_cast<T>(sum_of_squares(s.param)),
                                static_cast<T>(sum_of_squares(s.grad)), c);
   }
-  for (std::int64_t i = 0; i < n; ++i) optim::momentum_element(rule, trust, c, p[i], g[i], first[i]);
+  for (std::int64_t i = 0; i < n; ++i)
+    optim::momentum_element(rule, trust, c, p[i], g[i], first[i]);
 }
 
 }  // namespace

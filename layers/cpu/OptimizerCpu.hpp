@@ -11,8 +11,7 @@ class OptimizerCpu final : public Optimizer {
  public:
   /// Throws runtime::InvalidArgument for an invalid config (validate).
   OptimizerCpu(const OptimizerConfig& config, std::size_t parameters);
-  void step(const std::vector<OptimizerSlot>& slots, double lr,
-            std::int64_t steps_before) override;
+  void step(const std::vector<OptimizerSlot>& slots, double lr, std::int64_t steps_before) override;
 
  private:
   OptimizerConfig config_;

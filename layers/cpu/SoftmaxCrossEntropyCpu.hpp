@@ -10,7 +10,8 @@ namespace vdnn::layers::cpu {
 
 /// Logits (N, ...) with K = sample_numel() classes and N int32 labels in args.labels; the output
 /// [1] is the mean over samples of the cross-entropy against the target t = (1 - eps) * onehot +
-/// eps / K (eps = options.label_smoothing, PyTorch's label_smoothing): (1 - eps) * (lse - row[label])
+/// eps / K (eps = options.label_smoothing, PyTorch's label_smoothing): (1 - eps) * (lse -
+/// row[label])
 /// + eps * (lse - mean(row)), lse = logsumexp(row). Forward fills *args.loss_stats when set
 /// (top-1 and top-5 hits by ranks_above in layers/LossLabels.hpp). Backward reads the logits
 /// (backward_needs: inputs) and writes grad_output[0] * (softmax - t) / N, honouring

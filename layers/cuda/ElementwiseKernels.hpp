@@ -74,7 +74,6 @@ void dropout_apply_channels_last(cudaStream_t stream, double p, std::uint64_t se
                                  std::uint64_t step, const T* in, T* out, std::int64_t n,
                                  std::int64_t channels, std::int64_t pixels, bool accumulate);
 
-
 /// The layout of a layer whose inputs and output share one memory order, whichever it is (element-
 /// wise work, pooling, concatenation): options.layout when options.input_layout agrees, else Nchw,
 /// which make_layer then refuses as a layout the layer cannot take.

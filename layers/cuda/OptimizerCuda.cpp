@@ -33,9 +33,7 @@ OptimizerCuda::OptimizerCuda(const LayerOptions& options, const OptimizerConfig&
       cudaMemsetAsync(partials(), 0, scratch_floats(parameters) * sizeof(float), stream_));
 }
 
-float* OptimizerCuda::sums() const noexcept {
-  return partials() + 2 * parameters_ * kSquareBlocks;
-}
+float* OptimizerCuda::sums() const noexcept { return partials() + 2 * parameters_ * kSquareBlocks; }
 
 float* OptimizerCuda::clip() const noexcept { return sums() + 2 * parameters_; }
 
@@ -58,8 +56,8 @@ void OptimizerCuda::step(const std::vector<OptimizerSlot>& slots, double lr,
   if (lars || clipping) reduce_squares(slots, lars);
   const float* clip_factor = nullptr;
   if (clipping) {
-    clip_from_squares(stream_, sums(), static_cast<int>(slots.size()), 2, 1,
-                      config_.clip_grad_norm, clip());
+    clip_from_squares(stream_, sums(), static_cast<int>(slots.size()), 2, 1, config_.clip_grad_norm,
+                      clip());
     clip_factor = clip();
   }
   for (std::size_t k = 0; k < slots.size(); ++k) {

@@ -18,10 +18,8 @@ namespace vdnn::layers::cuda {
 /// fails. Not thread-safe (one user of the stream).
 class OptimizerCuda final : public Optimizer {
  public:
-  OptimizerCuda(const LayerOptions& options, const OptimizerConfig& config,
-                std::size_t parameters);
-  void step(const std::vector<OptimizerSlot>& slots, double lr,
-            std::int64_t steps_before) override;
+  OptimizerCuda(const LayerOptions& options, const OptimizerConfig& config, std::size_t parameters);
+  void step(const std::vector<OptimizerSlot>& slots, double lr, std::int64_t steps_before) override;
 
  private:
   /// Enqueues the sums of squares of the gradients (and of LARS's weights) into sums().

@@ -23,8 +23,8 @@ __global__ void partial_squares_kernel(const float* x, std::int64_t n, float* pa
 
 // One block per tensor k: its partials, one per thread (kSquareBlocks <= kReduceBlock).
 __global__ void finish_squares_kernel(const float* partials, float* sums) {
-  const float value = threadIdx.x < kSquareBlocks ? partials[blockIdx.x * kSquareBlocks + threadIdx.x]
-                                                  : 0.0f;
+  const float value =
+      threadIdx.x < kSquareBlocks ? partials[blockIdx.x * kSquareBlocks + threadIdx.x] : 0.0f;
   const float sum = block_reduce(value, Sum{});
   if (threadIdx.x == 0) sums[blockIdx.x] = sum;
 }
@@ -47,7 +47,8 @@ __global__ void momentum_kernel(optim::UpdateRule<float> rule, float* param, con
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const float c = clip_or_one(clip);
-  const float trust = squares == nullptr ? 1.0f : optim::trust_ratio(rule, squares[0], squares[1], c);
+  const float trust =
+      squares == nullptr ? 1.0f : optim::trust_ratio(rule, squares[0], squares[1], c);
   optim::momentum_element(rule, trust, c, param[i], grad[i], buffer[i]);
 }
 

@@ -97,8 +97,14 @@ std::vector<Slot> slots_of(graph::Session& session) {
                        p.state.at(i).bytes(), p.spec.shape, p.spec.layout});
     }
     if (kind == layers::OptimizerKind::AdamW) {
-      slots.push_back({optimizer_tensor_name(p.name, "step"), SlotKind::Counter, TensorDType::F32,
-                       {}, nullptr, sizeof(float), {}, runtime::Layout::Nchw});
+      slots.push_back({optimizer_tensor_name(p.name, "step"),
+                       SlotKind::Counter,
+                       TensorDType::F32,
+                       {},
+                       nullptr,
+                       sizeof(float),
+                       {},
+                       runtime::Layout::Nchw});
     }
   }
   return slots;

@@ -26,8 +26,8 @@ struct RunOptions {
   std::vector<double> betas{0.9, 0.999};  // AdamW's (beta1, beta2)
   double adam_eps = 1e-8;
   double lars_trust = 0.001;
-  double clip_grad_norm = 0.0;   // 0: off
-  double label_smoothing = 0.0;  // the loss's
+  double clip_grad_norm = 0.0;        // 0: off
+  double label_smoothing = 0.0;       // the loss's
   bool no_decay_bn_bias = false;      // no weight decay on biases and batch norm parameters
   std::int64_t lr_warmup = 0;         // steps of linear warmup before the schedule
   std::string schedule = "constant";  // constant | step | cosine (over the run's iterations)

@@ -109,8 +109,8 @@ TEST(OptimizerCpu, AdamWMatchesTorchOverTwoSteps) {
   // 0.1 / 0.19, denominator sqrt(3.1225e-4 / 0.001999) + 1e-8.
   EXPECT_NEAR(p.first[0], 0.02, kTight);
   EXPECT_NEAR(p.second[0], 3.1225e-4, kTight);
-  const double expected = 0.899000002 * 0.999 -
-                          (0.1 / 0.19) * 0.02 / (std::sqrt(3.1225e-4 / 0.001999) + 1e-8);
+  const double expected =
+      0.899000002 * 0.999 - (0.1 / 0.19) * 0.02 / (std::sqrt(3.1225e-4 / 0.001999) + 1e-8);
   EXPECT_NEAR(p.value[0], expected, kTight);
   EXPECT_NEAR(p.value[0], 0.8714672987058463, 1e-12);
 }

@@ -66,9 +66,8 @@ std::vector<OptimizerConfig> configurations() {
 
 TEST_F(OptimizerCuda, MatchesCpuOverSeveralSteps) {
   for (const OptimizerConfig& config : configurations()) {
-    SCOPED_TRACE(std::string(layers::optimizer_name(config.kind)) +
-                 " clip=" + std::to_string(config.clip_grad_norm) +
-                 (config.nesterov ? " nesterov" : "") +
+    SCOPED_TRACE(std::string(layers::optimizer_name(config.kind)) + " clip=" +
+                 std::to_string(config.clip_grad_norm) + (config.nesterov ? " nesterov" : "") +
                  " dampening=" + std::to_string(config.dampening));
     const auto cpu = layers::make_optimizer(layers::Backend::Cpu, {}, config, kShapes.size());
     const auto cuda =

@@ -15,9 +15,9 @@
 
 namespace vdnn::testing {
 
-inline std::unique_ptr<graph::Session> make_session(
-    std::uint64_t seed, graph::NetworkDef def = small_residual_net(),
-    const layers::OptimizerConfig& optimizer = {}) {
+inline std::unique_ptr<graph::Session> make_session(std::uint64_t seed,
+                                                    graph::NetworkDef def = small_residual_net(),
+                                                    const layers::OptimizerConfig& optimizer = {}) {
   graph::SessionOptions options;
   options.executor.seed = seed;
   options.executor.optimizer = optimizer;
@@ -28,8 +28,8 @@ inline std::unique_ptr<graph::Session> make_session(
 inline void train(graph::Session& session, int steps, std::uint64_t seed = 7, int skip = 0,
                   std::vector<double>* losses = nullptr) {
   const runtime::Shape& in = session.graph().input_shape();
-  auto data =
-      models::make_dataset("synthetic", {in.c(), in.h(), in.w(), session.graph().num_classes()}, seed);
+  auto data = models::make_dataset("synthetic",
+                                   {in.c(), in.h(), in.w(), session.graph().num_classes()}, seed);
   graph::Executor& executor = session.executor();
   std::vector<std::int32_t> labels(static_cast<std::size_t>(in.n()));
   for (int i = 0; i < skip + steps; ++i) {
