@@ -27,7 +27,6 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_checkpoint_test  # noqa: E402  pylint: disable=wrong-import-position
 
-SKIP = 77
 STEPS = 20
 BATCH = 32
 CLASSES = 10
@@ -223,15 +222,10 @@ def check(torch, name, vdnn, source, tmp, init, images, labels):
 
 
 def main(argv):
-    if len(argv) != 3:
-        print(__doc__, file=sys.stderr)
-        return 2
-    vdnn, source = os.path.abspath(argv[1]), os.path.abspath(argv[2])
-    try:
-        import torch  # pylint: disable=import-outside-toplevel
-    except ImportError as e:
-        print(f"SKIPPED: torch is not importable ({e})")
-        return SKIP
+    started = torch_checkpoint_test.start(argv, __doc__)
+    if isinstance(started, int):
+        return started
+    vdnn, source, torch = started
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.deterministic = True
