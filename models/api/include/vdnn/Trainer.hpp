@@ -60,8 +60,8 @@ struct TrainerConfig {
   /// The update, with PyTorch's semantics: "sgd" (torch.optim.SGD: momentum, dampening,
   /// nesterov), "adamw" (torch.optim.AdamW, amsgrad off) or "lars" (SGD whose decayed gradient
   /// each parameter scales by the trust ratio lars_trust * ||w|| / (||g|| + weight_decay * ||w||),
-  /// 1 where a norm is 0: apex's LARC without clipping, eps 0). Any other name, or a value below
-  /// out of range, makes the Trainer's constructor throw InvalidArgument.
+  /// 1 where a norm is 0: apex's LARC without clipping, eps 0). Another name, or one of the
+  /// values below out of its range, makes the Trainer's constructor throw InvalidArgument.
   std::string optimizer = "sgd";
   double momentum = 0.9;   // SGD and LARS, in [0, 1]
   double dampening = 0.0;  // SGD and LARS, in [0, 1]; applies from the second step on
@@ -74,7 +74,8 @@ struct TrainerConfig {
   double adam_eps = 1e-8;     // AdamW, positive
   double lars_trust = 0.001;  // LARS: the trust coefficient eta, positive
   /// > 0: before the update, gradients are scaled as torch.nn.utils.clip_grad_norm_(params, N)
-  /// scales them (N / (total L2 norm + 1e-6) where that is below 1); 0: off.
+  /// scales them (N / (total L2 norm + 1e-6) where that is below 1), as the update reads them
+  /// (get_gradient still reads them unclipped); 0: off.
   double clip_grad_norm = 0.0;
   /// The loss's label smoothing in [0, 1], as torch.nn.CrossEntropyLoss(label_smoothing=...).
   double label_smoothing = 0.0;
