@@ -85,12 +85,16 @@ VDNN_OPTIMIZER_HOST_DEVICE T trust_ratio(const UpdateRule<T>& r, T weight_square
 /// (apex's LARC: the decayed gradient scaled, then SGD without decay): d = trust * (clip * g +
 /// wd * p); buf = first ? d : momentum * buf + (1 - dampening) * d; d = nesterov ? d + momentum *
 /// buf : buf; p -= lr * d. With momentum 0, buf = d (torch keeps no buffer; the update is the
-/// same).
+/// same). A factor of 1 is not applied, so that plain SGD computes g + wd * p and momentum * buf
+/// + d whatever a compiler contracts into FMAs (bitwise the update before clipping and LARS).
 template <typename T>
 VDNN_OPTIMIZER_HOST_DEVICE void momentum_element(const UpdateRule<T>& r, T trust, T clip, T& p, T g,
                                                  T& buf) {
-  T d = trust * (clip * g + r.weight_decay * p);
-  buf = r.first || r.momentum == 0 ? d : r.momentum * buf + (1 - r.dampening) * d;
+  if (clip != 1) g *= clip;
+  T d = g + r.weight_decay * p;
+  if (trust != 1) d *= trust;
+  const T fresh = r.dampening == 0 ? d : (1 - r.dampening) * d;
+  buf = r.first || r.momentum == 0 ? d : r.momentum * buf + fresh;
   d = r.nesterov ? d + r.momentum * buf : buf;
   p -= r.lr * d;
 }
