@@ -104,8 +104,14 @@ TEST(OptimizerApi, BadValuesAreInvalidArgument) {
   const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");
   const std::vector<std::function<void(vdnn::TrainerConfig&)>> changes = {
       [](vdnn::TrainerConfig& c) { c.optimizer = "adam"; },
-      [](vdnn::TrainerConfig& c) { c.nesterov = true, c.momentum = 0.0; },
-      [](vdnn::TrainerConfig& c) { c.nesterov = true, c.dampening = 0.5; },
+      [](vdnn::TrainerConfig& c) {
+        c.nesterov = true;
+        c.momentum = 0.0;
+      },
+      [](vdnn::TrainerConfig& c) {
+        c.nesterov = true;
+        c.dampening = 0.5;
+      },
       [](vdnn::TrainerConfig& c) { c.dampening = 2.0; },
       [](vdnn::TrainerConfig& c) { c.adam_beta1 = 1.0; },
       [](vdnn::TrainerConfig& c) { c.adam_beta2 = -0.1; },

@@ -194,8 +194,14 @@ TEST(OptimizerCpu, ValidateRefusesOutOfRangeValues) {
   };
   refused([](OptimizerConfig& c) { c.momentum = 1.5; });
   refused([](OptimizerConfig& c) { c.dampening = -0.1; });
-  refused([](OptimizerConfig& c) { c.nesterov = true, c.momentum = 0.0; });
-  refused([](OptimizerConfig& c) { c.nesterov = true, c.dampening = 0.1; });
+  refused([](OptimizerConfig& c) {
+    c.nesterov = true;
+    c.momentum = 0.0;
+  });
+  refused([](OptimizerConfig& c) {
+    c.nesterov = true;
+    c.dampening = 0.1;
+  });
   refused([](OptimizerConfig& c) { c.weight_decay = NAN; });
   refused([](OptimizerConfig& c) { c.adam_beta1 = 1.0; });
   refused([](OptimizerConfig& c) { c.adam_beta2 = -0.5; });
