@@ -50,6 +50,23 @@ class ScopedRange {
   runtime::ExecutionContext& context_;
 };
 
+// Every trainable parameter as the optimizer updates it; 1-D ones (biases, batch norm's weight and
+// bias) excluded from weight decay unless options.decay_biases_and_norms.
+std::vector<layers::OptimizerSlot> optimizer_slots(const ParameterStore& params,
+                                                   const ExecutorOptions& options) {
+  std::vector<layers::OptimizerSlot> slots;
+  const int states = layers::state_buffers(options.optimizer.kind);
+  for (const Parameter& p : params.all()) {
+    if (!p.trainable()) continue;
+    layers::OptimizerSlot& s = slots.emplace_back();
+    s.param = p.value_view(DType::F32);
+    s.grad = p.grad_view(DType::F32);
+    for (int i = 0; i < states; ++i) s.state.at(i) = p.state_view(i, DType::F32);
+    s.excluded = !options.decay_biases_and_norms && p.spec.shape.rank() == 1;
+  }
+  return slots;
+}
+
 }  // namespace
 
 // The driver's migration counters for a managed plan, or null and why it has none.
@@ -82,19 +99,27 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
       pinned_upstream_(context.pinned_upstream()),
       pinned_pool_(pinned_upstream_, plan.pinned_bytes),
       pinned_(pinned_pool_),
-      params_(std::make_unique<ParameterStore>(graph, device_, options.seed, context.compute())),
+      params_(std::make_unique<ParameterStore>(graph, device_, options.seed, context.compute(),
+                                               plan.optimizer_state_buffers)),
       label_staging_(pinned_upstream_,
                      static_cast<std::size_t>(graph.batch()) * sizeof(std::int32_t)),
       loss_stats_buffer_(pinned_upstream_, sizeof(layers::LossStats)),
       loss_stats_(new (loss_stats_buffer_.data()) layers::LossStats{}),
       shared_workspace_(device_, plan.shared_workspace_bytes),
       loss_seed_(device_, sizeof(float)),
-      sgd_(layers::make_sgd_update(layers.backend(), layers.options())),
+      optimizer_slots_(optimizer_slots(*params_, options)),
+      optimizer_(layers::make_optimizer(layers.backend(), layers.options(), options.optimizer,
+                                        optimizer_slots_.size())),
       step_started_(context.make_event(/*timing=*/true)),
       step_done_(context.make_event(/*timing=*/true)),
       eviction_gate_(
           managed(plan) && plan.budget_bytes > 0 ? plan.budget_bytes - plan.resident_bytes : 0) {
   VDNN_EXPECTS(options.input_slots >= 1, "an executor needs at least one input staging slot");
+  VDNN_EXPECTS(plan.optimizer_state_buffers == layers::state_buffers(options.optimizer.kind),
+               std::string("the plan counts ") + std::to_string(plan.optimizer_state_buffers) +
+                   " optimizer state tensors per parameter, " +
+                   layers::optimizer_name(options.optimizer.kind) + " keeps " +
+                   std::to_string(layers::state_buffers(options.optimizer.kind)));
   for (std::size_t i = 0; i < options.input_slots; ++i) {
     staging_.emplace_back(pinned_upstream_, graph.tensor_bytes(kNetworkInput));
   }
@@ -440,17 +465,8 @@ void Executor::set_steps(std::int64_t steps) {
 }
 
 void Executor::update(double lr) {
-  const layers::SgdHyper hyper{lr, options_.momentum, options_.weight_decay, step_ == 0};
-  layers::SgdHyper undecayed = hyper;
-  undecayed.weight_decay = 0.0;
-  context_.compute().enqueue([this, hyper, undecayed] {
-    for (const Parameter& p : params_->all()) {
-      if (!p.trainable()) continue;
-      const bool decayed = options_.decay_biases_and_norms || p.spec.shape.rank() != 1;
-      sgd_->apply(p.value_view(DType::F32), p.grad_view(DType::F32), p.velocity_view(DType::F32),
-                  decayed ? hyper : undecayed);
-    }
-  });
+  context_.compute().enqueue(
+      [this, lr, steps = step_] { optimizer_->step(optimizer_slots_, lr, steps); });
 }
 
 // Managed memory: the bytes on the device are the pool's less what was evicted and is not back.

@@ -18,7 +18,7 @@
 #include "graph/ParameterStore.hpp"
 #include "graph/Plan.hpp"
 #include "layers/Layer.hpp"
-#include "layers/SgdUpdate.hpp"
+#include "layers/Optimizer.hpp"
 #include "runtime/BFloat16.hpp"
 #include "runtime/ExecutionContext.hpp"
 #include "runtime/MigrationCounters.hpp"
@@ -30,10 +30,9 @@
 namespace vdnn::graph {
 
 struct ExecutorOptions {
-  std::uint64_t seed = 0;  // parameter initialization
-  double momentum = 0.9;
-  double weight_decay = 5e-4;
-  bool poison_freed = false;    // fill freed and offloaded device memory with NaN (debugging)
+  std::uint64_t seed = 0;             // parameter initialization
+  layers::OptimizerConfig optimizer;  // the update after each backward pass
+  bool poison_freed = false;          // fill freed and offloaded device memory with NaN (debugging)
   bool profile_layers = false;  // time every forward and backward with events (a little slower)
   /// Managed memory: allow a pool larger than the device's free memory (can hang a shared GPU).
   bool allow_oversubscription = false;
@@ -43,7 +42,8 @@ struct ExecutorOptions {
   /// step uploads the other; three let it also hold the next batch for stage_next().
   std::size_t input_slots = 1;
   /// Weight decay on 1-D parameters (biases, batch norm's weight and bias) too; false leaves them
-  /// undecayed, the usual recipe for large batches (--no-decay-bn-bias).
+  /// undecayed and, under LARS, unscaled by the trust ratio: the usual recipe for large batches
+  /// (--no-decay-bn-bias).
   bool decay_biases_and_norms = true;
 };
 
@@ -127,8 +127,10 @@ struct TransferReport {
 class Executor {
  public:
   /// Takes the device pool (plan.pool_bytes: the budget, or what the plan needs without one) and
-  /// the pinned pool (plan.pinned_bytes) from the context and allocates the parameters. Throws
-  /// OutOfMemory, InvalidArgument (layers/backend mismatch).
+  /// the pinned pool (plan.pinned_bytes) from the context and allocates the parameters with the
+  /// optimizer state that options.optimizer keeps. Throws OutOfMemory, InvalidArgument
+  /// (layers/backend mismatch, an invalid optimizer configuration, a plan made for another number
+  /// of optimizer state tensors).
   Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
            runtime::ExecutionContext& context, const ExecutorOptions& options);
   Executor(const Executor&) = delete;
@@ -174,14 +176,17 @@ class Executor {
   /// The loss and accuracies of the network on a batch (arguments as train_step), in inference
   /// mode: forward only with ForwardArgs::training false (batch norm uses and keeps its running
   /// statistics, dropout passes its input through), by plan().inference in the same pools
-  /// (Note [Evaluation memory]). Changes no training state: parameters, statistics, velocities,
-  /// steps(), transfers(), layer_times() and timeline() stay as they were. With `logits`, also
-  /// copies the loss layer's input there: batch x num_classes F32 values. Throws as train_step.
+  /// (Note [Evaluation memory]). Changes no training state: parameters, statistics, optimizer
+  /// state, steps(), transfers(), layer_times() and timeline() stay as they were. With `logits`,
+  /// also copies the loss layer's input there: batch x num_classes F32 values. Throws as
+  /// train_step.
   StepResult evaluate(const void* images, const std::int32_t* labels, float* logits = nullptr);
 
   const Graph& graph() const noexcept { return graph_; }
   const Plan& plan() const noexcept { return plan_; }
   const ParameterStore& parameters() const noexcept { return *params_; }
+  /// The optimizer the steps update with (options.optimizer).
+  const layers::OptimizerConfig& optimizer() const noexcept { return options_.optimizer; }
   MemoryReport memory() const;
   /// The last step's copies (valid after a step).
   const TransferReport& transfers() const noexcept { return transfers_; }
@@ -194,9 +199,10 @@ class Executor {
   StepTimeline timeline() const;
   /// Steps taken so far.
   std::int64_t steps() const noexcept { return step_; }
-  /// Continues as after `steps` steps (resuming from a checkpoint): the next SGD update uses the
-  /// velocities as they are instead of starting them, and step-seeded layers (dropout) continue
-  /// their sequence. Throws InvalidArgument when `steps` is negative.
+  /// Continues as after `steps` steps (resuming from a checkpoint): the next update uses the
+  /// optimizer state as it is instead of starting it (AdamW's bias corrections count from
+  /// steps + 1), and step-seeded layers (dropout) continue their sequence. Throws InvalidArgument
+  /// when `steps` is negative.
   void set_steps(std::int64_t steps);
   /// Managed memory: true when transfers().migration comes from the driver's counters.
   bool migrations_counted() const noexcept { return migration_.counters != nullptr; }
@@ -269,7 +275,8 @@ class Executor {
   runtime::Buffer shared_workspace_;         // of every pass with at most kSharedWorkspaceBytes
   runtime::Buffer workspace_;  // of the pass between AllocateWorkspace and FreeWorkspace
   runtime::Buffer loss_seed_;
-  std::unique_ptr<layers::SgdUpdate> sgd_;
+  std::vector<layers::OptimizerSlot> optimizer_slots_;  // every trainable parameter, in store order
+  std::unique_ptr<layers::Optimizer> optimizer_;
   std::vector<std::unique_ptr<runtime::ResidentTensor>> tensors_;  // per node; input last
   // Note [Input staging]: the next pass's input, kept by this step's StageInput and uploaded
   // there from staged_from_, which stage_next() named as next_images_.

@@ -86,7 +86,7 @@ std::vector<std::vector<float>> initial_values(const std::vector<Parameter>& par
 }  // namespace
 
 ParameterStore::ParameterStore(const Graph& graph, runtime::MemoryResource& memory,
-                               std::uint64_t seed, runtime::Stream& upload)
+                               std::uint64_t seed, runtime::Stream& upload, int state_buffers)
     : by_node_(graph.nodes().size()) {
   for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes().size()); ++id) {
     const Node& node = graph.node(id);
@@ -95,9 +95,9 @@ ParameterStore::ParameterStore(const Graph& graph, runtime::MemoryResource& memo
       const std::size_t bytes = spec.shape.bytes(runtime::DType::F32);
       Parameter p{node.name + "." + spec.name,    id, std::move(spec),
                   runtime::Buffer(memory, bytes), {}, {}};
-      if (p.trainable()) {  // the velocity starts as the first gradient: no initial value
+      if (p.trainable()) {  // the state starts from the first gradient: no initial value
         p.grad = runtime::Buffer(memory, bytes);
-        p.velocity = runtime::Buffer(memory, bytes);
+        for (int i = 0; i < state_buffers; ++i) p.state.at(i) = runtime::Buffer(memory, bytes);
       }
       by_node_[static_cast<std::size_t>(id)].push_back(params_.size());
       params_.push_back(std::move(p));

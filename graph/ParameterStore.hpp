@@ -1,26 +1,30 @@
-// ParameterStore: every parameter and buffer of a graph, with its gradient and SGD velocity,
+// ParameterStore: every parameter and buffer of a graph, with its gradient and optimizer state,
 // allocated once from the executor's memory resource and initialized from a seed.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "graph/Graph.hpp"
+#include "layers/Optimizer.hpp"
 #include "runtime/MemoryResource.hpp"
 #include "runtime/Stream.hpp"
 #include "runtime/TensorView.hpp"
 
 namespace vdnn::graph {
 
-/// One parameter (or buffer) of one node. grad and velocity are empty for buffers.
+/// One parameter (or buffer) of one node. grad and state are empty for buffers.
 struct Parameter {
   std::string name;  // "<node>.<param>", e.g. "layer2.17.conv2.weight" (PyTorch style)
   NodeId node = 0;
   layers::ParamSpec spec;
   runtime::Buffer value;
   runtime::Buffer grad;
-  runtime::Buffer velocity;
+  /// The optimizer's state tensors (layers::state_buffers of them; the rest empty): SGD's and
+  /// LARS's momentum buffer, AdamW's exp_avg and exp_avg_sq.
+  std::array<runtime::Buffer, layers::kMaxStateBuffers> state;
 
   bool trainable() const noexcept { return spec.kind == layers::ParamKind::Trainable; }
   runtime::TensorView value_view(runtime::DType dtype) const {
@@ -29,21 +33,22 @@ struct Parameter {
   runtime::TensorView grad_view(runtime::DType dtype) const {
     return {grad.data(), spec.shape, dtype, spec.layout};
   }
-  runtime::TensorView velocity_view(runtime::DType dtype) const {
-    return {velocity.data(), spec.shape, dtype, spec.layout};
+  runtime::TensorView state_view(std::size_t index, runtime::DType dtype) const {
+    return {state.at(index).data(), spec.shape, dtype, spec.layout};
   }
 };
 
 /// Owns the parameters of a graph. The memory resource must outlive the store. Initial values are
 /// computed on the host and copied in on `upload` (which is synchronized before the constructor
 /// returns). The weight of a convolution whose output is NHWC is kept KRSC (ParamSpec::layout, its
-/// gradient and velocity too), the order the convolution runs, so no step converts it; every other
-/// parameter keeps PyTorch's order. Values are the same numbers in either order. Throws
-/// OutOfMemory.
+/// gradient and optimizer state too), the order the convolution runs, so no step converts it; every
+/// other parameter keeps PyTorch's order. Values are the same numbers in either order. Each
+/// trainable parameter gets `state_buffers` (<= layers::kMaxStateBuffers) optimizer state tensors,
+/// which hold no value until the first update writes them. Throws OutOfMemory.
 class ParameterStore {
  public:
   ParameterStore(const Graph& graph, runtime::MemoryResource& memory, std::uint64_t seed,
-                 runtime::Stream& upload);
+                 runtime::Stream& upload, int state_buffers);
 
   std::vector<Parameter>& all() noexcept { return params_; }
   const std::vector<Parameter>& all() const noexcept { return params_; }

@@ -100,8 +100,10 @@ struct Plan {
   Policy requested = Policy::Baseline;
   Policy policy = Policy::Baseline;  // what ran: never VdnnDyn
   DeviceMemory memory = DeviceMemory::Dedicated;
-  std::uint64_t budget_bytes = 0;    // 0: no budget
-  std::uint64_t resident_bytes = 0;  // parameters, gradients, velocities, shared workspace, seed
+  std::uint64_t budget_bytes = 0;  // 0: no budget
+  /// F32 optimizer state tensors per trainable parameter (PlanRequest::optimizer_state_buffers).
+  int optimizer_state_buffers = 1;
+  std::uint64_t resident_bytes = 0;  // parameters, gradients, optimizer state, workspace, seed
   /// The one workspace every pass needing at most kSharedWorkspaceBytes uses, allocated for the
   /// whole run; larger ones are allocated around their pass (Note [Workspace]).
   std::uint64_t shared_workspace_bytes = 0;

@@ -89,12 +89,13 @@ const char* device_memory_name(DeviceMemory memory) noexcept {
 
 const char* op_name(Op op) noexcept { return kOpNames[static_cast<int>(op)]; }
 
-std::uint64_t resident_bytes(const Graph& g) {
+std::uint64_t resident_bytes(const Graph& g, int optimizer_state_buffers) {
+  const auto trainable_copies = static_cast<std::uint64_t>(2 + optimizer_state_buffers);
   std::uint64_t bytes = kF32;  // the loss gradient seed
   for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id) {
     for (const layers::ParamSpec& p : layers::param_specs(g.node(id).spec, g.input_shapes(id))) {
       const std::uint64_t b = p.shape.bytes(runtime::DType::F32);
-      bytes += p.kind == layers::ParamKind::Trainable ? 3 * b : b;
+      bytes += p.kind == layers::ParamKind::Trainable ? trainable_copies * b : b;
     }
   }
   return bytes;
@@ -205,7 +206,7 @@ std::string format_plan(const Graph& g, const Plan& plan) {
   out += "budget:                " +
          (plan.budget_bytes == 0 ? std::string("none") : runtime::format_bytes(plan.budget_bytes)) +
          "\n";
-  out += "resident (parameters, gradients, velocities): " +
+  out += "resident (parameters, gradients, optimizer state): " +
          runtime::format_bytes(plan.resident_bytes) + "\n";
   out += "predicted peak:        " + runtime::format_bytes(plan.predicted_peak) + "\n";
   out += "pinned host memory:    " + runtime::format_bytes(plan.pinned_bytes) + "\n";

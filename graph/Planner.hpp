@@ -22,6 +22,9 @@ struct PlanRequest {
   /// What layers and copies cost (policies auto and vdnn-dyn choose by it; every plan's predicted
   /// step time comes from it). Null: estimate_costs(graph). Must outlive make_plan only.
   const CostModel* costs = nullptr;
+  /// F32 optimizer state tensors per trainable parameter, resident beside it and its gradient
+  /// (layers::state_buffers: SGD and LARS 1, AdamW 2).
+  int optimizer_state_buffers = 1;
 };
 
 /// No plan of the requested policy fits the budget. what() says by how much, and which policy
@@ -37,9 +40,10 @@ class DoesNotFit : public runtime::OutOfMemory {
 /// fragmentation counts) cannot place every allocation.
 Plan make_plan(const Graph& graph, const PlanRequest& request);
 
-/// Device bytes that stay allocated across steps: parameters and buffers, gradients and SGD
-/// velocities of trainable parameters, and the loss gradient seed.
-std::uint64_t resident_bytes(const Graph& graph);
+/// Device bytes that stay allocated across steps: parameters and buffers, gradients and
+/// `optimizer_state_buffers` optimizer state tensors of trainable parameters, and the loss
+/// gradient seed.
+std::uint64_t resident_bytes(const Graph& graph, int optimizer_state_buffers);
 
 /// Per node, the device bytes a plan under a budget leaves free while its forward (or recompute)
 /// and its backward run: what each pass's workspace could take there (Note [Workspace]). Nodes

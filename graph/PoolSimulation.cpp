@@ -66,7 +66,8 @@ class Replay {
     for (NodeId id = 0; id < static_cast<NodeId>(g_.nodes().size()); ++id) {
       for (const layers::ParamSpec& p :
            layers::param_specs(g_.node(id).spec, g_.input_shapes(id))) {
-        const int copies = p.kind == layers::ParamKind::Trainable ? 3 : 1;
+        const int copies =
+            p.kind == layers::ParamKind::Trainable ? 2 + plan.optimizer_state_buffers : 1;
         for (int c = 0; c < copies; ++c) take(device_, p.shape.bytes(runtime::DType::F32));
       }
     }

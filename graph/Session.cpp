@@ -32,6 +32,7 @@ layers::LayerOptions layer_options(const SessionOptions& options,
   o.seed = options.executor.seed;
   o.deterministic = options.deterministic;
   o.allow_tf32 = options.allow_tf32;
+  o.label_smoothing = options.label_smoothing;
   o.cache = &cache;
   o.disk_cache = options.disk_cache;
 #ifdef VDNN_HAVE_CUDA

@@ -29,6 +29,8 @@ struct SessionOptions {
   /// Element type of feature maps and their gradients: F32, or BF16 with FP32 parameters, math
   /// and loss (Note [Precision]).
   runtime::DType precision = runtime::DType::F32;
+  /// The loss's label smoothing in [0, 1] (torch.nn.CrossEntropyLoss's label_smoothing).
+  double label_smoothing = 0.0;
   ExecutorOptions executor;
   /// What layers and copies cost, for policies that choose by it (auto, vdnn-dyn) and for the
   /// plan's predicted step time. Unset: with `measure_costs` or such a policy, measured at setup

@@ -165,6 +165,9 @@ struct LayerOptions {
   /// registry refuses a layer that cannot take the pair asked for.
   Layout layout = Layout::Nchw;
   Layout input_layout = Layout::Nchw;
+  /// Loss layers: torch.nn.CrossEntropyLoss's label_smoothing eps in [0, 1]: the target is
+  /// (1 - eps) * onehot + eps / K over K classes.
+  double label_smoothing = 0.0;
 };
 
 }  // namespace vdnn::layers

@@ -5,7 +5,7 @@
 #include <string>
 #include <type_traits>
 
-#include "layers/SgdUpdate.hpp"
+#include "layers/Optimizer.hpp"
 #include "layers/cpu/AddCpu.hpp"
 #include "layers/cpu/AvgPool2dCpu.hpp"
 #include "layers/cpu/BatchNorm2dCpu.hpp"
@@ -21,8 +21,8 @@
 #include "layers/cpu/LinearCpu.hpp"
 #include "layers/cpu/MaxPool2dCpu.hpp"
 #include "layers/cpu/NormalizeCpu.hpp"
+#include "layers/cpu/OptimizerCpu.hpp"
 #include "layers/cpu/ReluCpu.hpp"
-#include "layers/cpu/SgdUpdateCpu.hpp"
 #include "layers/cpu/SoftmaxCrossEntropyCpu.hpp"
 #include "runtime/Error.hpp"
 #ifdef VDNN_HAVE_CUDA
@@ -39,8 +39,8 @@
 #include "layers/cuda/LinearCuda.hpp"
 #include "layers/cuda/MaxPool2dCuda.hpp"
 #include "layers/cuda/NormalizeCuda.hpp"
+#include "layers/cuda/OptimizerCuda.hpp"
 #include "layers/cuda/ReluCuda.hpp"
-#include "layers/cuda/SgdUpdateCuda.hpp"
 #include "layers/cuda/SoftmaxCrossEntropyCuda.hpp"
 #endif
 
@@ -150,14 +150,17 @@ std::unique_ptr<Layer> make_layer(Backend backend, const LayerSpec& spec,
   return layer;
 }
 
-std::unique_ptr<SgdUpdate> make_sgd_update(Backend backend, const LayerOptions& options) {
-  if (backend == Backend::Cpu) return std::make_unique<cpu::SgdUpdateCpu>();
+std::unique_ptr<Optimizer> make_optimizer(Backend backend, const LayerOptions& options,
+                                          const OptimizerConfig& config, std::size_t parameters) {
+  if (backend == Backend::Cpu) return std::make_unique<cpu::OptimizerCpu>(config, parameters);
 #ifdef VDNN_HAVE_CUDA
-  if (backend == Backend::Cuda) return std::make_unique<cuda::SgdUpdateCuda>(options);
+  if (backend == Backend::Cuda) {
+    return std::make_unique<cuda::OptimizerCuda>(options, config, parameters);
+  }
 #else
   static_cast<void>(options);
 #endif
-  throw runtime::InvalidArgument(std::string("no SGD update on the ") + backend_name(backend) +
+  throw runtime::InvalidArgument(std::string("no optimizer on the ") + backend_name(backend) +
                                  " backend in this build");
 }
 

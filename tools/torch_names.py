@@ -3,7 +3,7 @@
 checkpoint to the state_dict keys of the torchvision module of the same network (README,
 "Checkpoint names and PyTorch"): the ResNets keep theirs, vgg16, alexnet, googlenet and
 densenet121/169/201 are mapped by rule. The optimizer's tensors are renamed alike
-(optimizer.<key>.momentum_buffer); pass --drop-optimizer to leave them out, so that the file
+(optimizer.<key>.momentum_buffer, or AdamW's exp_avg, exp_avg_sq and step); pass --drop-optimizer to leave them out, so that the file
 loads with load_state_dict(strict=True). NETWORK is the config's "name" ("vgg16"); the command
 needs the safetensors package and torch. As a module: torchvision_key(network, name) and
 rename(network, tensors), which need neither."""
@@ -11,7 +11,7 @@ import re
 import sys
 
 PARAMS = ("weight", "bias", "running_mean", "running_var", "num_batches_tracked")
-OPTIMIZER = re.compile(r"^optimizer\.(.+)\.momentum_buffer$")
+OPTIMIZER = re.compile(r"^optimizer\.(.+)\.(momentum_buffer|exp_avg|exp_avg_sq|step)$")
 
 # vgg16: the index in torchvision's `features` of the first conv of each block; a block's convs
 # are 2 apart (conv, ReLU), and a max-pool follows each block.
@@ -77,11 +77,12 @@ def _layer_rule(network):
 
 def torchvision_key(network, name):
     """The torchvision state_dict key of vdnn tensor `name` ("block1.0.conv.weight" ->
-    "features.0.weight" for vgg16), optimizer.<name>.momentum_buffer renamed alike. Raises
+    "features.0.weight" for vgg16), optimizer.<name>.<state> (momentum_buffer, AdamW's exp_avg,
+    exp_avg_sq and step) renamed alike. Raises
     ValueError for an unknown network or a name the network's rule does not cover."""
     match = OPTIMIZER.fullmatch(name)
     if match:
-        return f"optimizer.{torchvision_key(network, match.group(1))}.momentum_buffer"
+        return f"optimizer.{torchvision_key(network, match.group(1))}.{match.group(2)}"
     layer, _, param = name.rpartition(".")
     key = _layer_rule(network)(layer) if param in PARAMS else None
     if key is None:

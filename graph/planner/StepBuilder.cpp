@@ -331,7 +331,9 @@ Plan plan_for(const Graph& g, const Liveness& live, Policy policy,
       }
     }
   }
-  plan.resident_bytes = resident_bytes(g) + plan.shared_workspace_bytes;
+  plan.optimizer_state_buffers = request.optimizer_state_buffers;
+  plan.resident_bytes =
+      resident_bytes(g, request.optimizer_state_buffers) + plan.shared_workspace_bytes;
   plan.placement = placement;
   plan.inference = inference_actions(g, live, request.workspace);
   StepBuilder step(g, live, plan, request.workspace);

@@ -51,6 +51,10 @@ std::string device_description(const SessionOptions& options) {
   return "cuda:" + runtime::cuda_device_name(options.device);
 }
 
+int state_buffers(const SessionOptions& options) {
+  return layers::state_buffers(options.executor.optimizer.kind);
+}
+
 bool chooses_by_cost(Policy policy) { return policy == Policy::Auto || policy == Policy::VdnnDyn; }
 
 // The plan costs are measured under: the first of baseline, recompute and auto (with estimated
@@ -60,11 +64,13 @@ Plan profiling_plan(const Graph& graph, const SessionOptions& options, LayerSet&
                     const CostModel& estimated) {
   for (Policy p : {Policy::Baseline, Policy::Recompute}) {
     try {
-      return make_plan(graph, search::request_for(layers, p, options.budget_bytes, estimated));
+      return make_plan(graph, search::request_for(layers, p, options.budget_bytes, estimated,
+                                                  state_buffers(options)));
     } catch (const DoesNotFit&) {
     }
   }
-  return search::plan_with_downgrades(graph, layers, options.budget_bytes, estimated, Policy::Auto);
+  return search::plan_with_downgrades(graph, layers, options.budget_bytes, estimated, Policy::Auto,
+                                      state_buffers(options));
 }
 
 // Given (when they describe this graph), cached, measured or estimated. Measured only where a
@@ -99,14 +105,15 @@ CostModel variant_costs(const Variant& v, const SessionOptions& options, const S
 // executor's oversubscription guard decides (Note [Managed memory]).
 Plan fitted_plan(const Variant& v, const SessionOptions& options, const SearchContext& ctx,
                  const CostModel& costs) {
-  Plan plan =
-      search::plan_with_downgrades(v.graph, *v.layers, options.budget_bytes, costs, options.policy);
+  Plan plan = search::plan_with_downgrades(v.graph, *v.layers, options.budget_bytes, costs,
+                                           options.policy, state_buffers(options));
   if (ctx.context != nullptr && options.backend == layers::Backend::Cuda &&
       options.budget_bytes == 0 && plan.memory == DeviceMemory::Dedicated) {
     const std::uint64_t free_bytes = ctx.context->free_device_bytes();
     const std::uint64_t device = free_bytes > kCudaReserve ? free_bytes - kCudaReserve : 0;
     if (plan.pool_bytes > device) {
-      plan = search::plan_with_downgrades(v.graph, *v.layers, device, costs, options.policy);
+      plan = search::plan_with_downgrades(v.graph, *v.layers, device, costs, options.policy,
+                                          state_buffers(options));
     }
   }
   return plan;

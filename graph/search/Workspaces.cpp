@@ -66,18 +66,19 @@ std::vector<layers::WorkspaceBytes> raw_workspaces(LayerSet& layers) {
 }  // namespace
 
 PlanRequest request_for(const LayerSet& layers, Policy policy, std::uint64_t budget,
-                        const CostModel& costs) {
+                        const CostModel& costs, int state_buffers) {
   PlanRequest r;
   r.policy = policy;
   r.budget_bytes = budget;
   r.workspace = layers.workspaces();
   r.costs = &costs;
+  r.optimizer_state_buffers = state_buffers;
   return r;
 }
 
 Plan plan_with_downgrades(const Graph& graph, LayerSet& layers, std::uint64_t budget,
-                          const CostModel& costs, Policy policy) {
-  PlanRequest request = request_for(layers, policy, budget, costs);
+                          const CostModel& costs, Policy policy, int state_buffers) {
+  PlanRequest request = request_for(layers, policy, budget, costs, state_buffers);
   std::exception_ptr failure;
   const std::function<std::optional<Plan>()> attempt = [&]() -> std::optional<Plan> {
     request.workspace = layers.workspaces();
@@ -117,8 +118,8 @@ void raise_where_faster(const Graph& graph, LayerSet& layers, CostModel& costs, 
         LayerCost& cost = trial.layers.at(static_cast<std::size_t>(node));
         (backward ? cost.backward : cost.forward) += c.seconds - seconds;
         try {
-          Plan faster =
-              make_plan(graph, request_for(layers, plan.requested, plan.budget_bytes, trial));
+          Plan faster = make_plan(graph, request_for(layers, plan.requested, plan.budget_bytes,
+                                                     trial, plan.optimizer_state_buffers));
           if (faster.predicted_step_seconds < plan.predicted_step_seconds) {
             plan = std::move(faster);
             costs = std::move(trial);
@@ -158,8 +159,8 @@ void trade_workspace_for_maps(const Graph& graph, LayerSet& layers, CostModel& c
     }
     if (timed) {
       try {
-        Plan leaner =
-            plan_with_downgrades(graph, layers, plan.budget_bytes, leaner_costs, plan.requested);
+        Plan leaner = plan_with_downgrades(graph, layers, plan.budget_bytes, leaner_costs,
+                                           plan.requested, plan.optimizer_state_buffers);
         if (leaner.predicted_step_seconds < plan.predicted_step_seconds) {
           costs = std::move(leaner_costs);
           plan = std::move(leaner);

@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <utility>
 
 #include "layers/LossLabels.hpp"
+#include "runtime/Error.hpp"
 
 namespace vdnn::layers::cpu {
 namespace {
@@ -35,7 +37,7 @@ std::int64_t label_rank(const T* row, std::int64_t classes, std::int32_t label) 
 }
 
 template <typename T>
-void xent_forward(const Shape& shape, const ForwardArgs& args) {
+void xent_forward(const Shape& shape, const ForwardArgs& args, double smoothing) {
   const std::int64_t samples = shape.n();
   const std::int64_t classes = shape.sample_numel();
   check_labels(args.labels, samples, classes);
@@ -47,7 +49,13 @@ void xent_forward(const Shape& shape, const ForwardArgs& args) {
     const T* begin = logits + n * classes;
     const T max = *std::max_element(begin, begin + classes);
     const std::int32_t label = args.labels[n];
-    loss_sum += static_cast<double>(log_sum_exp(ConstRow<T>(begin, classes), max) - begin[label]);
+    const ConstRow<T> row(begin, classes);
+    const T lse = log_sum_exp(row, max);
+    const T nll = lse - begin[label];
+    const auto eps = static_cast<T>(smoothing);
+    // Branched, so that eps 0 gives exactly the plain loss (even where lse - mean is infinite).
+    const T loss = smoothing == 0.0 ? nll : (1 - eps) * nll + eps * (lse - row.mean());
+    loss_sum += static_cast<double>(loss);
     const std::int64_t rank = label_rank(begin, classes, label);
     if (rank < 1) ++top1_hits;
     if (rank < kTopK) ++top5_hits;
@@ -63,7 +71,7 @@ void xent_forward(const Shape& shape, const ForwardArgs& args) {
 }
 
 template <typename T>
-void xent_backward(const Shape& shape, const BackwardArgs& args) {
+void xent_backward(const Shape& shape, const BackwardArgs& args, double smoothing) {
   const GradTarget& target = args.grad_inputs[0];
   if (target.tensor.empty()) return;
   const std::int64_t samples = shape.n();
@@ -72,16 +80,19 @@ void xent_backward(const Shape& shape, const BackwardArgs& args) {
   const T* logits = args.inputs[0].as<T>();
   T* grad = target.tensor.as<T>();
   const T scale = args.grad_output.as<T>()[0] / static_cast<T>(samples);
+  // The target's parts: on the label, and on every class.
+  const T on_label = scale * static_cast<T>(1.0 - smoothing);
+  const T on_every = scale * static_cast<T>(smoothing / static_cast<double>(classes));
   for (std::int64_t n = 0; n < samples; ++n) {
     const ConstRow<T> row(logits + n * classes, classes);
     Row<T> dx(grad + n * classes, classes);
     const T lse = log_sum_exp(row, row.maxCoeff());
     if (target.accumulate) {
-      dx += scale * (row - lse).exp();
+      dx += scale * (row - lse).exp() - on_every;
     } else {
-      dx = scale * (row - lse).exp();
+      dx = scale * (row - lse).exp() - on_every;
     }
-    dx[args.labels[n]] -= scale;
+    dx[args.labels[n]] -= on_label;
   }
 }
 
@@ -90,21 +101,24 @@ void xent_backward(const Shape& shape, const BackwardArgs& args) {
 SoftmaxCrossEntropyCpu::SoftmaxCrossEntropyCpu(const SoftmaxCrossEntropySpec& spec,
                                                std::vector<Shape> input_shapes,
                                                const LayerOptions& options)
-    : Layer(spec, std::move(input_shapes), options.dtype) {}
+    : Layer(spec, std::move(input_shapes), options.dtype), smoothing_(options.label_smoothing) {
+  VDNN_EXPECTS(smoothing_ >= 0.0 && smoothing_ <= 1.0,
+               "label_smoothing must be in [0, 1], got " + std::to_string(smoothing_));
+}
 
 void SoftmaxCrossEntropyCpu::forward(const ForwardArgs& args) {
   if (dtype() == DType::F64) {
-    xent_forward<double>(input_shapes()[0], args);
+    xent_forward<double>(input_shapes()[0], args, smoothing_);
   } else {
-    xent_forward<float>(input_shapes()[0], args);
+    xent_forward<float>(input_shapes()[0], args, smoothing_);
   }
 }
 
 void SoftmaxCrossEntropyCpu::backward(const BackwardArgs& args) {
   if (dtype() == DType::F64) {
-    xent_backward<double>(input_shapes()[0], args);
+    xent_backward<double>(input_shapes()[0], args, smoothing_);
   } else {
-    xent_backward<float>(input_shapes()[0], args);
+    xent_backward<float>(input_shapes()[0], args, smoothing_);
   }
 }
 

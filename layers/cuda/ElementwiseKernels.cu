@@ -1,5 +1,5 @@
 // The element-wise kernels behind ElementwiseKernels.hpp: one thread per element (KernelGrid.hpp),
-// or per vector of four elements for the memory-bound passes (ReLU, add, SGD) where the count and
+// or per vector of four elements for the memory-bound passes (ReLU, add) where the count and
 // the pointers allow (Vectors.cuh). The feature-map kernels are templates on the device element
 // type T (float or __nv_bfloat16), computing in float.
 #include "layers/cuda/ElementwiseKernels.hpp"
@@ -177,31 +177,6 @@ void launch_dropout(cudaStream_t stream, double p, std::uint64_t seed, std::uint
   VDNN_CHECK_LAUNCH();
 }
 
-struct SgdStep {
-  float* param;
-  const float* grad;
-  float* velocity;
-  float lr, momentum, weight_decay;
-  bool first_step;
-  template <int kVec>
-  __device__ void apply(std::int64_t i) const {
-    float p[kVec];
-    float g[kVec];
-    float v[kVec];
-    load_vec_mutable<kVec>(param, i, p);
-    load_vec<kVec>(grad, i, g);
-    if (!first_step) load_vec_mutable<kVec>(velocity, i, v);
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) {
-      const float d = g[k] + weight_decay * p[k];
-      v[k] = first_step ? d : momentum * v[k] + d;
-      p[k] -= lr * v[k];
-    }
-    store_vec<kVec>(velocity, i, v);
-    store_vec<kVec>(param, i, p);
-  }
-};
-
 }  // namespace
 
 template <typename T>
@@ -293,13 +268,5 @@ void dropout_apply_channels_last(cudaStream_t stream, double p, std::uint64_t se
 VDNN_ELEMENTWISE_LAUNCHERS(float)
 VDNN_ELEMENTWISE_LAUNCHERS(runtime::BFloat16)
 #undef VDNN_ELEMENTWISE_LAUNCHERS
-
-void sgd_update(cudaStream_t stream, float* param, const float* grad, float* velocity,
-                std::int64_t n, const SgdHyper& hyper) {
-  launch_vectors(stream, n, {param, grad, velocity},
-                 SgdStep{param, grad, velocity, static_cast<float>(hyper.lr),
-                         static_cast<float>(hyper.momentum), static_cast<float>(hyper.weight_decay),
-                         hyper.first_step});
-}
 
 }  // namespace vdnn::layers::cuda

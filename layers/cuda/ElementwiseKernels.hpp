@@ -1,5 +1,5 @@
 // Host-side launchers of the element-wise kernels of the CUDA ReLU, Add, Concat, Flatten and
-// Dropout layers (F32 or BF16) and of the SGD update (F32). Each enqueues on `stream` (never the
+// Dropout layers (F32 or BF16). Each enqueues on `stream` (never the
 // NULL stream), checks the launch and returns without waiting; pointers are device memory of at
 // least the counts given, and counts are positive and at most INT_MAX elements (KernelGrid.hpp).
 // Also the layout rules of the layers that take either memory order (Note [Layout]).
@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "layers/Layer.hpp"
-#include "layers/SgdUpdate.hpp"
 #include "runtime/BFloat16.hpp"
 #include "runtime/Shape.hpp"
 
@@ -74,11 +73,6 @@ template <typename T>
 void dropout_apply_channels_last(cudaStream_t stream, double p, std::uint64_t seed,
                                  std::uint64_t step, const T* in, T* out, std::int64_t n,
                                  std::int64_t channels, std::int64_t pixels, bool accumulate);
-
-/// SgdUpdate's rule, in F32, on n elements: g = grad + weight_decay * param; velocity =
-/// first_step ? g : momentum * velocity + g; param -= lr * velocity. Throws runtime::CudaError.
-void sgd_update(cudaStream_t stream, float* param, const float* grad, float* velocity,
-                std::int64_t n, const SgdHyper& hyper);
 
 /// The layout of a layer whose inputs and output share one memory order, whichever it is (element-
 /// wise work, pooling, concatenation): options.layout when options.input_layout agrees, else Nchw,

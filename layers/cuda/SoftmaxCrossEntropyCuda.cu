@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <string>
 
 #include "layers/LossLabels.hpp"
 #include "layers/cuda/BlockReduce.cuh"
@@ -15,6 +16,7 @@
 #include "layers/cuda/ElementwiseKernels.hpp"
 #include "layers/cuda/RawBuffer.hpp"
 #include "layers/cuda/Vectors.cuh"
+#include "runtime/Error.hpp"
 #include "runtime/cuda/CudaCheck.hpp"
 #include "runtime/cuda/DeviceContext.hpp"
 
@@ -54,27 +56,36 @@ __device__ float block_row_max(const T* row, std::int64_t classes) {
   return block_reduce(max, Max{});
 }
 
-// Per sample n (one block each): losses[n] = logsumexp(row) - row[label] and ranks[n] = how many
-// logits rank above the label's (ranks_above, the CPU layer's rule).
+// Per sample n (one block each): losses[n] = (1 - eps) * (lse - row[label]) + eps * (lse -
+// mean(row)), lse = logsumexp(row), and ranks[n] = how many logits rank above the label's
+// (ranks_above, the CPU layer's rule).
 template <typename T>
 __global__ void loss_rows_kernel(const T* logits, const std::int32_t* labels, std::int64_t classes,
-                                 float* losses, std::int64_t* ranks) {
+                                 float smoothing, float* losses, std::int64_t* ranks) {
   const std::int64_t n = blockIdx.x;
   const T* row = logits + n * classes;
   const std::int32_t label = labels[n];
   const float label_logit = to_float(row[label]);
   const float max = block_row_max(row, classes);
   float sum = 0.0f;
+  float logit_sum = 0.0f;
   std::int64_t above = 0;
   for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) {
     const float logit = to_float(row[j]);
     sum += expf(logit - max);
+    logit_sum += logit;
     if (ranks_above(logit, j, label_logit, label)) ++above;
   }
   sum = block_reduce(sum, Sum{});
+  logit_sum = block_reduce(logit_sum, Sum{});
   above = block_reduce(above, Sum{});
   if (threadIdx.x != 0) return;
-  losses[n] = max + logf(sum) - label_logit;
+  const float lse = max + logf(sum);
+  const float nll = lse - label_logit;
+  // Branched, so that eps 0 gives exactly the plain loss (even where lse - mean is infinite).
+  losses[n] = smoothing == 0.0f ? nll
+                                : (1.0f - smoothing) * nll +
+                                      smoothing * (lse - logit_sum / static_cast<float>(classes));
   ranks[n] = above;
 }
 
@@ -102,11 +113,13 @@ __global__ void loss_mean_kernel(const float* losses, const std::int64_t* ranks,
   *record = {{mean, fraction(top1_hits), fraction(top5_hits)}, destination};
 }
 
-// Per sample n (one block each): dx (+)= grad_loss / N * (softmax(row) - onehot(label)).
+// Per sample n (one block each): dx (+)= grad_loss / N * (softmax(row) - t), t = (1 - eps) *
+// onehot(label) + eps / K.
 template <typename T>
 __global__ void loss_backward_kernel(const T* logits, const std::int32_t* labels,
                                      const float* grad_loss, std::int64_t samples,
-                                     std::int64_t classes, T* dx, bool accumulate) {
+                                     std::int64_t classes, float smoothing, T* dx,
+                                     bool accumulate) {
   const std::int64_t n = blockIdx.x;
   const T* row = logits + n * classes;
   const float max = block_row_max(row, classes);
@@ -116,10 +129,13 @@ __global__ void loss_backward_kernel(const T* logits, const std::int32_t* labels
   }
   const float log_sum_exp = max + logf(block_reduce(sum, Sum{}));
   const float scale = grad_loss[0] / static_cast<float>(samples);
+  const float on_label = scale * (1.0f - smoothing);
+  const float on_every = scale * (smoothing / static_cast<float>(classes));
   const std::int32_t label = labels[n];
   T* out = dx + n * classes;
   for (std::int64_t j = threadIdx.x; j < classes; j += blockDim.x) {
-    const float g = scale * expf(to_float(row[j]) - log_sum_exp) - (j == label ? scale : 0.0f);
+    const float g =
+        scale * expf(to_float(row[j]) - log_sum_exp) - (j == label ? on_label : 0.0f) - on_every;
     out[j] = from_float<T>(accumulate ? to_float(out[j]) + g : g);
   }
 }
@@ -154,7 +170,11 @@ SoftmaxCrossEntropyCuda::SoftmaxCrossEntropyCuda(const SoftmaxCrossEntropySpec& 
             nchw_bytes_layout(input_shapes, options.input_layout)),
       context_(&checked_context(options, "SoftmaxCrossEntropyCuda", Precisions::F32OrBf16)),
       // this->: the parameter input_shapes hides the accessor here.
-      state_(std::make_unique<State>(this->input_shapes()[0].n())) {}
+      state_(std::make_unique<State>(this->input_shapes()[0].n())),
+      smoothing_(static_cast<float>(options.label_smoothing)) {
+  VDNN_EXPECTS(options.label_smoothing >= 0.0 && options.label_smoothing <= 1.0,
+               "label_smoothing must be in [0, 1], got " + std::to_string(options.label_smoothing));
+}
 
 SoftmaxCrossEntropyCuda::~SoftmaxCrossEntropyCuda() = default;
 
@@ -180,7 +200,7 @@ void SoftmaxCrossEntropyCuda::forward(const ForwardArgs& args) {
   with_element_type(dtype(), [&](auto element) {
     using T = DeviceElementOf<decltype(element)>;
     loss_rows_kernel<<<static_cast<unsigned>(samples), kReduceBlock, 0, stream>>>(
-        device_data<T>(args.inputs[0]), labels, classes, losses, ranks);
+        device_data<T>(args.inputs[0]), labels, classes, smoothing_, losses, ranks);
   });
   VDNN_CHECK_LAUNCH();
   loss_mean_kernel<<<1, kReduceBlock, 0, stream>>>(losses, ranks, samples, args.output.as<float>(),
@@ -210,7 +230,8 @@ void SoftmaxCrossEntropyCuda::backward(const BackwardArgs& args) {
     loss_backward_kernel<<<static_cast<unsigned>(samples), kReduceBlock, 0,
                            context_->compute_stream()>>>(
         device_data<T>(args.inputs[0]), labels, args.grad_output.as<float>(), samples,
-        input_shapes()[0].sample_numel(), device_data<T>(target.tensor), target.accumulate);
+        input_shapes()[0].sample_numel(), smoothing_, device_data<T>(target.tensor),
+        target.accumulate);
   });
   VDNN_CHECK_LAUNCH();
 }

@@ -15,14 +15,16 @@ namespace vdnn::layers::cuda {
 /// output [1] is the same in either options.layout. args.labels are N int32 in
 /// HOST memory, checked on the host (runtime::InvalidArgument when missing or outside [0, K),
 /// before anything is enqueued) and then copied to the device. The output [1] (device) is the mean
-/// over samples of logsumexp(row) - row[label]. When args.loss_stats is set, forward delivers
-/// {loss, accuracy, top5} there without blocking the host: *args.loss_stats is written once the
-/// compute stream has passed this forward, so it must stay valid until then and be read only after
-/// that stream is synchronized (hits by ranks_above in layers/LossLabels.hpp, as on the CPU: the
-/// same logits give the same accuracies bitwise). Pinned memory gets them by a copy on the stream;
-/// other memory by a host function, which holds the stream until the driver has run it (pass pinned
-/// memory where that matters). Backward reads the logits (backward_needs: inputs) and
-/// grad_output[0] (device) and writes grad_output[0] * (softmax - onehot) / N, honouring
+/// over samples of the cross-entropy against t = (1 - eps) * onehot + eps / K (eps =
+/// options.label_smoothing in [0, 1], PyTorch's label_smoothing; the constructor throws
+/// runtime::InvalidArgument outside it), as SoftmaxCrossEntropyCpu. When args.loss_stats is set,
+/// forward delivers {loss, accuracy, top5} there without blocking the host: *args.loss_stats is
+/// written once the compute stream has passed this forward, so it must stay valid until then and be
+/// read only after that stream is synchronized (hits by ranks_above in layers/LossLabels.hpp, as on
+/// the CPU: the same logits give the same accuracies bitwise). Pinned memory gets them by a copy on
+/// the stream; other memory by a host function, which holds the stream until the driver has run it
+/// (pass pinned memory where that matters). Backward reads the logits (backward_needs: inputs) and
+/// grad_output[0] (device) and writes grad_output[0] * (softmax - t) / N, honouring
 /// GradTarget::accumulate. Reductions run in a fixed order: results are bitwise reproducible. All
 /// work is enqueued on options.cuda's compute stream. With options.dtype BF16 the logits and
 /// their gradient are BF16 (read into float, the gradient rounded once) while the output [1] and
@@ -49,6 +51,7 @@ class SoftmaxCrossEntropyCuda final : public Layer {
 
   runtime::cuda::DeviceContext* context_;
   std::unique_ptr<State> state_;
+  float smoothing_;  // options.label_smoothing
 };
 
 }  // namespace vdnn::layers::cuda

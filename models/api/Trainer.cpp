@@ -10,6 +10,7 @@
 
 #include "graph/Plan.hpp"
 #include "graph/Precision.hpp"
+#include "layers/Optimizer.hpp"
 #include "layers/Registry.hpp"
 #include "models/api/BatchInput.hpp"
 #include "models/api/DataSourceDataset.hpp"
@@ -49,6 +50,23 @@ void use_data_source(const TrainerConfig& c, const graph::NetworkDef& def,
   t.custom_data = std::make_shared<api::DataSourceDataset>(
       c.data_source, models::SampleFormat{def.channels, def.height, def.width, def.num_classes});
   t.data = "custom";
+}
+
+// Throws runtime::InvalidArgument (translated by the caller) for a value out of range.
+layers::OptimizerConfig optimizer_config(const TrainerConfig& c) {
+  layers::OptimizerConfig o;
+  o.kind = layers::parse_optimizer(c.optimizer);
+  o.momentum = c.momentum;
+  o.dampening = c.dampening;
+  o.nesterov = c.nesterov;
+  o.weight_decay = c.weight_decay;
+  o.adam_beta1 = c.adam_beta1;
+  o.adam_beta2 = c.adam_beta2;
+  o.adam_eps = c.adam_eps;
+  o.lars_trust = c.lars_trust;
+  o.clip_grad_norm = c.clip_grad_norm;
+  layers::validate(o);
+  return o;
 }
 
 models::TrainerOptions trainer_options(const TrainerConfig& c, const graph::NetworkDef& def,
@@ -99,9 +117,13 @@ models::TrainerOptions trainer_options(const TrainerConfig& c, const graph::Netw
   s.layout = graph::parse_layout_choice(c.layout);
   s.precision = *precision;
   s.executor.seed = c.seed;
-  s.executor.momentum = c.momentum;
-  s.executor.weight_decay = c.weight_decay;
+  s.executor.optimizer = optimizer_config(c);
   s.executor.decay_biases_and_norms = c.decay_bn_bias;
+  if (!(c.label_smoothing >= 0.0 && c.label_smoothing <= 1.0)) {
+    throw InvalidArgument("label_smoothing must be in [0, 1], got " +
+                          std::to_string(c.label_smoothing));
+  }
+  s.label_smoothing = c.label_smoothing;
   if (c.data_source != nullptr) use_data_source(c, def, t);
   return t;
 }

@@ -16,11 +16,13 @@ namespace {
 constexpr const char* kIterationKey = "vdnn.iteration";
 constexpr const char* kSeedKey = "vdnn.seed";
 constexpr const char* kConfigKey = "vdnn.config";
+constexpr const char* kOptimizerKey = "vdnn.optimizer";
 constexpr const char* kFormatKey = "vdnn.format";
 constexpr const char* kFormat = "vdnn-checkpoint-1";
 constexpr const char* kNumBatchesTracked = "num_batches_tracked";
 
-// Weights are what --init-from loads; the other kinds belong to resuming a run.
+// Weights are what --init-from loads; the other kinds belong to resuming a run. A Counter holds the
+// iteration (I64, or F32 as torch.optim.AdamW's step).
 enum class SlotKind : std::uint8_t { Weight, Counter, Optimizer };
 
 // One tensor that the session's checkpoint holds, and where its data lives in the session.
@@ -55,6 +57,12 @@ std::vector<std::int64_t> dims(const runtime::Shape& shape) {
   return out;
 }
 
+// PyTorch's state_dict names of the state tensors each optimizer keeps, in ParameterStore order.
+std::vector<const char*> state_names(layers::OptimizerKind kind) {
+  if (kind == layers::OptimizerKind::AdamW) return {"exp_avg", "exp_avg_sq"};
+  return {"momentum_buffer"};
+}
+
 std::vector<Slot> slots_of(graph::Session& session) {
   const graph::Graph& graph = session.graph();
   const graph::ParameterStore& store = session.executor().parameters();
@@ -79,13 +87,48 @@ std::vector<Slot> slots_of(graph::Session& session) {
                        runtime::Layout::Nchw});
     }
   }
+  const layers::OptimizerKind kind = session.executor().optimizer().kind;
   for (const graph::Parameter& p : store.all()) {
     if (!p.trainable()) continue;
-    slots.push_back({momentum_buffer_name(p.name), SlotKind::Optimizer, TensorDType::F32,
-                     dims(p.spec.shape), p.velocity.data(), p.velocity.bytes(), p.spec.shape,
-                     p.spec.layout});
+    const std::vector<const char*> names = state_names(kind);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      slots.push_back({optimizer_tensor_name(p.name, names[i]), SlotKind::Optimizer,
+                       TensorDType::F32, dims(p.spec.shape), p.state.at(i).data(),
+                       p.state.at(i).bytes(), p.spec.shape, p.spec.layout});
+    }
+    if (kind == layers::OptimizerKind::AdamW) {
+      slots.push_back({optimizer_tensor_name(p.name, "step"),
+                       SlotKind::Counter,
+                       TensorDType::F32,
+                       {},
+                       nullptr,
+                       sizeof(float),
+                       {},
+                       runtime::Layout::Nchw});
+    }
   }
   return slots;
+}
+
+// The iteration as a Counter of `dtype` stores it.
+void write_counter(std::vector<std::byte>& data, TensorDType dtype, std::int64_t iteration) {
+  if (dtype == TensorDType::F32) {
+    const auto step = static_cast<float>(iteration);
+    std::memcpy(data.data(), &step, sizeof(step));
+  } else {
+    std::memcpy(data.data(), &iteration, sizeof(iteration));
+  }
+}
+
+// A full load resumes the optimizer that wrote the state (files without the key: SGD's).
+void check_optimizer(const SafetensorsFile& file, const std::string& source,
+                     layers::OptimizerKind kind) {
+  const auto it = file.metadata.find(kOptimizerKey);
+  const std::string written = it == file.metadata.end() ? "sgd" : it->second;
+  if (written == layers::optimizer_name(kind)) return;
+  throw CheckpointError("checkpoint " + source + " holds the state of the " + written +
+                        " optimizer, but this run uses " + layers::optimizer_name(kind) +
+                        ": resume with that optimizer, or load only its weights (init_from)");
 }
 
 std::string describe(TensorDType dtype, const std::vector<std::int64_t>& shape) {
@@ -163,15 +206,15 @@ CheckpointState state_of(const SafetensorsFile& file, const std::string& source,
 
 }  // namespace
 
-std::string momentum_buffer_name(const std::string& parameter) {
-  return "optimizer." + parameter + ".momentum_buffer";
+std::string optimizer_tensor_name(const std::string& parameter, const std::string& state) {
+  return "optimizer." + parameter + "." + state;
 }
 
 void save_checkpoint(const std::filesystem::path& path, graph::Session& session,
                      const CheckpointState& state, const WriteProgress& progress) {
   const std::vector<Slot> slots = slots_of(session);
-  // Before the first step a velocity holds no value yet (the first update overwrites it).
-  const bool velocities_set = session.executor().steps() > 0;
+  // Before the first step the optimizer state holds no value yet (the first update writes it).
+  const bool state_set = session.executor().steps() > 0;
   SafetensorsFile file;
   file.tensors.reserve(slots.size());
   runtime::Stream& compute = session.context().compute();
@@ -182,8 +225,8 @@ void save_checkpoint(const std::filesystem::path& path, graph::Session& session,
     t.shape = slot.shape;
     t.data.resize(slot.bytes);  // zeros
     if (slot.kind == SlotKind::Counter) {
-      std::memcpy(t.data.data(), &state.iteration, sizeof(state.iteration));
-    } else if (slot.kind == SlotKind::Weight || velocities_set) {
+      write_counter(t.data, slot.dtype, state.iteration);
+    } else if (slot.kind == SlotKind::Weight || state_set) {
       compute.copy_async(t.data.data(), slot.device, slot.bytes);
     }
   }
@@ -197,7 +240,8 @@ void save_checkpoint(const std::filesystem::path& path, graph::Session& session,
   file.metadata = {{kFormatKey, kFormat},
                    {kIterationKey, std::to_string(state.iteration)},
                    {kSeedKey, std::to_string(state.seed)},
-                   {kConfigKey, state.config_json}};
+                   {kConfigKey, state.config_json},
+                   {kOptimizerKey, layers::optimizer_name(session.executor().optimizer().kind)}};
   write_safetensors(path, file, progress);
 }
 
@@ -206,6 +250,7 @@ CheckpointState load_checkpoint(const std::filesystem::path& path, graph::Sessio
   const std::string source = "'" + path.string() + "'";
   const SafetensorsFile file = read_safetensors(path, /*require_checksum=*/!options.weights_only);
   CheckpointState state = state_of(file, source, options);
+  if (!options.weights_only) check_optimizer(file, source, session.executor().optimizer().kind);
   const std::vector<Slot> slots = slots_of(session);
   const std::vector<std::string> lines = differences(slots, file, options);
   if (!lines.empty()) {

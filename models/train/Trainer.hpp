@@ -136,7 +136,7 @@ class Trainer {
   void on_gradients(std::function<void()> hook);
 
   /// Writes a checkpoint of the run so far (models/train/Checkpoint: parameters, BatchNorm
-  /// statistics, velocities, the iteration; atomically). Throws CheckpointError.
+  /// statistics, optimizer state, the iteration; atomically). Throws CheckpointError.
   void save(const std::filesystem::path& path);
   /// Continues the run `path` recorded: loads it whole and moves the data stream past the
   /// batches already trained (Dataset::seek), so the steps that follow are bitwise those of an

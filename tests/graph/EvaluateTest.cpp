@@ -35,7 +35,7 @@ NetworkDef dropout_net() {
 std::vector<float> state_of(Session& session) {
   std::vector<std::vector<float>> parts;
   for (const Parameter& p : session.executor().parameters().all()) {
-    for (const runtime::Buffer* b : {&p.value, &p.velocity}) {
+    for (const runtime::Buffer* b : {&p.value, &p.state[0]}) {
       if (b->empty()) continue;
       parts.emplace_back(b->bytes() / sizeof(float));
       session.context().compute().copy_async(parts.back().data(), b->data(), b->bytes());

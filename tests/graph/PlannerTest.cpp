@@ -380,7 +380,7 @@ TEST(Planner, LargeWorkspacesAreHeldOnlyWhileTheirPassRunsAndSmallOnesShareOne) 
   }
   const Plan p = make_plan(g, r);
   EXPECT_EQ(p.shared_workspace_bytes, 3 * kMiB);
-  EXPECT_EQ(p.resident_bytes, resident_bytes(g) + 3 * kMiB);
+  EXPECT_EQ(p.resident_bytes, resident_bytes(g, 1) + 3 * kMiB);
   int own = 0;
   for (std::size_t i = 0; i < p.actions.size(); ++i) {
     const Action& a = p.actions[i];

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <vdnn/Trainer.hpp>
+#include <vector>
 
+#include "layers/Optimizer.hpp"
 #include "tools/cli/TrainCommand.hpp"
 
 namespace vdnn::tools {
@@ -31,6 +33,23 @@ TEST(ApiDefaults, TrainerConfigMatchesTheCommandLine) {
   EXPECT_EQ(api.warmup_steps, cli.run.lr_warmup);
   EXPECT_EQ(api.momentum, cli.run.momentum);
   EXPECT_EQ(api.weight_decay, cli.run.weight_decay);
+  EXPECT_EQ(api.optimizer, cli.run.optimizer);
+  EXPECT_EQ(api.dampening, cli.run.dampening);
+  EXPECT_EQ(api.nesterov, cli.run.nesterov);
+  EXPECT_EQ(std::vector<double>({api.adam_beta1, api.adam_beta2}), cli.run.betas);
+  EXPECT_EQ(api.adam_eps, cli.run.adam_eps);
+  EXPECT_EQ(api.lars_trust, cli.run.lars_trust);
+  EXPECT_EQ(api.clip_grad_norm, cli.run.clip_grad_norm);
+  EXPECT_EQ(api.label_smoothing, cli.run.label_smoothing);
+  const layers::OptimizerConfig optimizer;  // the library's own defaults
+  EXPECT_EQ(layers::optimizer_name(optimizer.kind), cli.run.optimizer);
+  EXPECT_EQ(optimizer.momentum, cli.run.momentum);
+  EXPECT_EQ(optimizer.dampening, cli.run.dampening);
+  EXPECT_EQ(optimizer.weight_decay, cli.run.weight_decay);
+  EXPECT_EQ(std::vector<double>({optimizer.adam_beta1, optimizer.adam_beta2}), cli.run.betas);
+  EXPECT_EQ(optimizer.adam_eps, cli.run.adam_eps);
+  EXPECT_EQ(optimizer.lars_trust, cli.run.lars_trust);
+  EXPECT_EQ(optimizer.clip_grad_norm, cli.run.clip_grad_norm);
   EXPECT_EQ(api.decay_bn_bias, !cli.run.no_decay_bn_bias);
   EXPECT_EQ(api.deterministic, cli.run.deterministic);
   EXPECT_EQ(api.tf32, cli.run.math == "tf32");

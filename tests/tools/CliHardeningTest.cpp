@@ -49,6 +49,27 @@ TEST(CliHardening, NonFiniteFloatFlagsAreUsageErrors) {
   }
 }
 
+TEST(CliHardening, OptimizerFlagsTrainAndBadValuesAreUsageErrors) {
+  const fs::path out = temp_dir("optimizer-flags");
+  const std::string train = "train --config " + config("resnet20-cifar.json") + " --out " +
+                            out.string() + " --iters 1 --batch 2 --device cpu ";
+  for (const std::string flags :
+       {"--optimizer adamw --betas 0.8,0.99 --adam-eps 1e-6 --weight-decay 0.05 "
+        "--clip-grad-norm 1 --label-smoothing 0.1",
+        "--optimizer lars --lars-trust 0.01 --nesterov --no-decay-bn-bias",
+        "--optimizer sgd --dampening 0.1"}) {
+    EXPECT_TRUE(exits_with(vdnn(train + flags), 0, "")) << flags;
+  }
+  EXPECT_TRUE(exits_with(vdnn(train + "--optimizer adam"), 2, "adamw"));
+  EXPECT_TRUE(exits_with(vdnn(train + "--nesterov --momentum 0"), 2, "Nesterov"));
+  EXPECT_TRUE(exits_with(vdnn(train + "--nesterov --dampening 0.5"), 2, "Nesterov"));
+  EXPECT_TRUE(exits_with(vdnn(train + "--betas 0.9"), 2, "betas"));
+  EXPECT_TRUE(exits_with(vdnn(train + "--betas 0.9,1.5"), 2, "betas"));
+  EXPECT_TRUE(exits_with(vdnn(train + "--label-smoothing 2"), 2, "label-smoothing"));
+  EXPECT_TRUE(exits_with(vdnn(train + "--clip-grad-norm -1"), 2, "clip-grad-norm"));
+  EXPECT_TRUE(exits_with(vdnn(train + "--adam-eps 0"), 2, "adam-eps"));
+}
+
 TEST(CliHardening, NonFiniteLossStopsTrainingWithExitCode4) {
   const fs::path out = temp_dir("diverged");
   const CliRun run = vdnn("train --config " + config("resnet20-cifar.json") + " --out " +

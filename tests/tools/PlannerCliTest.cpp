@@ -58,6 +58,20 @@ TEST(PlannerCli, ACostFileForAnotherNetworkIsRefusedByName) {
   EXPECT_NE(plan.output.find(file.string()), std::string::npos) << plan.output;
 }
 
+// AdamW keeps two state tensors per parameter, SGD one: the plan holds one parameter set more.
+TEST(PlannerCli, TheOptimizersStateIsResident) {
+  std::int64_t resident[2] = {0, 0};
+  const char* optimizers[2] = {"sgd", "adamw"};
+  for (int i = 0; i < 2; ++i) {
+    const CliRun plan = vdnn("plan --json --config " + config("resnet20-cifar.json") +
+                             " --optimizer " + optimizers[i]);
+    ASSERT_EQ(plan.code, 0) << plan.output;
+    resident[i] = nlohmann::json::parse(plan.output)["resident_bytes"].get<std::int64_t>();
+  }
+  // ResNet-20's 272,474 trainable parameters, in F32.
+  EXPECT_EQ(resident[1] - resident[0], 272474 * 4);
+}
+
 // The setup cache is on by default, in $XDG_CACHE_HOME/vdnn; --no-cache writes nothing, and
 // it cannot be combined with --cost-cache.
 TEST(PlannerCli, TheSetupCacheIsOnByDefaultAndNoCacheTurnsItOff) {

@@ -16,6 +16,7 @@
 #include "graph/Planner.hpp"
 #include "graph/Precision.hpp"
 #include "graph/Search.hpp"
+#include "layers/Optimizer.hpp"
 #include "models/ConfigLoader.hpp"
 #include "models/train/CostCacheDir.hpp"
 #include "runtime/ByteSize.hpp"
@@ -65,6 +66,11 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
                   "Feature maps and their gradients: fp32 or bf16 (as vdnn train --precision)")
       ->capture_default_str()
       ->check(CLI::IsMember({"fp32", "bf16"}));
+  cmd->add_option("--optimizer", o.optimizer,
+                  "The optimizer whose state stays resident (AdamW: two tensors per parameter; as "
+                  "vdnn train --optimizer)")
+      ->capture_default_str()
+      ->check(CLI::IsMember(layers::optimizer_names()));
   cmd->add_flag("--json", o.json, "Print JSON instead of a table");
   return cmd;
 }
@@ -93,6 +99,7 @@ int plan_with_cost_file(const PlanOptions& o, const graph::Graph& built) {
   request.budget_bytes = o.mem_budget.empty() ? 0 : runtime::parse_bytes(o.mem_budget);
   const graph::CostModel costs = models::read_cost_file(o.costs, g);
   request.costs = &costs;
+  request.optimizer_state_buffers = layers::state_buffers(layers::parse_optimizer(o.optimizer));
   for (const graph::LayerCost& c : costs.layers) {
     request.workspace.push_back({c.forward_workspace, c.backward_workspace});
   }
@@ -119,6 +126,7 @@ int run_plan(const PlanOptions& o) {
   options.budget_bytes = o.mem_budget.empty() ? 0 : runtime::parse_bytes(o.mem_budget);
   options.fuse = !o.no_fuse;
   options.precision = requested_precision(o);
+  options.executor.optimizer.kind = layers::parse_optimizer(o.optimizer);
   layers::LayerCache cache;
   graph::SearchContext ctx;
   ctx.layer_options.cache = &cache;

@@ -19,6 +19,7 @@ struct PlanOptions {
   std::string costs;               // a cost file (models::read_cost_file); empty: estimated costs
   bool no_fuse = false;            // plan the unfused graph
   std::string precision = "fp32";  // feature maps: fp32 | bf16 (as vdnn train --precision)
+  std::string optimizer = "sgd";   // whose state the plan holds (as vdnn train --optimizer)
   bool json = false;
 };
 

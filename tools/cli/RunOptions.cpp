@@ -6,6 +6,7 @@
 
 #include "graph/Layout.hpp"
 #include "graph/Precision.hpp"
+#include "layers/Optimizer.hpp"
 #include "layers/Registry.hpp"
 #include "runtime/ByteSize.hpp"
 #include "runtime/Device.hpp"
@@ -19,14 +20,52 @@ void add_optimizer_options(CLI::App& cmd, RunOptions& o) {
       ->capture_default_str()
       ->check(finite_number())
       ->check(CLI::PositiveNumber);
-  cmd.add_option("--momentum", o.momentum, "SGD momentum")
+  cmd.add_option("--optimizer", o.optimizer,
+                 "sgd (torch.optim.SGD), adamw (torch.optim.AdamW) or lars (SGD with LARS's "
+                 "layer-wise trust ratio, apex's LARC)")
+      ->capture_default_str()
+      ->check(CLI::IsMember(layers::optimizer_names()));
+  cmd.add_option("--momentum", o.momentum, "SGD and LARS momentum")
+      ->capture_default_str()
+      ->check(finite_number())
+      ->check(CLI::Range(0.0, 1.0));
+  cmd.add_option("--dampening", o.dampening, "SGD and LARS dampening of the momentum")
+      ->capture_default_str()
+      ->check(finite_number())
+      ->check(CLI::Range(0.0, 1.0));
+  cmd.add_flag("--nesterov", o.nesterov,
+               "SGD and LARS: Nesterov momentum (needs --momentum > 0 and --dampening 0)");
+  cmd.add_option("--betas", o.betas, "AdamW's B1,B2 (each in [0, 1))")
+      ->capture_default_str()
+      ->delimiter(',')
+      ->expected(2)
+      ->check(finite_number())
+      ->check(CLI::Range(0.0, 1.0));
+  cmd.add_option("--adam-eps", o.adam_eps, "AdamW's eps")
+      ->capture_default_str()
+      ->check(finite_number())
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--lars-trust", o.lars_trust, "LARS's trust coefficient eta")
+      ->capture_default_str()
+      ->check(finite_number())
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--clip-grad-norm", o.clip_grad_norm,
+                 "Clip the gradients' global L2 norm to N before each update, as "
+                 "torch.nn.utils.clip_grad_norm_ (0: off)")
+      ->capture_default_str()
+      ->check(finite_number())
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--label-smoothing", o.label_smoothing,
+                 "Label smoothing of the cross-entropy loss, as torch.nn.CrossEntropyLoss")
       ->capture_default_str()
       ->check(finite_number())
       ->check(CLI::Range(0.0, 1.0));
   cmd.add_flag("--no-decay-bn-bias", o.no_decay_bn_bias,
                "No weight decay on 1-D parameters (biases, batch norm's weight and bias), the "
                "usual recipe for large batches");
-  cmd.add_option("--weight-decay", o.weight_decay, "L2 weight decay")
+  cmd.add_option("--weight-decay", o.weight_decay,
+                 "Weight decay: L2 for SGD and LARS, decoupled for AdamW (which usually wants "
+                 "0.01 to 0.05)")
       ->capture_default_str()
       ->check(finite_number())
       ->check(CLI::NonNegativeNumber);
@@ -56,6 +95,23 @@ void add_uvm_options(CLI::App& cmd, RunOptions& o, bool counters_default) {
   }
   cmd.add_option("--debug-device-free", o.debug_device_free,
                  "CPU backend: the free device memory the managed-memory guard sees, e.g. 1GiB");
+}
+
+// Throws runtime::InvalidArgument for a combination layers::validate refuses.
+layers::OptimizerConfig optimizer_config(const RunOptions& o) {
+  layers::OptimizerConfig c;
+  c.kind = layers::parse_optimizer(o.optimizer);
+  c.momentum = o.momentum;
+  c.dampening = o.dampening;
+  c.nesterov = o.nesterov;
+  c.weight_decay = o.weight_decay;
+  c.adam_beta1 = o.betas.at(0);
+  c.adam_beta2 = o.betas.at(1);
+  c.adam_eps = o.adam_eps;
+  c.lars_trust = o.lars_trust;
+  c.clip_grad_norm = o.clip_grad_norm;
+  layers::validate(c);
+  return c;
 }
 
 }  // namespace
@@ -166,7 +222,11 @@ models::TrainerOptions trainer_options(const RunOptions& o, const std::string& p
   s.backend = resolve_device(o.device);
   s.policy = graph::parse_policy(policy);
   s.budget_bytes = budget.empty() ? 0 : runtime::parse_bytes(budget);
-  s.executor = {o.seed, o.momentum, o.weight_decay, o.debug_poison, profile_layers};
+  s.executor.seed = o.seed;
+  s.executor.optimizer = optimizer_config(o);
+  s.executor.poison_freed = o.debug_poison;
+  s.executor.profile_layers = profile_layers;
+  s.label_smoothing = o.label_smoothing;
   s.executor.decay_biases_and_norms = !o.no_decay_bn_bias;
   s.executor.allow_oversubscription = o.allow_oversubscription;
   s.executor.count_migrations = o.count_migrations;

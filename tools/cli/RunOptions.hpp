@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "layers/Layer.hpp"
 #include "models/train/Trainer.hpp"
@@ -17,8 +18,16 @@ namespace vdnn::tools {
 /// Every default of a run's shared options lives here.
 struct RunOptions {
   double lr = 0.05;
+  std::string optimizer = "sgd";  // sgd | adamw | lars (layers::OptimizerConfig)
   double momentum = 0.9;
+  double dampening = 0.0;
+  bool nesterov = false;
   double weight_decay = 5e-4;
+  std::vector<double> betas{0.9, 0.999};  // AdamW's (beta1, beta2)
+  double adam_eps = 1e-8;
+  double lars_trust = 0.001;
+  double clip_grad_norm = 0.0;        // 0: off
+  double label_smoothing = 0.0;       // the loss's
   bool no_decay_bn_bias = false;      // no weight decay on biases and batch norm parameters
   std::int64_t lr_warmup = 0;         // steps of linear warmup before the schedule
   std::string schedule = "constant";  // constant | step | cosine (over the run's iterations)
@@ -58,7 +67,8 @@ layers::Backend resolve_device(const std::string& device);
 
 /// The trainer's options for a run of `iterations` steps of `policy` under `budget` ("" for
 /// none). `profile_layers` times every layer (layers.json, traces). Throws
-/// runtime::InvalidArgument for a malformed budget or size.
+/// runtime::InvalidArgument for a malformed budget or size, or an optimizer setting that
+/// layers::validate refuses (Nesterov without momentum, ...).
 models::TrainerOptions trainer_options(const RunOptions& options, const std::string& policy,
                                        const std::string& budget, std::int64_t iterations,
                                        bool profile_layers);

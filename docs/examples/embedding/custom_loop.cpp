@@ -1,6 +1,6 @@
 // A training loop of the caller's own on vdnn's public API: its data generator fills batches in
-// its own memory (channels-last floats), step(batch) trains on them, and a hand-written warmup +
-// cosine schedule sets the learning rate before every step.
+// its own memory (channels-last floats), step(batch) trains on them with AdamW, and a hand-written
+// warmup + cosine schedule sets the learning rate before every step.
 //   vdnn_custom_loop [STEPS [CHECKPOINT]]   (60 steps; no checkpoint)
 #include <cmath>
 #include <cstdint>
@@ -75,15 +75,14 @@ int main(int argc, char** argv) {
     vdnn::TrainerConfig config;
     config.batch = 32;
     config.total_steps = steps;
-    config.weight_decay = 1e-4;
-    // TODO(issue 26 merge): uncomment when TrainerConfig::optimizer lands (branch optim).
-    // config.optimizer = "adamw";
+    config.optimizer = "adamw";  // torch.optim.AdamW: decoupled weight decay
+    config.weight_decay = 0.05;
     vdnn::Trainer trainer(example::network(), config);
     Generator data(config.batch);
     double first = 0.0;
     double last = 0.0;
     for (int step = 0; step < steps; ++step) {
-      trainer.set_learning_rate(learning_rate(step, steps, 0.05));
+      trainer.set_learning_rate(learning_rate(step, steps, 3e-3));
       const vdnn::StepStats s = trainer.step(data.next());
       if (step == 0) first = s.loss;
       last = s.loss;

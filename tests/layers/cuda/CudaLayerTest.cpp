@@ -420,6 +420,7 @@ layers::LayerOptions CudaLayerTest::options(bool allow_tf32) {
   layers::LayerOptions cpu_options;
   cpu_options.dtype = DType::F32;
   cpu_options.seed = settings.layer_seed;
+  cpu_options.label_smoothing = settings.label_smoothing;
   const auto cpu_layer =
       layers::make_layer(layers::Backend::Cpu, layer.spec(), layer.input_shapes(), cpu_options);
   if (cpu_layer->output_shape() != layer.output_shape()) {

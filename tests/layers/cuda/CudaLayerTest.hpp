@@ -42,6 +42,7 @@ struct StepSettings {
   std::uint64_t step = 0;        // ForwardArgs::step and BackwardArgs::step
   std::uint64_t seed = 1;        // the random data: inputs, parameters, labels, output gradient
   std::uint64_t layer_seed = 0;  // LayerOptions::seed the CUDA layer was built with
+  double label_smoothing = 0.0;  // LayerOptions::label_smoothing the CUDA layer was built with
   int input_levels = 0;  // > 0: inputs take only this many distinct values (ties, as after ReLU)
   /// BF16 layers: trainable parameters rounded to bf16 values too, so that the layer's bf16 weight
   /// copy is exact and the CPU reference computes with the very weights the layer does. Needed

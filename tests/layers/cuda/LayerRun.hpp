@@ -263,6 +263,7 @@ LayerRun expect_cuda_matches_cpu(const Spec& spec, const std::vector<Shape>& sha
                                  double tolerance) {
   layers::LayerOptions cpu_options;
   cpu_options.seed = options.seed;
+  cpu_options.label_smoothing = options.label_smoothing;
   const auto cpu_layer = layers::make_layer(layers::Backend::Cpu, spec, shapes, cpu_options);
   CudaLayer cuda_layer(spec, shapes, options);
   const LayerRun cpu = run_on_cpu(*cpu_layer, run);

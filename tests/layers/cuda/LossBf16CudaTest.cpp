@@ -6,6 +6,7 @@
 // FP32 value rounded once to bf16 (also when accumulating: old + new in float, rounded once).
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "tests/layers/cuda/Bf16LayerCases.hpp"
@@ -38,6 +39,20 @@ TEST_F(LossBf16Cuda, SoftmaxCrossEntropyMatchesCpu) {
                    kLossTolerance,
                    3});
   expect_cases_match(cases);
+}
+
+TEST_F(LossBf16Cuda, LabelSmoothingMatchesCpu) {
+  for (const double eps : {0.1, 1.0}) {
+    SCOPED_TRACE("label_smoothing=" + std::to_string(eps));
+    layers::LayerOptions options = bf16_options();
+    options.label_smoothing = eps;
+    const auto layer = layers::make_layer(layers::Backend::Cuda, layers::SoftmaxCrossEntropySpec{},
+                                          {Shape{32, 100}}, options);
+    StepSettings settings;
+    settings.norm_tolerance = kBf16NormTolerance;
+    settings.label_smoothing = eps;
+    EXPECT_TRUE(cuda_matches_cpu(context(), *layer, kLossTolerance, settings));
+  }
 }
 
 }  // namespace

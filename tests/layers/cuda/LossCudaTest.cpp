@@ -60,6 +60,19 @@ TEST_F(LossCuda, SoftmaxCrossEntropyMatchesCpu) {
   }
 }
 
+TEST_F(LossCuda, LabelSmoothingMatchesCpu) {
+  for (const double eps : {0.1, 1.0}) {
+    for (const Shape& shape : {Shape{7, 3}, Shape{32, 1000}}) {
+      SCOPED_TRACE(shape.to_string() + " label_smoothing=" + std::to_string(eps));
+      layers::LayerOptions options = cuda_options();
+      options.label_smoothing = eps;
+      expect_cuda_matches_cpu<layers::cuda::SoftmaxCrossEntropyCuda>(
+          layers::SoftmaxCrossEntropySpec{}, {shape}, loss_run(shape, 4.0f, false, true), options,
+          kLossTolerance);
+    }
+  }
+}
+
 // Three logit levels over 12 classes: a label's rank around 5 is mostly decided by the ties.
 TEST_F(LossCuda, Top5RanksTiesAsTheCpuDoes) {
   const Shape shape{256, 12};

@@ -12,86 +12,23 @@
 
 #include "graph/SessionHarness.hpp"
 #include "graph/TestNetworks.hpp"
+#include "models/train/CheckpointHarness.hpp"
 #include "models/train/SafetensorsBytes.hpp"
 
 namespace vdnn::models {
 namespace {
 
+using testing::bitwise_equal;
+using testing::load_error;
+using testing::make_session;
 using testing::raw_bytes;
+using testing::snapshot;
+using testing::Snapshot;
 using testing::TempDir;
+using testing::train;
 
 #define EXPECT_CONTAINS(text, part) \
   EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
-
-std::unique_ptr<graph::Session> make_session(
-    std::uint64_t seed, graph::NetworkDef def = testing::small_residual_net()) {
-  graph::SessionOptions options;
-  options.executor.seed = seed;
-  return std::make_unique<graph::Session>(graph::Graph::build(def, 2), options);
-}
-
-// Trains `steps` steps on synthetic data drawn from `seed`, starting `skip` batches in.
-void train(graph::Session& session, int steps, std::uint64_t seed = 7, int skip = 0,
-           std::vector<double>* losses = nullptr) {
-  const runtime::Shape& in = session.graph().input_shape();
-  auto data =
-      make_dataset("synthetic", {in.c(), in.h(), in.w(), session.graph().num_classes()}, seed);
-  graph::Executor& executor = session.executor();
-  std::vector<std::int32_t> labels(static_cast<std::size_t>(in.n()));
-  for (int i = 0; i < skip + steps; ++i) {
-    data->next_batch(in.n(), executor.input_staging(), labels.data());
-    if (i < skip) continue;
-    const double loss = executor.train_step(executor.input_staging(), labels.data(), 0.05).loss;
-    if (losses != nullptr) losses->push_back(loss);
-  }
-}
-
-// Every value and every velocity, read back on the compute stream.
-struct Snapshot {
-  std::vector<std::vector<float>> values;
-  std::vector<std::vector<float>> velocities;
-};
-
-Snapshot snapshot(graph::Session& session) {
-  Snapshot s;
-  const auto& params = session.executor().parameters().all();
-  for (const graph::Parameter& p : params) {
-    s.values.emplace_back(static_cast<std::size_t>(p.spec.shape.numel()));
-    s.velocities.emplace_back(p.velocity.bytes() / sizeof(float));
-  }
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    session.context().compute().copy_async(s.values[i].data(), params[i].value.data(),
-                                           params[i].value.bytes());
-    if (!params[i].velocity.empty()) {
-      session.context().compute().copy_async(s.velocities[i].data(), params[i].velocity.data(),
-                                             params[i].velocity.bytes());
-    }
-  }
-  session.context().compute().synchronize();
-  return s;
-}
-
-bool bitwise_equal(const std::vector<std::vector<float>>& a,
-                   const std::vector<std::vector<float>>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i].size() != b[i].size() ||
-        std::memcmp(a[i].data(), b[i].data(), a[i].size() * sizeof(float)) != 0) {
-      return false;
-    }
-  }
-  return true;
-}
-
-std::string load_error(const std::filesystem::path& path, graph::Session& session,
-                       const LoadOptions& options = {}) {
-  try {
-    load_checkpoint(path, session, options);
-  } catch (const CheckpointError& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 const SafetensorsTensor& tensor(const SafetensorsFile& file, const std::string& name) {
   const auto it = std::find_if(file.tensors.begin(), file.tensors.end(),
@@ -117,7 +54,7 @@ TEST(Checkpoint, ARoundTripIsBitwiseAndTrainingContinuesIdentically) {
   const Snapshot a = snapshot(*trained);
   const Snapshot b = snapshot(*fresh);
   EXPECT_TRUE(bitwise_equal(a.values, b.values));  // includes BatchNorm running statistics
-  EXPECT_TRUE(bitwise_equal(a.velocities, b.velocities));
+  EXPECT_TRUE(bitwise_equal(a.states, b.states));
 
   // The next steps use the loaded velocities (a fresh executor would restart them).
   std::vector<double> losses_a;
@@ -258,7 +195,7 @@ TEST(Checkpoint, WeightsOnlyIgnoresOptimizerState) {
   const Snapshot before = snapshot(*target);
   load_checkpoint(path, *target, {/*weights_only=*/true});
   EXPECT_TRUE(bitwise_equal(snapshot(*target).values, snapshot(*trained).values));
-  EXPECT_TRUE(bitwise_equal(snapshot(*target).velocities, before.velocities));
+  EXPECT_TRUE(bitwise_equal(snapshot(*target).states, before.states));
   EXPECT_EQ(target->executor().steps(), 1);
 
   SafetensorsFile file = read_safetensors(path, true);

@@ -269,16 +269,25 @@ def resnet20_cifar(torch):
     return ResNet20()
 
 
-def main(argv):
+def start(argv, usage):
+    """(vdnn, source directory, the torch module) from a torch test's command line VDNN
+    SOURCE_DIR, or its exit status: 2 (wrong arguments; `usage` printed) or SKIP (no torch)."""
     if len(argv) != 3:
-        print(__doc__, file=sys.stderr)
+        print(usage, file=sys.stderr)
         return 2
-    vdnn, source = os.path.abspath(argv[1]), os.path.abspath(argv[2])
     try:
-        import torch
+        import torch  # pylint: disable=import-outside-toplevel
     except ImportError as e:
         print(f"SKIPPED: torch is not importable ({e})")
         return SKIP
+    return os.path.abspath(argv[1]), os.path.abspath(argv[2]), torch
+
+
+def main(argv):
+    started = start(argv, __doc__)
+    if isinstance(started, int):
+        return started
+    vdnn, source, torch = started
     try:
         import torchvision
     except ImportError:

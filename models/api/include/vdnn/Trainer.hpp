@@ -63,10 +63,31 @@ struct TrainerConfig {
   /// Steps of linear warmup from 0.01 x learning_rate before the schedule, which then runs over
   /// the remaining steps (PyTorch's LinearLR then the schedule, in a SequentialLR).
   std::int64_t warmup_steps = 0;
-  double momentum = 0.9;
+  /// The update, with PyTorch's semantics: "sgd" (torch.optim.SGD: momentum, dampening,
+  /// nesterov), "adamw" (torch.optim.AdamW, amsgrad off) or "lars" (SGD whose decayed gradient
+  /// each parameter scales by the trust ratio lars_trust * ||w|| / (||g|| + weight_decay * ||w||),
+  /// 1 where a norm is 0: apex's LARC without clipping, eps 0). Another name, or one of the
+  /// values below out of its range, makes the Trainer's constructor throw InvalidArgument.
+  std::string optimizer = "sgd";
+  double momentum = 0.9;   // SGD and LARS, in [0, 1]
+  double dampening = 0.0;  // SGD and LARS, in [0, 1]; applies from the second step on
+  bool nesterov = false;   // SGD and LARS; needs momentum > 0 and dampening 0
+  /// SGD and LARS: L2 added to the gradient. AdamW: decoupled (p *= 1 - lr * weight_decay); AdamW
+  /// users usually want 0.01 to 0.05.
   double weight_decay = 5e-4;
+  double adam_beta1 = 0.9;    // AdamW, in [0, 1)
+  double adam_beta2 = 0.999;  // AdamW, in [0, 1)
+  double adam_eps = 1e-8;     // AdamW, positive
+  double lars_trust = 0.001;  // LARS: the trust coefficient eta, positive
+  /// > 0: before the update, gradients are scaled as torch.nn.utils.clip_grad_norm_(params, N)
+  /// scales them (N / (total L2 norm + 1e-6) where that is below 1), as the update reads them
+  /// (get_gradient still reads them unclipped); 0: off.
+  double clip_grad_norm = 0.0;
+  /// The loss's label smoothing in [0, 1], as torch.nn.CrossEntropyLoss(label_smoothing=...).
+  double label_smoothing = 0.0;
   /// Weight decay on biases and batch norm's weight and bias (1-D parameters) too; false leaves
-  /// them undecayed, the usual recipe for large batches.
+  /// them undecayed (and, under LARS, unscaled by the trust ratio), the usual recipe for large
+  /// batches.
   bool decay_bn_bias = true;
   bool deterministic = false;    // CUDA: deterministic kernels only (bitwise repeatable)
   bool tf32 = true;              // CUDA: TF32 tensor-core math in convolutions
@@ -223,13 +244,14 @@ class VDNN_EXPORT Trainer {
   double predicted_step_milliseconds() const noexcept;
   const TrainerConfig& config() const noexcept;
 
-  /// Writes a safetensors checkpoint of the run (parameters, BatchNorm statistics, momentum
-  /// buffers, iteration, seed, network) atomically: a crash never leaves a damaged file at
-  /// `path`. Throws CheckpointError.
+  /// Writes a safetensors checkpoint of the run (parameters, BatchNorm statistics, the
+  /// optimizer's state under PyTorch's names, iteration, seed, network, optimizer) atomically: a
+  /// crash never leaves a damaged file at `path`. Throws CheckpointError.
   void save(const std::string& path);
   /// Continues the run `path` recorded, so that the following steps are bitwise those of an
-  /// uninterrupted run (same network, batch, seed and data). Only before the first step. Throws
-  /// CheckpointError (damaged, or not this network: every difference listed), InvalidArgument.
+  /// uninterrupted run (same network, batch, seed, data and optimizer). Only before the first
+  /// step. Throws CheckpointError (damaged, written by another optimizer, or not this network:
+  /// every difference listed), InvalidArgument.
   void resume(const std::string& path);
   /// Starts from the weights and BatchNorm statistics of `path` (e.g. saved by PyTorch with the
   /// same names); optimizer state and iteration start afresh. Throws CheckpointError.
