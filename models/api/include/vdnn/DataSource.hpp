@@ -1,11 +1,15 @@
 // DataSource: training data of the caller's own that a Trainer draws batches from, on its
-// background loader thread, into its staging buffers (TrainerConfig::data_source).
+// background loader thread, into its staging buffers (TrainerConfig::data_source); and the
+// built-in sources as DataSources (builtin_data_source), e.g. to wrap or mix them in your own.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <vdnn/Batch.hpp>
+#include <vdnn/Export.hpp>
 
 namespace vdnn {
 
@@ -57,5 +61,24 @@ class DataSource {
   /// What the run's messages call the source.
   virtual std::string description() const { return "a custom data source"; }
 };
+
+/// How builtin_data_source reads a built-in source; the defaults are TrainerConfig's.
+struct BuiltinSourceOptions {
+  std::uint64_t seed = 1;        // data order, augmentation and synthetic images
+  std::string augment;           // as TrainerConfig::augment; empty: the source's default
+  bool skip_bad_images = false;  // image files: skip (and count) what cannot be read
+  std::size_t data_workers = 0;  // image files: decode threads (on the CPU); 0: the cores less two
+};
+
+/// The train split of a built-in source as a DataSource: `data` as TrainerConfig::data takes it
+/// ("synthetic", "cifar10:DIR", "imagefolder:DIR", "webdataset:PATTERN"). Its batches are those a
+/// run with `data` and the same seed draws (bitwise), it seeks (so a run on it resumes bitwise),
+/// and its element type is U8 for image files, else F32. The source opens at its first batch,
+/// when the run's format is known; next_batch() throws InvalidArgument when a later batch asks
+/// for another format, and what opening throws (DataError for a bad file, InvalidArgument for a
+/// network that does not fit the data). size() is 0 until then. Throws InvalidArgument here for a
+/// `data` that names no built-in source or an unknown `augment`.
+VDNN_EXPORT std::shared_ptr<DataSource> builtin_data_source(
+    const std::string& data, const BuiltinSourceOptions& options = {});
 
 }  // namespace vdnn
