@@ -143,6 +143,7 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
   if (options.profile_layers) {
     for (std::size_t i = 0; i < 4 * n; ++i) layer_events_.push_back(context.make_event(true));
     layer_times_.resize(n);
+    host_by_op_.assign(kOpCount, 0.0);
   }
   args_.resize(n);
   for (NodeId id = 0; id < static_cast<NodeId>(n); ++id) {
@@ -236,6 +237,7 @@ StepResult Executor::train_step(const void* images, const std::int32_t* labels, 
   try {
     const auto enqueue_start = std::chrono::steady_clock::now();
     step_started_->record(context_.compute());
+    start_host_profile();
     take_staged_input(images);
     input_in_place_ = std::exchange(in_place_images_, nullptr) == images && !managed(plan_);
     run_actions(plan_.actions, images, /*training=*/true);
@@ -282,12 +284,27 @@ void Executor::run_actions(const std::vector<Action>& actions, const void* image
     if (managed(plan_)) gate_managed(action);
     if (moves_data(action.op)) {  // only plan_.actions move data: range_names_ follows them
       const ScopedRange range(context_, range_names_[i].c_str());
-      run(action, images, training);
+      run_timed(action, images, training);
     } else {
-      run(action, images, training);
+      run_timed(action, images, training);
     }
     if (managed(plan_)) track_residency(action);
   }
+}
+
+void Executor::run_timed(const Action& action, const void* images, bool training) {
+  if (host_by_op_.empty()) {
+    run(action, images, training);
+    return;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  run(action, images, training);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  host_by_op_[static_cast<std::size_t>(action.op)] += s;
+  if (action.tensor == kNetworkInput) return;  // the input's "forward" is its upload
+  LayerTime& t = layer_times_[static_cast<std::size_t>(action.tensor)];
+  if (action.op == Op::Forward || action.op == Op::Recompute) t.forward_host += s;
+  if (action.op == Op::Backward) t.backward_host += s;
 }
 
 // The loss layer's input, still held while the loss runs (its last consumer); bf16 logits are
@@ -500,6 +517,11 @@ void Executor::gate_managed(const Action& action) {
   }
 }
 
+void Executor::start_host_profile() {
+  std::fill(host_by_op_.begin(), host_by_op_.end(), 0.0);
+  for (LayerTime& t : layer_times_) t.forward_host = t.backward_host = 0.0;
+}
+
 void Executor::finish_step(double host_seconds) {
   context_.compute().synchronize();
   context_.offload().synchronize();
@@ -511,8 +533,8 @@ void Executor::finish_step(double host_seconds) {
   transfers_.step_seconds = step_done_->seconds_since(*step_started_);
   transfers_.host_seconds = host_seconds;
   for (std::size_t i = 0; i < layer_times_.size(); ++i) {
-    layer_times_[i] = {layer_events_[4 * i + 1]->seconds_since(*layer_events_[4 * i]),
-                       layer_events_[4 * i + 3]->seconds_since(*layer_events_[4 * i + 2])};
+    layer_times_[i].forward = layer_events_[4 * i + 1]->seconds_since(*layer_events_[4 * i]);
+    layer_times_[i].backward = layer_events_[4 * i + 3]->seconds_since(*layer_events_[4 * i + 2]);
   }
   measure_copies();
 }

@@ -51,6 +51,8 @@ struct ExecutorOptions {
 struct LayerTime {
   double forward = 0.0;
   double backward = 0.0;
+  double forward_host = 0.0;   // host seconds enqueuing the forward (and any recompute)
+  double backward_host = 0.0;  // host seconds enqueuing the backward
 };
 
 /// One interval of the last step on one stream, from the events around it (profile_layers).
@@ -192,6 +194,9 @@ class Executor {
   const TransferReport& transfers() const noexcept { return transfers_; }
   /// Per node, the last step's layer times; empty unless options.profile_layers.
   const std::vector<LayerTime>& layer_times() const noexcept { return layer_times_; }
+  /// Host seconds the last step spent enqueuing each kind of action, indexed by Op; empty unless
+  /// options.profile_layers.
+  const std::vector<double>& host_seconds_by_op() const noexcept { return host_by_op_; }
   /// The last step: every layer's forward and backward on the compute stream, every copy and
   /// migration on its stream, and the memory in use after each action. Times come from the
   /// backend's events (CUDA: the device clock). Throws InvalidArgument unless
@@ -221,6 +226,8 @@ class Executor {
 
   /// Runs `actions` (plan_.actions or plan_.inference) in order.
   void run_actions(const std::vector<Action>& actions, const void* images, bool training);
+  /// run() timed on the host into host_by_op_ and the node's LayerTime (profile_layers).
+  void run_timed(const Action& action, const void* images, bool training);
   void run(const Action& action, const void* images, bool training);
   void stage_labels(const std::int32_t* labels);
   bool is_staging_slot(const void* images) const;
@@ -239,6 +246,8 @@ class Executor {
   template <typename Enqueue>
   void timed(NodeId node, std::size_t phase, Enqueue enqueue);
   void update(double lr);
+  /// Zeroes the host times of profile_layers at the start of a step.
+  void start_host_profile();
   /// Waits for the step's work and measures it; `host_seconds`: what enqueuing it took.
   void finish_step(double host_seconds);
   void measure_copies();
@@ -301,6 +310,7 @@ class Executor {
   // profile_layers: per node, events around forward and backward (start, end, start, end).
   std::vector<std::unique_ptr<runtime::Event>> layer_events_;
   std::vector<LayerTime> layer_times_;
+  std::vector<double> host_by_op_;        // profile_layers: this step's host seconds per Op
   std::vector<std::string> range_names_;  // per action: profiler range names of copies
   // Managed memory: bytes evicted now, the measured peak of bytes on the device, and the gate that
   // keeps the pages really on the device within the budget.

@@ -5,6 +5,7 @@
 // Note [Managed memory], Note [Recomputation] and Note [Evaluation memory] in docs/ARCHITECTURE.md.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -69,6 +70,8 @@ enum class Op : std::uint8_t {
                // it on the offload stream, in backward where the peak has room (Note [Input
                // staging]); a no-op unless the caller named the next batch
 };
+/// How many kinds of Op there are (StageInput is the last).
+inline constexpr std::size_t kOpCount = static_cast<std::size_t>(Op::StageInput) + 1;
 const char* op_name(Op op) noexcept;
 
 /// One step of the plan. `tensor` is the feature map (a node id, or kNetworkInput) for memory
