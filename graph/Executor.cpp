@@ -25,7 +25,7 @@ struct Executor::NodeArgs {
 namespace {
 
 bool managed(const Plan& plan) { return plan.memory == DeviceMemory::Managed; }
-bool training(const Plan& plan) { return plan.purpose == Purpose::Training; }
+bool for_training(const Plan& plan) { return plan.purpose == Purpose::Training; }
 
 // The phase timed() leaves untimed: evaluation keeps the last step's layer times.
 constexpr std::size_t kUntimed = 4;
@@ -56,7 +56,7 @@ class ScopedRange {
 std::vector<layers::OptimizerSlot> optimizer_slots(const ParameterStore& params, const Plan& plan,
                                                    const ExecutorOptions& options) {
   std::vector<layers::OptimizerSlot> slots;
-  if (!training(plan)) return slots;
+  if (!for_training(plan)) return slots;
   const int states = layers::state_buffers(options.optimizer.kind);
   for (const Parameter& p : params.all()) {
     if (!p.trainable()) continue;
@@ -108,17 +108,18 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
       loss_stats_buffer_(pinned_upstream_, sizeof(layers::LossStats)),
       loss_stats_(new (loss_stats_buffer_.data()) layers::LossStats{}),
       shared_workspace_(device_, plan.shared_workspace_bytes),
-      loss_seed_(device_, training(plan) ? sizeof(float) : 0),
+      loss_seed_(device_, for_training(plan) ? sizeof(float) : 0),
       optimizer_slots_(optimizer_slots(*params_, plan, options)),
-      optimizer_(training(plan) ? layers::make_optimizer(layers.backend(), layers.options(),
-                                                         options.optimizer, optimizer_slots_.size())
-                                : nullptr),
+      optimizer_(for_training(plan)
+                     ? layers::make_optimizer(layers.backend(), layers.options(), options.optimizer,
+                                              optimizer_slots_.size())
+                     : nullptr),
       step_started_(context.make_event(/*timing=*/true)),
       step_done_(context.make_event(/*timing=*/true)),
       eviction_gate_(
           managed(plan) && plan.budget_bytes > 0 ? plan.budget_bytes - plan.resident_bytes : 0) {
   VDNN_EXPECTS(options.input_slots >= 1, "an executor needs at least one input staging slot");
-  VDNN_EXPECTS(!training(plan) ||
+  VDNN_EXPECTS(!for_training(plan) ||
                    plan.optimizer_state_buffers == layers::state_buffers(options.optimizer.kind),
                std::string("the plan counts ") + std::to_string(plan.optimizer_state_buffers) +
                    " optimizer state tensors per parameter, " +
@@ -235,7 +236,7 @@ void Executor::take_staged_input(const void* images) {
 
 StepResult Executor::train_step(const void* images, const std::int32_t* labels, double lr,
                                 const std::function<void()>& before_update) {
-  VDNN_EXPECTS(training(plan_), "train_step: an inference plan has no training step");
+  VDNN_EXPECTS(for_training(plan_), "train_step: an inference plan has no training step");
   stage_labels(labels);
   next_recompute_ = 0;
   try {

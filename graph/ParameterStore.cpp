@@ -96,7 +96,8 @@ ParameterStore::ParameterStore(const Graph& graph, runtime::MemoryResource& memo
       const std::size_t bytes = spec.shape.bytes(runtime::DType::F32);
       Parameter p{node.name + "." + spec.name,    id, std::move(spec),
                   runtime::Buffer(memory, bytes), {}, {}};
-      if (p.trainable() && purpose == Purpose::Training) {  // the state starts from the first gradient: no initial value
+      // The state starts from the first gradient: no initial value; inference keeps neither.
+      if (p.trainable() && purpose == Purpose::Training) {
         p.grad = runtime::Buffer(memory, bytes);
         for (int i = 0; i < state_buffers; ++i) p.state.at(i) = runtime::Buffer(memory, bytes);
       }

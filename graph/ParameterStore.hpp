@@ -51,8 +51,7 @@ struct Parameter {
 class ParameterStore {
  public:
   ParameterStore(const Graph& graph, runtime::MemoryResource& memory, std::uint64_t seed,
-                 runtime::Stream& upload, int state_buffers,
-                 Purpose purpose = Purpose::Training);
+                 runtime::Stream& upload, int state_buffers, Purpose purpose = Purpose::Training);
 
   std::vector<Parameter>& all() noexcept { return params_; }
   const std::vector<Parameter>& all() const noexcept { return params_; }

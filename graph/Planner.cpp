@@ -82,8 +82,8 @@ std::optional<Plan> fitting_inference_plan(const Graph& g, const Liveness& live,
                                            const PlanRequest& request) {
   Plan plan = planner::inference_plan(g, live, request);
   if (!planner::fits(g, plan)) {
-    throw DoesNotFit(shortfall(std::string("inference under policy ") + policy_name(plan.policy),
-                               g, plan, request.budget_bytes) +
+    throw DoesNotFit(shortfall(std::string("inference under policy ") + policy_name(plan.policy), g,
+                               plan, request.budget_bytes) +
                          " Policies move only what backward keeps, which inference does not; a "
                          "smaller batch might fit.",
                      plan.predicted_peak, 0, request.budget_bytes);
@@ -236,10 +236,11 @@ std::string format_plan(const Graph& g, const Plan& plan) {
          (plan.budget_bytes == 0 ? std::string("none") : runtime::format_bytes(plan.budget_bytes)) +
          "\n";
   if (plan.purpose == Purpose::Inference) {
-    out += std::string("inference:             a forward pass in eval mode; every feature map "
-                       "freed after its last forward consumer, so ") +
-           policy_name(plan.policy) +
-           " has nothing to offload, prefetch or recompute (those keep maps for backward)\n";
+    out +=
+        "inference:             a forward pass in eval mode; every feature map freed after "
+        "its last forward consumer, so " +
+        std::string(policy_name(plan.policy)) +
+        " has nothing to offload, prefetch or recompute (those keep maps for backward)\n";
     out += "resident (parameters and batch-norm statistics; no gradients or optimizer state): " +
            runtime::format_bytes(plan.resident_bytes) + "\n";
   } else {

@@ -37,10 +37,10 @@ class DoesNotFit : public runtime::OutOfMemory {
   using OutOfMemory::OutOfMemory;
 };
 
-/// Builds the plan (of request.purpose); vdnn-dyn takes, of baseline, vdnn-conv, vdnn-all and auto, the plan that fits
-/// with the least predicted step time. Throws DoesNotFit when the step cannot run within the
-/// budget: the predicted peak exceeds it, or the device pool (simulated with the real allocator, so
-/// fragmentation counts) cannot place every allocation.
+/// Builds the plan (of request.purpose); vdnn-dyn takes, of baseline, vdnn-conv, vdnn-all and auto,
+/// the plan that fits with the least predicted step time. Throws DoesNotFit when the step cannot
+/// run within the budget: the predicted peak exceeds it, or the device pool (simulated with the
+/// real allocator, so fragmentation counts) cannot place every allocation.
 Plan make_plan(const Graph& graph, const PlanRequest& request);
 
 /// Device bytes that stay allocated across steps: parameters and buffers, gradients and

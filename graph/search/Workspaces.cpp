@@ -120,9 +120,9 @@ void raise_where_faster(const Graph& graph, LayerSet& layers, CostModel& costs, 
         LayerCost& cost = trial.layers.at(static_cast<std::size_t>(node));
         (backward ? cost.backward : cost.forward) += c.seconds - seconds;
         try {
-          Plan faster = make_plan(graph, request_for(layers, plan.requested, plan.budget_bytes,
-                                                     trial, plan.optimizer_state_buffers,
-                                                     plan.purpose));
+          Plan faster =
+              make_plan(graph, request_for(layers, plan.requested, plan.budget_bytes, trial,
+                                           plan.optimizer_state_buffers, plan.purpose));
           if (faster.predicted_step_seconds < plan.predicted_step_seconds) {
             plan = std::move(faster);
             costs = std::move(trial);

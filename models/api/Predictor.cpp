@@ -6,9 +6,9 @@
 
 #include <utility>
 
-#include "models/api/SessionResults.hpp"
 #include "models/api/NetworkDefinition.hpp"
 #include "models/api/PublicErrors.hpp"
+#include "models/api/SessionResults.hpp"
 #include "models/api/TrainerOptions.hpp"
 #include "models/train/Predictor.hpp"
 
@@ -74,8 +74,6 @@ Backend Predictor::backend() const noexcept {
                                                                             : Backend::Cpu;
 }
 
-MemoryStats Predictor::memory() const {
-  return api::memory_stats(run_->predictor.session());
-}
+MemoryStats Predictor::memory() const { return api::memory_stats(run_->predictor.session()); }
 
 }  // namespace vdnn

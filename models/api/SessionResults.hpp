@@ -14,8 +14,7 @@ namespace vdnn::api {
 /// The logits of `count` float images (NCHW, host memory) through `session`
 /// (models::predict_logits): count x num_classes values. Throws runtime::InvalidArgument (a
 /// network that takes image bytes, null images, a count below 1); the executor's errors.
-std::vector<float> predict_floats(graph::Session& session, const float* images,
-                                  std::int64_t count);
+std::vector<float> predict_floats(graph::Session& session, const float* images, std::int64_t count);
 
 /// Each row of `classes` values replaced by its softmax, computed in double and shifted by the
 /// row's largest value for range.

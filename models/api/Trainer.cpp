@@ -13,9 +13,9 @@
 #include "layers/Registry.hpp"
 #include "models/api/BatchInput.hpp"
 #include "models/api/DataSourceDataset.hpp"
-#include "models/api/SessionResults.hpp"
 #include "models/api/NetworkDefinition.hpp"
 #include "models/api/PublicErrors.hpp"
+#include "models/api/SessionResults.hpp"
 #include "models/api/TrainerOptions.hpp"
 #include "models/data/Augmentation.hpp"
 #include "models/train/ParameterAccess.hpp"
@@ -164,9 +164,9 @@ struct Trainer::Run {
 
   Run(const Network& network, const TrainerConfig& c)
       : config(c),
-        trainer(network.definition().def, c.batch,
-                api::trainer_options(c, network.definition().def,
-                                     network.definition().config_json)) {}
+        trainer(
+            network.definition().def, c.batch,
+            api::trainer_options(c, network.definition().def, network.definition().config_json)) {}
 };
 
 Trainer::Trainer(const Network& network, const TrainerConfig& config)
@@ -272,9 +272,7 @@ void Trainer::set_gradient(const std::string& name, const float* values, std::si
 
 std::int64_t Trainer::iteration() const noexcept { return run_->trainer.iteration(); }
 
-MemoryStats Trainer::memory() const {
-  return api::memory_stats(run_->trainer.session());
-}
+MemoryStats Trainer::memory() const { return api::memory_stats(run_->trainer.session()); }
 
 Backend Trainer::backend() const noexcept {
   return run_->trainer.options().session.backend == layers::Backend::Cuda ? Backend::Cuda

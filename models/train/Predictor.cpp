@@ -52,8 +52,8 @@ Predictor::Predictor(const graph::NetworkDef& def, std::int64_t batch, Predictor
                      const std::filesystem::path& checkpoint)
     : options_(for_inference(std::move(options))),
       cache_(open_setup_cache(options_.cache_dir, options_.cache, options_.session)),
-      session_(std::make_unique<graph::Session>(graph::Graph::build(def, batch),
-                                                options_.session)) {
+      session_(
+          std::make_unique<graph::Session>(graph::Graph::build(def, batch), options_.session)) {
   LoadOptions load;
   load.weights_only = true;
   load_checkpoint(checkpoint, *session_, load);

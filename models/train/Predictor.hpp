@@ -18,8 +18,7 @@ namespace vdnn::models {
 /// time, the last one padded with zeros (which changes no other image's logits). Changes no
 /// training state. Throws runtime::InvalidArgument for null pointers or a count below 1; the
 /// executor's errors.
-void predict_logits(graph::Session& session, const void* images, std::int64_t count,
-                    float* logits);
+void predict_logits(graph::Session& session, const void* images, std::int64_t count, float* logits);
 
 /// Everything an inference run is set up from; the fields mean what TrainerOptions' do.
 struct PredictorOptions {
