@@ -11,6 +11,7 @@
 
 #include "graph/TestNetworks.hpp"
 #include "models/ConfigLoader.hpp"
+#include "models/train/SafetensorsBytes.hpp"
 #include "models/train/Trainer.hpp"
 
 namespace vdnn::models {
@@ -18,18 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A fresh directory under the temporary one, removed with the object.
-struct Scratch {
-  fs::path path;
-  explicit Scratch(const std::string& name)
-      : path(fs::temp_directory_path() / ("vdnn-test-predictor-" + name)) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~Scratch() { fs::remove_all(path); }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-};
+using testing::TempDir;
 
 graph::NetworkDef resnet20() {
   return load_network(std::string(VDNN_SOURCE_DIR) + "/configs/resnet20-cifar.json");
@@ -73,9 +63,9 @@ std::vector<float> logits(graph::Session& session, const std::vector<float>& in,
 }
 
 TEST(Predictor, PlansAndMeasuresLessThanTheTrainerAndHoldsNoTrainingState) {
-  const Scratch dir("memory");
+  const TempDir dir("predictor-memory");
   Trainer trainer(resnet20(), 8, trainer_options());
-  const fs::path checkpoint = trained_checkpoint(trainer, dir.path);
+  const fs::path checkpoint = trained_checkpoint(trainer, dir.path());
   Predictor predictor(resnet20(), 8, predictor_options(trainer.options()), checkpoint);
   const std::vector<float> in = images(8);
   const std::vector<float> expected = logits(trainer.session(), in, 8);
@@ -97,9 +87,9 @@ TEST(Predictor, PlansAndMeasuresLessThanTheTrainerAndHoldsNoTrainingState) {
 }
 
 TEST(Predictor, RunsUnderABudgetTheTrainerDoesNotFit) {
-  const Scratch dir("budget");
+  const TempDir dir("predictor-budget");
   Trainer trainer(resnet20(), 8, trainer_options());
-  const fs::path checkpoint = trained_checkpoint(trainer, dir.path);
+  const fs::path checkpoint = trained_checkpoint(trainer, dir.path());
   const std::uint64_t budget =
       Predictor(resnet20(), 8, predictor_options(trainer.options()), checkpoint)
           .session()
@@ -122,9 +112,9 @@ TEST(Predictor, RunsUnderABudgetTheTrainerDoesNotFit) {
 }
 
 TEST(Predictor, GivesTheTrainersLogitsBitwiseInBf16) {
-  const Scratch dir("bf16");
+  const TempDir dir("predictor-bf16");
   Trainer trainer(resnet20(), 4, trainer_options(runtime::DType::BF16));
-  const fs::path checkpoint = trained_checkpoint(trainer, dir.path);
+  const fs::path checkpoint = trained_checkpoint(trainer, dir.path());
   Predictor predictor(resnet20(), 4, predictor_options(trainer.options()), checkpoint);
   const std::vector<float> in = images(6);  // a batch and a padded one
   EXPECT_EQ(logits(predictor.session(), in, 6), logits(trainer.session(), in, 6));
