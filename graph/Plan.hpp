@@ -1,8 +1,9 @@
 // Plan: the memory schedule of one training step as data: where device memory comes from, every
 // allocation, offload, prefetch, eviction, migration, recomputation and free in execution order,
-// with the device bytes predicted after each, and the forward-only pass of an evaluation. The
-// executor runs exactly these lists; `vdnn plan` prints the step. See Note [Offload lifetime],
-// Note [Managed memory], Note [Recomputation] and Note [Evaluation memory] in docs/ARCHITECTURE.md.
+// with the device bytes predicted after each, and the forward-only pass of an evaluation; or of an
+// inference pass alone. The executor runs exactly these lists; `vdnn plan` prints the step. See
+// Note [Offload lifetime], Note [Managed memory], Note [Recomputation], Note [Evaluation memory]
+// and Note [Inference plan] in docs/ARCHITECTURE.md.
 #pragma once
 
 #include <cstdint>
