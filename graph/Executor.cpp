@@ -25,6 +25,7 @@ struct Executor::NodeArgs {
 namespace {
 
 bool managed(const Plan& plan) { return plan.memory == DeviceMemory::Managed; }
+bool for_training(const Plan& plan) { return plan.purpose == Purpose::Training; }
 
 // The phase timed() leaves untimed: evaluation keeps the last step's layer times.
 constexpr std::size_t kUntimed = 4;
@@ -51,10 +52,11 @@ class ScopedRange {
 };
 
 // Every trainable parameter as the optimizer updates it; 1-D ones (biases, batch norm's weight and
-// bias) excluded from weight decay unless options.decay_biases_and_norms.
-std::vector<layers::OptimizerSlot> optimizer_slots(const ParameterStore& params,
+// bias) excluded from weight decay unless options.decay_biases_and_norms. None for inference.
+std::vector<layers::OptimizerSlot> optimizer_slots(const ParameterStore& params, const Plan& plan,
                                                    const ExecutorOptions& options) {
   std::vector<layers::OptimizerSlot> slots;
+  if (!for_training(plan)) return slots;
   const int states = layers::state_buffers(options.optimizer.kind);
   for (const Parameter& p : params.all()) {
     if (!p.trainable()) continue;
@@ -100,22 +102,25 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
       pinned_pool_(pinned_upstream_, plan.pinned_bytes),
       pinned_(pinned_pool_),
       params_(std::make_unique<ParameterStore>(graph, device_, options.seed, context.compute(),
-                                               plan.optimizer_state_buffers)),
+                                               plan.optimizer_state_buffers, plan.purpose)),
       label_staging_(pinned_upstream_,
                      static_cast<std::size_t>(graph.batch()) * sizeof(std::int32_t)),
       loss_stats_buffer_(pinned_upstream_, sizeof(layers::LossStats)),
       loss_stats_(new (loss_stats_buffer_.data()) layers::LossStats{}),
       shared_workspace_(device_, plan.shared_workspace_bytes),
-      loss_seed_(device_, sizeof(float)),
-      optimizer_slots_(optimizer_slots(*params_, options)),
-      optimizer_(layers::make_optimizer(layers.backend(), layers.options(), options.optimizer,
-                                        optimizer_slots_.size())),
+      loss_seed_(device_, for_training(plan) ? sizeof(float) : 0),
+      optimizer_slots_(optimizer_slots(*params_, plan, options)),
+      optimizer_(for_training(plan)
+                     ? layers::make_optimizer(layers.backend(), layers.options(), options.optimizer,
+                                              optimizer_slots_.size())
+                     : nullptr),
       step_started_(context.make_event(/*timing=*/true)),
       step_done_(context.make_event(/*timing=*/true)),
       eviction_gate_(
           managed(plan) && plan.budget_bytes > 0 ? plan.budget_bytes - plan.resident_bytes : 0) {
   VDNN_EXPECTS(options.input_slots >= 1, "an executor needs at least one input staging slot");
-  VDNN_EXPECTS(plan.optimizer_state_buffers == layers::state_buffers(options.optimizer.kind),
+  VDNN_EXPECTS(!for_training(plan) ||
+                   plan.optimizer_state_buffers == layers::state_buffers(options.optimizer.kind),
                std::string("the plan counts ") + std::to_string(plan.optimizer_state_buffers) +
                    " optimizer state tensors per parameter, " +
                    layers::optimizer_name(options.optimizer.kind) + " keeps " +
@@ -124,7 +129,7 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
     staging_.emplace_back(pinned_upstream_, graph.tensor_bytes(kNetworkInput));
   }
   const float one = 1.0f;
-  context.compute().copy_async(loss_seed_.data(), &one, sizeof(one));
+  if (!loss_seed_.empty()) context.compute().copy_async(loss_seed_.data(), &one, sizeof(one));
   context.compute().synchronize();
   const std::size_t n = graph.nodes().size();
   for (NodeId t = 0; t < static_cast<NodeId>(n); ++t) {
@@ -232,6 +237,7 @@ void Executor::take_staged_input(const void* images) {
 
 StepResult Executor::train_step(const void* images, const std::int32_t* labels, double lr,
                                 const std::function<void()>& before_update) {
+  VDNN_EXPECTS(for_training(plan_), "train_step: an inference plan has no training step");
   stage_labels(labels);
   next_recompute_ = 0;
   try {

@@ -130,7 +130,8 @@ class Executor {
  public:
   /// Takes the device pool (plan.pool_bytes: the budget, or what the plan needs without one) and
   /// the pinned pool (plan.pinned_bytes) from the context and allocates the parameters with the
-  /// optimizer state that options.optimizer keeps. Throws OutOfMemory, InvalidArgument
+  /// optimizer state that options.optimizer keeps (an inference plan: the parameters alone, no
+  /// gradients, optimizer or loss seed; Note [Inference plan]). Throws OutOfMemory, InvalidArgument
   /// (layers/backend mismatch, an invalid optimizer configuration, a plan made for another number
   /// of optimizer state tensors).
   Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
@@ -157,6 +158,7 @@ class Executor {
   /// afterwards. `before_update`, when set, runs on this thread after the backward pass is
   /// enqueued and before the SGD update is: it may read and replace parameter gradients through
   /// the compute stream (models::read_parameter); what it throws abandons the step, as above.
+  /// Throws InvalidArgument for an inference plan (it has no training step).
   StepResult train_step(const void* images, const std::int32_t* labels, double lr,
                         const std::function<void()>& before_update = {});
   /// Names the batch the train_step after the next one trains on, so that the next one uploads

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "graph/Graph.hpp"
+#include "graph/Plan.hpp"
 #include "layers/Optimizer.hpp"
 #include "runtime/MemoryResource.hpp"
 #include "runtime/Stream.hpp"
@@ -15,7 +16,8 @@
 
 namespace vdnn::graph {
 
-/// One parameter (or buffer) of one node. grad and state are empty for buffers.
+/// One parameter (or buffer) of one node. grad and state are empty for buffers (and for every
+/// parameter of an inference store).
 struct Parameter {
   std::string name;  // "<node>.<param>", e.g. "layer2.17.conv2.weight" (PyTorch style)
   NodeId node = 0;
@@ -44,11 +46,12 @@ struct Parameter {
 /// gradient and optimizer state too), the order the convolution runs, so no step converts it; every
 /// other parameter keeps PyTorch's order. Values are the same numbers in either order. Each
 /// trainable parameter gets `state_buffers` (<= layers::kMaxStateBuffers) optimizer state tensors,
-/// which hold no value until the first update writes them. Throws OutOfMemory.
+/// which hold no value until the first update writes them. For Purpose::Inference the store holds
+/// the values alone: no gradients, no optimizer state (Note [Inference plan]). Throws OutOfMemory.
 class ParameterStore {
  public:
   ParameterStore(const Graph& graph, runtime::MemoryResource& memory, std::uint64_t seed,
-                 runtime::Stream& upload, int state_buffers);
+                 runtime::Stream& upload, int state_buffers, Purpose purpose = Purpose::Training);
 
   std::vector<Parameter>& all() noexcept { return params_; }
   const std::vector<Parameter>& all() const noexcept { return params_; }
