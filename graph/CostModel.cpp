@@ -12,6 +12,7 @@ constexpr double kFlopsPerSecond = 65e12;  // TF32 convolutions as cuDNN reaches
 constexpr double kBf16Speedup = 2.0;       // Hopper's bf16 tensor math over its TF32
 constexpr double kMemoryBytesPerSecond = 2.5e12;
 constexpr double kLinkBytesPerSecond = 55e9;
+constexpr double kPeerLinkBytesPerSecond = 396e9;
 constexpr double kLaunchGap = 4e-6;
 
 double flops(const Graph& g, NodeId id) {
@@ -47,6 +48,7 @@ CostModel estimate_costs(const Graph& g) {
   costs.source = "estimated";
   costs.device_to_host = kLinkBytesPerSecond;
   costs.host_to_device = kLinkBytesPerSecond;
+  costs.peer_link = kPeerLinkBytesPerSecond;
   costs.gap = kLaunchGap;
   for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id) {
     const double rate = g.input_dtype(id) == runtime::DType::BF16 ? kBf16Speedup * kFlopsPerSecond

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "graph/Graph.hpp"
+#include "graph/Plan.hpp"
 
 namespace vdnn::graph {
 
@@ -23,18 +24,27 @@ struct CostModel {
   std::vector<LayerCost> layers;  // per node
   double device_to_host = 0.0;    // bytes per second of an offload copy
   double host_to_device = 0.0;    // bytes per second of a prefetch copy (and the upload)
-  double gap = 0.0;               // seconds between two compute-stream operations (launches)
-  std::string source;             // "estimated", "measured", or the cache file it came from
+  /// Bytes per second of a copy to or from the peer pool, each way (Note [Peer tier]).
+  double peer_link = 0.0;
+  double gap = 0.0;    // seconds between two compute-stream operations (launches)
+  std::string source;  // "estimated", "measured", or the cache file it came from
 
   double forward(NodeId node) const { return layers.at(static_cast<std::size_t>(node)).forward; }
   double backward(NodeId node) const { return layers.at(static_cast<std::size_t>(node)).backward; }
   /// Sum of the forward times (the window that hides offload copies).
   double forward_seconds() const;
+  /// Bytes per second of an offload (`to_device` false) or a prefetch copy of `tier`; a peer link
+  /// not measured (0) is taken to be as slow as the host's.
+  double copy_rate(Tier tier, bool to_device) const {
+    if (tier == Tier::Peer && peer_link > 0.0) return peer_link;
+    return to_device ? host_to_device : device_to_host;
+  }
 };
 
 /// Rough costs from arithmetic and bytes alone, at an H200's rates: for planning without a
 /// measurement (`vdnn plan`) and in tests. Forward: FLOPs at 65 TFLOP/s plus bytes read and
-/// written at 2.5 TB/s; backward twice that; copies at 55 GB/s.
+/// written at 2.5 TB/s; backward twice that; copies at 55 GB/s to the host and 396 GB/s to a peer
+/// (NVLink between two H200s, cudaMemcpyPeerAsync).
 CostModel estimate_costs(const Graph& graph);
 
 /// What a measured cost model is valid for: the network's layers and shapes, the batch, the

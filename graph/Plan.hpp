@@ -2,8 +2,8 @@
 // allocation, offload, prefetch, eviction, migration, recomputation and free in execution order,
 // with the device bytes predicted after each, and the forward-only pass of an evaluation; or of an
 // inference pass alone. The executor runs exactly these lists; `vdnn plan` prints the step. See
-// Note [Offload lifetime], Note [Managed memory], Note [Recomputation], Note [Evaluation memory]
-// and Note [Inference plan] in docs/ARCHITECTURE.md.
+// Note [Offload lifetime], Note [Managed memory], Note [Recomputation], Note [Evaluation memory],
+// Note [Inference plan] and Note [Peer tier] in docs/ARCHITECTURE.md.
 #pragma once
 
 #include <cstddef>
@@ -75,6 +75,11 @@ enum class Op : std::uint8_t {
 inline constexpr std::size_t kOpCount = static_cast<std::size_t>(Op::StageInput) + 1;
 const char* op_name(Op op) noexcept;
 
+/// Where an offloaded map waits for backward (Note [Peer tier]): pinned host memory over the host
+/// link, or the peer pool on a neighbour GPU over the peer link.
+enum class Tier : std::uint8_t { Host, Peer };
+const char* tier_name(Tier tier) noexcept;
+
 /// One step of the plan. `tensor` is the feature map (a node id, or kNetworkInput) for memory
 /// operations and the node for Forward/Backward/Recompute and the workspace actions.
 struct Action {
@@ -84,6 +89,7 @@ struct Action {
                                    // Offload, the bytes copied; for Evict, Migrate and FaultIn, the
                                    // bytes whose pages move
   std::uint64_t device_bytes = 0;  // predicted device bytes in use after this action
+  Tier tier = Tier::Host;          // Offload, Prefetch, AwaitPrefetch: where the map's copy lies
 };
 
 /// Passes whose workspace is at most this share one buffer allocated for the whole run: small
@@ -142,6 +148,20 @@ struct Plan {
   /// freed after its last forward consumer, nothing copied or migrated; device_bytes as in
   /// `actions`. The pools are sized for it too (Note [Evaluation memory]).
   std::vector<Action> inference;
+  /// The peer tier (Note [Peer tier]): the GPU whose pool takes offloaded maps first, and the most
+  /// bytes of maps the plan may keep there at once; -1 and 0: no peer tier.
+  int peer_device = -1;
+  std::uint64_t peer_budget_bytes = 0;
+  std::uint64_t peer_bytes = 0;            // peer pool the plan needs (as pinned_bytes); 0: none
+  std::uint64_t peer_offloaded_bytes = 0;  // per step, the part of offloaded_bytes to the peer
+
+  /// Where an Offloaded map's copy lies: the tier of its Offload action (Host for any other map).
+  Tier tier_of(NodeId tensor) const {
+    for (const Action& a : actions) {
+      if (a.op == Op::Offload && a.tensor == tensor) return a.tier;
+    }
+    return Tier::Host;
+  }
 
   Placement placement_of(NodeId tensor) const {
     return placement.at(tensor == kNetworkInput ? placement.size() - 1

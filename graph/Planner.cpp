@@ -91,6 +91,28 @@ std::optional<Plan> fitting_inference_plan(const Graph& g, const Liveness& live,
   return plan;
 }
 
+// Offload, Prefetch and AwaitPrefetch name the tier their copy lies in.
+bool copies_to_tier(Op op) {
+  return op == Op::Offload || op == Op::Prefetch || op == Op::AwaitPrefetch;
+}
+
+// The peer tier's lines of the totals: bytes and maps per tier, and the peer pool.
+std::string format_tiers(const Plan& plan) {
+  std::size_t to_peer = 0;
+  std::size_t offloads = 0;
+  for (const Action& a : plan.actions) {
+    if (a.op != Op::Offload) continue;
+    ++offloads;
+    to_peer += a.tier == Tier::Peer ? 1 : 0;
+  }
+  return "offloaded to peer GPU " + std::to_string(plan.peer_device) + ": " +
+         runtime::format_bytes(plan.peer_offloaded_bytes) + " in " + std::to_string(to_peer) +
+         " feature maps (budget " + runtime::format_bytes(plan.peer_budget_bytes) + ", pool " +
+         runtime::format_bytes(plan.peer_bytes) + ")\n" + "offloaded to the host:  " +
+         runtime::format_bytes(plan.offloaded_bytes - plan.peer_offloaded_bytes) + " in " +
+         std::to_string(offloads - to_peer) + " feature maps\n";
+}
+
 std::string format_milliseconds(double seconds) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.2f ms", seconds * 1e3);
@@ -127,6 +149,8 @@ const char* device_memory_name(DeviceMemory memory) noexcept {
 
 const char* op_name(Op op) noexcept { return kOpNames[static_cast<int>(op)]; }
 
+const char* tier_name(Tier tier) noexcept { return tier == Tier::Peer ? "peer" : "host"; }
+
 std::uint64_t resident_bytes(const Graph& g, int optimizer_state_buffers) {
   const auto trainable_copies = static_cast<std::uint64_t>(2 + optimizer_state_buffers);
   return kF32 + parameter_copies_bytes(g, trainable_copies);  // kF32: the loss gradient seed
@@ -158,6 +182,7 @@ Plan make_plan(const Graph& graph, const PlanRequest& request) {
                            ? std::min(pools.device, planner::pool_for_budget(request.budget_bytes))
                            : pools.device;
     plan->pinned_bytes = pools.pinned;
+    plan->peer_bytes = pools.peer;
     plan->predicted_step_seconds = planner::predicted_seconds(graph, *plan, costs);
     plan->cost_source = costs.source;
     return *std::move(plan);
@@ -212,7 +237,9 @@ std::string format_plan(const Graph& g, const Plan& plan) {
   out += line;
   std::size_t index = 0;
   for (const Action& a : plan.actions) {
-    const std::string name = a.tensor == kNetworkInput ? kInputName : g.node(a.tensor).name;
+    std::string name = a.tensor == kNetworkInput ? kInputName : g.node(a.tensor).name;
+    if (plan.peer_budget_bytes > 0 && copies_to_tier(a.op))
+      name += std::string(" @") + tier_name(a.tier);
     const bool compute = a.op == Op::Forward || a.op == Op::Backward;
     std::snprintf(line, sizeof(line), "%-6zu %-15s %-36s %14s %16s\n", index++, op_name(a.op),
                   name.c_str(), compute ? "" : runtime::format_bytes(a.bytes).c_str(),
@@ -252,6 +279,7 @@ std::string format_plan(const Graph& g, const Plan& plan) {
   out += "offloaded per step:    " + runtime::format_bytes(plan.offloaded_bytes) + " in " +
          std::to_string(offloaded) + " feature maps\n";
   out += "prefetched per step:   " + runtime::format_bytes(plan.prefetched_bytes) + "\n";
+  if (plan.peer_budget_bytes > 0) out += format_tiers(plan);
   out += "predicted step time:   " + format_milliseconds(plan.predicted_step_seconds) + " (costs " +
          plan.cost_source + ")\n";
   if (recomputed > 0) {

@@ -13,6 +13,13 @@
 
 namespace vdnn::graph {
 
+/// A peer tier as the searches pass it on (Note [Peer tier]): GPU `device`, at most `budget_bytes`
+/// of maps there at once; the default is none.
+struct PeerTier {
+  int device = -1;
+  std::uint64_t budget_bytes = 0;
+};
+
 struct PlanRequest {
   Policy policy = Policy::Baseline;
   std::uint64_t budget_bytes = 0;  // 0: no budget
@@ -28,6 +35,11 @@ struct PlanRequest {
   /// Inference: a forward pass alone over the parameters once, every map freed after its last
   /// forward consumer whatever the policy (Note [Inference plan]).
   Purpose purpose = Purpose::Training;
+  /// The peer tier (Note [Peer tier]): offloaded maps go, in the order they are offloaded, to a
+  /// pool on GPU `peer_device` while the maps there at once stay within `peer_budget_bytes`, the
+  /// rest to pinned host memory. -1 or 0: every offloaded map goes to the host.
+  int peer_device = -1;
+  std::uint64_t peer_budget_bytes = 0;
 };
 
 /// No plan of the requested policy fits the budget. what() says by how much, and which policy
@@ -54,6 +66,9 @@ std::uint64_t parameter_bytes(const Graph& graph);
 /// and its backward run: what each pass's workspace could take there (Note [Workspace]). Nodes
 /// that never run a pass get the whole budget for it.
 std::vector<layers::WorkspaceBytes> room_for_workspace(const Graph& graph, const Plan& plan);
+
+/// The peer tier `plan` was made with.
+inline PeerTier peer_tier(const Plan& plan) { return {plan.peer_device, plan.peer_budget_bytes}; }
 
 /// Human-readable plan: one line per action grouped by step, then the totals.
 std::string format_plan(const Graph& graph, const Plan& plan);

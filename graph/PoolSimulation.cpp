@@ -52,8 +52,11 @@ constexpr int kMaxSteps = 8;
 
 class Replay {
  public:
-  Replay(const Graph& g, std::uint64_t device_capacity, std::uint64_t pinned_capacity)
-      : g_(g), device_(space_, device_capacity), pinned_(space_, pinned_capacity) {
+  Replay(const Graph& g, const PoolSizes& capacity)
+      : g_(g),
+        device_(space_, capacity.device),
+        pinned_(space_, capacity.pinned),
+        peer_(space_, capacity.peer) {
     for (NodeId t = kNetworkInput; t < static_cast<NodeId>(g.nodes().size()); ++t) {
       released_.push_back(std::make_unique<ReleaseEvent>(t, &sink_));
     }
@@ -123,7 +126,7 @@ class Replay {
         grad_of_[a.tensor] = device_.allocate(bytes);
         break;
       case Op::Offload:
-        pinned_of_[a.tensor] = pinned_.allocate(bytes);
+        pinned_of_[a.tensor] = copies(a.tier).allocate(bytes);
         break;
       case Op::Release: {
         ReleaseEvent& released = *released_[static_cast<std::size_t>(a.tensor + 1)];
@@ -135,7 +138,7 @@ class Replay {
         device_.deallocate(device_of_[a.tensor], bytes);
         break;
       case Op::AwaitPrefetch:
-        pinned_.deallocate_after(pinned_of_[a.tensor], bytes, done_);
+        copies(a.tier).deallocate_after(pinned_of_[a.tensor], bytes, done_);
         break;
       case Op::FreeGrad:
         device_.deallocate(grad_of_[a.tensor], bytes);
@@ -155,6 +158,9 @@ class Replay {
     }
   }
 
+  // Where offloaded copies of `tier` lie (Note [Peer tier]).
+  runtime::PoolMemoryResource& copies(Tier tier) { return tier == Tier::Peer ? peer_ : pinned_; }
+
   const Graph& g_;
   AddressSpace space_;
   runtime::CompletedEvent done_;         // pinned memory: every prefetch has finished when asked
@@ -163,18 +169,20 @@ class Replay {
                                                          // the pools, which wait on them
   runtime::PoolMemoryResource device_;
   runtime::PoolMemoryResource pinned_;
+  runtime::PoolMemoryResource peer_;
   std::vector<void*> resident_;
   std::map<NodeId, void*> device_of_;
   std::map<NodeId, void*> grad_of_;
-  std::map<NodeId, void*> pinned_of_;
-  void* workspace_ = nullptr;  // one pass's at a time
-  void* staged_ = nullptr;     // the next step's input, once StageInput placed it
+  std::map<NodeId, void*> pinned_of_;  // an offloaded map's copy, pinned or on the peer
+  void* workspace_ = nullptr;          // one pass's at a time
+  void* staged_ = nullptr;             // the next step's input, once StageInput placed it
 };
 
-bool replays(const Graph& g, const Plan& plan, std::uint64_t device_capacity,
-             std::uint64_t pinned_capacity) {
+constexpr std::uint64_t kUnbounded = std::uint64_t{1} << 50;
+
+bool replays(const Graph& g, const Plan& plan, const PoolSizes& capacity) {
   try {
-    Replay(g, device_capacity, pinned_capacity).run(plan);
+    Replay(g, capacity).run(plan);
     return true;
   } catch (const runtime::OutOfMemory&) {
     return false;
@@ -196,10 +204,9 @@ std::uint64_t smallest(std::uint64_t base, Fits fits) {
 
 std::vector<std::vector<NodeId>> release_waits(const Graph& graph, const Plan& plan,
                                                std::uint64_t capacity) {
-  constexpr std::uint64_t kUnbounded = std::uint64_t{1} << 50;
   std::vector<std::vector<NodeId>> waits;
   try {
-    Replay(graph, capacity, kUnbounded).run(plan, &waits);
+    Replay(graph, {capacity, kUnbounded, kUnbounded}).run(plan, &waits);
   } catch (const runtime::OutOfMemory&) {
     waits.clear();
   }
@@ -207,17 +214,20 @@ std::vector<std::vector<NodeId>> release_waits(const Graph& graph, const Plan& p
 }
 
 bool device_pool_fits(const Graph& graph, const Plan& plan, std::uint64_t capacity) {
-  constexpr std::uint64_t kUnbounded = std::uint64_t{1} << 50;
-  return replays(graph, plan, capacity, kUnbounded);
+  return replays(graph, plan, {capacity, kUnbounded, kUnbounded});
 }
 
 PoolSizes pool_sizes(const Graph& graph, const Plan& plan) {
-  constexpr std::uint64_t kUnbounded = std::uint64_t{1} << 50;
   PoolSizes sizes;
-  sizes.device = smallest(plan.predicted_pool_peak,
-                          [&](std::uint64_t c) { return replays(graph, plan, c, kUnbounded); });
-  sizes.pinned = smallest(plan.pinned_bytes,
-                          [&](std::uint64_t c) { return replays(graph, plan, kUnbounded, c); });
+  sizes.device = smallest(plan.predicted_pool_peak, [&](std::uint64_t c) {
+    return replays(graph, plan, {c, kUnbounded, kUnbounded});
+  });
+  sizes.pinned = smallest(plan.pinned_bytes, [&](std::uint64_t c) {
+    return replays(graph, plan, {kUnbounded, c, kUnbounded});
+  });
+  sizes.peer = smallest(plan.peer_bytes, [&](std::uint64_t c) {
+    return replays(graph, plan, {kUnbounded, kUnbounded, c});
+  });
   return sizes;
 }
 

@@ -16,6 +16,7 @@ namespace vdnn::graph {
 struct PoolSizes {
   std::uint64_t device = 0;
   std::uint64_t pinned = 0;
+  std::uint64_t peer = 0;  // the peer tier's pool (Note [Peer tier])
 };
 
 /// True when a device pool of `capacity` bytes places every allocation of those steps and an

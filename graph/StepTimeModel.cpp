@@ -62,7 +62,7 @@ class Replay {
         break;
       case Op::Offload:
       case Op::Evict:
-        offload_ = std::max(offload_, compute_) + bytes / costs_.device_to_host;
+        offload_ = std::max(offload_, compute_) + bytes / costs_.copy_rate(a.tier, false);
         offloaded_[index(t)] = offload_;
         break;
       case Op::Release:  // the offload stream waits for the last forward reader, then frees
@@ -71,8 +71,8 @@ class Replay {
         break;
       case Op::Prefetch:
       case Op::Migrate:
-        prefetch_ =
-            std::max({prefetch_, compute_, offloaded_[index(t)]}) + bytes / costs_.host_to_device;
+        prefetch_ = std::max({prefetch_, compute_, offloaded_[index(t)]}) +
+                    bytes / costs_.copy_rate(a.tier, true);
         prefetched_[index(t)] = prefetch_;
         break;
       case Op::AwaitPrefetch:

@@ -17,7 +17,8 @@ namespace vdnn::graph {
 /// streams with the same event waits as the executor's, and the host blocked before action i until
 /// the Releases of the maps in waits[i] are done (the allocator reuses their blocks: release_waits
 /// in graph/PoolSimulation; no waits: the host never blocks). Managed-memory migrations count as
-/// copies at the link's rates and faults at a tenth of it.
+/// copies at the link's rates and faults at a tenth of it. A peer-tier copy takes the peer link's
+/// rate on the same offload or prefetch stream (Note [Peer tier]).
 double predict_step_seconds(const Graph& graph, const Plan& plan, const CostModel& costs,
                             const std::vector<std::vector<NodeId>>& waits = {});
 

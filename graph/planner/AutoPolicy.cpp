@@ -1,5 +1,5 @@
-// The `auto` policy: per feature map keep, offload or recompute, chosen by predicted cost per byte
-// saved, checked by the step-time model (Note [Automatic placement]).
+// The `auto` policy: per feature map keep, offload (to the peer or the host) or recompute, chosen
+// by predicted cost per byte saved, checked by the step-time model (Note [Automatic placement]).
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -12,6 +12,7 @@
 #include "graph/PoolSimulation.hpp"
 #include "graph/StepTimeModel.hpp"
 #include "graph/planner/PlanBuilder.hpp"
+#include "runtime/MemoryResource.hpp"
 
 namespace vdnn::graph::planner {
 namespace {
@@ -41,27 +42,36 @@ constexpr Placement kFallbacks[] = {Placement::Resident, Placement::Offloaded};
 // Every map that baseline keeps and the loss does not read may leave the device: offloaded, at the
 // cost of its copy where the copy streams are busy (none while the first `hidden_windows` forward
 // passes' worth of copies, counted in production order, hides behind compute), or recomputed, at
-// the cost of its producer's forward. Each map takes its cheaper way; moves come cheapest per byte
-// first, hidden offloads in production order.
+// the cost of its producer's forward. An offload goes over the peer link while the peer budget
+// lasts, in production order as the step builder fills the peer (every offloaded map is there at
+// once by the end of forward, so the sum is the peak), else over the host link (Note [Peer tier]).
+// Each map takes its cheaper way; moves come cheapest per byte first, hidden offloads in
+// production order.
 std::vector<Move> moves_by_cost(const Graph& g, const std::vector<Placement>& kept,
-                                const CostModel& costs, double hidden_windows) {
+                                const CostModel& costs, double hidden_windows,
+                                std::uint64_t peer_budget) {
   const double window = hidden_windows * costs.forward_seconds();
   double copying = 0.0;
+  std::uint64_t peer_left = peer_budget;
   std::vector<Move> moves;
   for (NodeId t = kNetworkInput; t < static_cast<NodeId>(g.nodes().size()); ++t) {
     if (kept[index_of(g, t)] != Placement::Resident || read_by_loss(g, t)) continue;
+    const std::uint64_t stored = runtime::MemoryResource::align_up(tensor_bytes(g, t));
+    const Tier tier = stored <= peer_left ? Tier::Peer : Tier::Host;
     const auto bytes = static_cast<double>(tensor_bytes(g, t));
-    const double copy = bytes / std::min(costs.device_to_host, costs.host_to_device);
-    if (copying + copy <= window) {
-      copying += copy;
-      moves.push_back({t, Placement::Offloaded, -1.0});  // hidden: first, in production order
-      continue;
-    }
+    const double copy = bytes / std::min(costs.copy_rate(tier, false), costs.copy_rate(tier, true));
     const double offload = copy / bytes;
     const double recompute = t == kNetworkInput ? std::numeric_limits<double>::infinity()
                                                 : (costs.forward(t) + costs.gap) / bytes;
-    moves.push_back(recompute < offload ? Move{t, Placement::Recomputed, recompute}
-                                        : Move{t, Placement::Offloaded, offload});
+    const bool hidden = copying + copy <= window;
+    if (hidden) copying += copy;
+    if (hidden || offload <= recompute) {
+      if (tier == Tier::Peer) peer_left -= stored;
+      // hidden: first, in production order
+      moves.push_back({t, Placement::Offloaded, hidden ? -1.0 : offload});
+    } else {
+      moves.push_back({t, Placement::Recomputed, recompute});
+    }
   }
   std::stable_sort(moves.begin(), moves.end(), [](const Move& a, const Move& b) {
     return a.seconds_per_byte < b.seconds_per_byte;
@@ -141,7 +151,8 @@ struct Fewest {
 std::optional<Fewest> fewest_moves(const Graph& g, const Liveness& live, const PlanRequest& request,
                                    const std::vector<Placement>& kept, const CostModel& costs,
                                    Knobs knobs) {
-  const std::vector<Move> moves = moves_by_cost(g, kept, costs, knobs.hidden_windows);
+  const std::vector<Move> moves =
+      moves_by_cost(g, kept, costs, knobs.hidden_windows, peer_budget(request));
   const auto plan_of = [&](std::size_t count) {
     return with_moves(g, live, request, kept, moves, count, knobs);
   };
@@ -209,7 +220,7 @@ std::optional<Plan> auto_plan(const Graph& g, const Liveness& live, const PlanRe
   if (fits(g, baseline)) return baseline;
   std::vector<Knobs> knobs;
   for (double windows : kHiddenWindows) {
-    const std::vector<Move> moves = moves_by_cost(g, kept, costs, windows);
+    const std::vector<Move> moves = moves_by_cost(g, kept, costs, windows, peer_budget(request));
     for (int depth : depths_worth_trying(g, live, kept, moves)) {
       for (Placement fallback : kFallbacks) knobs.push_back({windows, depth, fallback});
     }

@@ -57,6 +57,10 @@ bool rebuildable(const Graph& g, const Liveness& live, const std::vector<Placeme
 
 std::uint64_t tensor_bytes(const Graph& g, NodeId t) { return g.tensor_bytes(t); }
 
+std::uint64_t peer_budget(const PlanRequest& request) {
+  return request.peer_device >= 0 ? request.peer_budget_bytes : 0;
+}
+
 std::size_t index_of(const Graph& g, NodeId t) {
   return t == kNetworkInput ? g.nodes().size() : static_cast<std::size_t>(t);
 }

@@ -22,6 +22,9 @@ bool read_by_loss(const Graph& g, NodeId t);
 /// Maps that leave the device between their last forward use and their first backward use.
 bool leaves_device(Placement p);
 
+/// The bytes the peer tier may hold at once under `request` (Note [Peer tier]); 0: no peer tier.
+std::uint64_t peer_budget(const PlanRequest& request);
+
 /// Each map's placement under a fixed policy (not Auto, not VdnnDyn).
 std::vector<Placement> place(const Graph& g, const Liveness& live, Policy policy);
 

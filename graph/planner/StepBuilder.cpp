@@ -4,6 +4,7 @@
 
 #include "graph/planner/PlanBuilder.hpp"
 #include "runtime/Error.hpp"
+#include "runtime/MemoryResource.hpp"
 
 namespace vdnn::graph::planner {
 namespace {
@@ -66,6 +67,7 @@ class StepBuilder {
   std::uint64_t pool_peak() const noexcept { return pool_peak_; }
   std::uint64_t forward_peak() const noexcept { return forward_peak_; }
   std::uint64_t pinned_peak() const noexcept { return pinned_peak_; }
+  std::uint64_t peer_peak() const noexcept { return peer_peak_; }
 
  private:
   struct Slot {
@@ -75,13 +77,14 @@ class StepBuilder {
     bool prefetched = false;  // its prefetch or migration was issued
     bool returned = false;    // it was brought back (awaited or faulted in)
     bool grad_allocated = false;
+    Tier tier = Tier::Host;  // where its offload copy lies
   };
 
   // Everything the backward pass changes, so that it can be emitted twice.
   struct Snapshot {
     std::size_t actions;
     std::vector<Slot> slots;
-    std::uint64_t bytes, peak, pool, pool_peak, pinned, pinned_peak;
+    std::uint64_t bytes, peak, pool, pool_peak, pinned, pinned_peak, peer;
     std::uint64_t prefetched, migrated, faulted, recomputed;
   };
   Snapshot snapshot() const {
@@ -93,6 +96,7 @@ class StepBuilder {
             pool_peak_,
             pinned_,
             pinned_peak_,
+            peer_,
             plan_.prefetched_bytes,
             plan_.migrated_bytes,
             plan_.faulted_bytes,
@@ -107,6 +111,7 @@ class StepBuilder {
     pool_peak_ = s.pool_peak;
     pinned_ = s.pinned;
     pinned_peak_ = s.pinned_peak;
+    peer_ = s.peer;
     plan_.prefetched_bytes = s.prefetched;
     plan_.migrated_bytes = s.migrated;
     plan_.faulted_bytes = s.faulted;
@@ -183,7 +188,8 @@ class StepBuilder {
       prefetch(t);
     }
     emit(Op::AwaitPrefetch, t, 0);
-    if (p == Placement::Offloaded) pinned_ -= tensor_bytes(g_, t);
+    plan_.actions.back().tier = slot(t).tier;
+    if (p == Placement::Offloaded) copies(slot(t).tier) -= stored_bytes(t, slot(t).tier);
   }
 
   // Runs the producer of `t` again once its inputs are on the device; inputs that nobody reads
@@ -245,13 +251,31 @@ class StepBuilder {
     slot(t).on_device = true;
     emit(Op::Allocate, t, static_cast<std::int64_t>(tensor_bytes(g_, t)));
     with_workspace(t, /*backward=*/false, [&] { emit(Op::Forward, t, 0); });
-    if (plan_.placement_of(t) == Placement::Offloaded) {
-      emit(Op::Offload, t, 0);
-      plan_.actions.back().bytes = tensor_bytes(g_, t);  // bytes copied; the device keeps them
-      plan_.offloaded_bytes += tensor_bytes(g_, t);
-      pinned_ += tensor_bytes(g_, t);
-      pinned_peak_ = std::max(pinned_peak_, pinned_);
-    }
+    if (plan_.placement_of(t) == Placement::Offloaded) offload(t);
+  }
+
+  // Note [Peer tier]: the peer takes the map if the maps it holds then leave room for it.
+  void offload(NodeId t) {
+    const bool to_peer = plan_.peer_budget_bytes > 0 &&
+                         peer_ + stored_bytes(t, Tier::Peer) <= plan_.peer_budget_bytes;
+    const Tier tier = to_peer ? Tier::Peer : Tier::Host;
+    slot(t).tier = tier;
+    emit(Op::Offload, t, 0);
+    plan_.actions.back().bytes = tensor_bytes(g_, t);  // bytes copied; the device keeps them
+    plan_.actions.back().tier = tier;
+    plan_.offloaded_bytes += tensor_bytes(g_, t);
+    if (to_peer) plan_.peer_offloaded_bytes += tensor_bytes(g_, t);
+    copies(tier) += stored_bytes(t, tier);
+    pinned_peak_ = std::max(pinned_peak_, pinned_);
+    peer_peak_ = std::max(peer_peak_, peer_);
+  }
+
+  // The bytes of a tier's copies in use, and what `t` takes there: the peer pool counts whole
+  // allocation units, so that its budget bounds the pool's peak.
+  std::uint64_t& copies(Tier tier) { return tier == Tier::Peer ? peer_ : pinned_; }
+  std::uint64_t stored_bytes(NodeId t, Tier tier) const {
+    const std::uint64_t bytes = tensor_bytes(g_, t);
+    return tier == Tier::Peer ? runtime::MemoryResource::align_up(bytes) : bytes;
   }
 
   void retire_after_forward(NodeId t) {
@@ -284,6 +308,7 @@ class StepBuilder {
       plan_.migrated_bytes += tensor_bytes(g_, t);
     } else {
       emit(Op::Prefetch, t, bytes);
+      plan_.actions.back().tier = slot(t).tier;
       plan_.prefetched_bytes += tensor_bytes(g_, t);
     }
   }
@@ -302,6 +327,8 @@ class StepBuilder {
   std::uint64_t forward_peak_ = 0;
   std::uint64_t pinned_ = 0;
   std::uint64_t pinned_peak_ = 0;
+  std::uint64_t peer_ = 0;  // bytes of maps in the peer pool
+  std::uint64_t peer_peak_ = 0;
 };
 
 // The forward-only pass of an evaluation: every map freed after its last forward consumer, which
@@ -322,6 +349,10 @@ Plan plan_head(Policy policy, const PlanRequest& request, bool forward_only) {
   plan.policy = policy;
   plan.memory = uses_managed_memory(policy) ? DeviceMemory::Managed : DeviceMemory::Dedicated;
   plan.budget_bytes = request.budget_bytes;
+  if (peer_budget(request) > 0) {
+    plan.peer_device = request.peer_device;
+    plan.peer_budget_bytes = request.peer_budget_bytes;
+  }
   for (const layers::WorkspaceBytes& w : request.workspace) {
     for (const std::uint64_t bytes :
          {std::uint64_t{w.forward}, std::uint64_t{forward_only ? 0 : w.backward}}) {
@@ -368,6 +399,7 @@ Plan plan_for(const Graph& g, const Liveness& live, Policy policy,
   plan.predicted_peak = plan.resident_bytes + step.peak();
   plan.predicted_pool_peak = plan.resident_bytes + step.pool_peak();
   plan.pinned_bytes = step.pinned_peak();
+  plan.peer_bytes = step.peer_peak();
   return plan;
 }
 
