@@ -48,6 +48,27 @@ std::pair<double, double> copy_rates(runtime::ExecutionContext& context) {
   return {bytes / std::max(down_seconds, 1e-9), bytes / std::max(up_seconds, 1e-9)};
 }
 
+// Bytes per second of a copy to the peer tier's GPU and back (Note [Peer tier]): a few MiB each
+// way on the offload stream, as a peer offload or prefetch runs, the slower way counted.
+double peer_rate(runtime::ExecutionContext& context, int peer) {
+  constexpr std::size_t kPeerCopyBytes = std::size_t{8} << 20;
+  runtime::Buffer device(context.device_upstream(), kPeerCopyBytes);
+  runtime::Buffer remote(context.peer_upstream(peer), kPeerCopyBytes);
+  runtime::Stream& stream = context.offload();
+  const auto start = context.make_event(true);
+  const auto end = context.make_event(true);
+  double seconds = 0.0;
+  for (int i = 0; i <= kCopyRepeats; ++i) {  // the first round warms up
+    start->record(stream);
+    stream.copy_async(remote.data(), device.data(), kPeerCopyBytes);
+    stream.copy_async(device.data(), remote.data(), kPeerCopyBytes);
+    end->record(stream);
+    stream.synchronize();
+    if (i > 0) seconds += end->seconds_since(*start);
+  }
+  return 2.0 * static_cast<double>(kPeerCopyBytes) * kCopyRepeats / std::max(seconds, 1e-9);
+}
+
 std::size_t compute_operations(const Plan& plan) {
   return static_cast<std::size_t>(
       std::count_if(plan.actions.begin(), plan.actions.end(), [](const Action& a) {
@@ -91,6 +112,7 @@ CostModel measure_costs(const Graph& graph, LayerSet& layers, const Plan& plan,
   double step_seconds = 0.0;
   run(false, [&](const Executor& e) { step_seconds = e.transfers().step_seconds; });
   std::tie(costs.device_to_host, costs.host_to_device) = copy_rates(context);
+  if (plan.peer_device >= 0) costs.peer_link = peer_rate(context, plan.peer_device);
   // The time the step took beyond the replay of the plan is spread over its compute operations as
   // the gap; a replay longer than the step means the events inflated small layers' times (the
   // host was the bottleneck), which are then scaled down to match.

@@ -14,7 +14,8 @@ namespace vdnn::graph {
 /// Runs `steps` (at least 2; the last is measured) training steps of `plan` on zeros staged in
 /// pinned memory with layer profiling, then as many without (timing events slow a step), each in
 /// an executor of its own that is gone on return (so the session's parameters and statistics start
-/// as if none ran), then times copies both ways at once. The gap is what the unprofiled step took
+/// as if none ran), then times copies both ways at once (and, with a peer tier, to
+/// the peer and back: Note [Peer tier]). The gap is what the unprofiled step took
 /// beyond the step-time model's replay of the plan with no gap, per compute operation; where the
 /// replay is longer (the events inflated small layers' times), the layer times are scaled down to
 /// the step instead.

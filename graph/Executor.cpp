@@ -69,6 +69,17 @@ std::vector<layers::OptimizerSlot> optimizer_slots(const ParameterStore& params,
   return slots;
 }
 
+// Note [Peer tier]: the peer GPU's memory behind the check of its free memory; null without a
+// peer tier. Throws InvalidArgument for a peer this device cannot reach.
+std::unique_ptr<runtime::PeerMemoryResource> make_peer_upstream(
+    const Plan& plan, runtime::ExecutionContext& context) {
+  if (plan.peer_device < 0) return nullptr;
+  const int peer = plan.peer_device;
+  return std::make_unique<runtime::PeerMemoryResource>(
+      context.peer_upstream(peer), peer,
+      [&context, peer] { return context.free_peer_bytes(peer); });
+}
+
 }  // namespace
 
 // The driver's migration counters for a managed plan, or null and why it has none.
@@ -101,6 +112,11 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
       pinned_upstream_(context.pinned_upstream()),
       pinned_pool_(pinned_upstream_, plan.pinned_bytes),
       pinned_(pinned_pool_),
+      peer_upstream_(make_peer_upstream(plan, context)),
+      peer_pool_(peer_upstream_ ? *peer_upstream_
+                                : static_cast<runtime::MemoryResource&>(pinned_upstream_),
+                 plan.peer_bytes),
+      peer_(peer_pool_),
       params_(std::make_unique<ParameterStore>(graph, device_, options.seed, context.compute(),
                                                plan.optimizer_state_buffers, plan.purpose)),
       label_staging_(pinned_upstream_,
@@ -374,7 +390,7 @@ void Executor::run(const Action& action, const void* images, bool training) {
       forward(t, /*training=*/true, /*recompute=*/true);
       break;
     case Op::Offload:
-      tensor(t).offload(pinned_);
+      tensor(t).offload(action.tier == Tier::Peer ? peer_ : pinned_);
       break;
     case Op::Release:
       tensor(t).release(poison);
@@ -534,6 +550,7 @@ void Executor::finish_step(double host_seconds) {
   context_.prefetch().synchronize();
   device_pool_.retire_completed();
   pinned_pool_.retire_completed();
+  peer_pool_.retire_completed();
   eviction_gate_.clear();
   transfers_ = {};
   transfers_.step_seconds = step_done_->seconds_since(*step_started_);
@@ -550,12 +567,17 @@ void Executor::measure_copies() {
   TransferReport& r = transfers_;
   for (const Action& a : plan_.actions) {
     const runtime::ResidentTensor& t = tensor(a.tensor);
+    const bool peer = a.tier == Tier::Peer;
     if (a.op == Op::Offload) {
       r.offload_seconds += t.offload_seconds();
       r.offloaded_bytes += t.bytes();
+      r.peer_offload_seconds += peer ? t.offload_seconds() : 0.0;
+      r.peer_offloaded_bytes += peer ? t.bytes() : 0;
     } else if (a.op == Op::Prefetch) {
       r.prefetch_seconds += t.prefetch_seconds();
       r.prefetched_bytes += t.bytes();
+      r.peer_prefetch_seconds += peer ? t.prefetch_seconds() : 0.0;
+      r.peer_prefetched_bytes += peer ? t.bytes() : 0;
     } else if (a.op == Op::Evict) {
       r.evict_seconds += t.offload_seconds();
       r.evicted_bytes += t.bytes();
@@ -596,6 +618,7 @@ void Executor::abandon_step() noexcept {
   // Every event has completed: the pools forget them before the tensors owning them go.
   device_pool_.retire_completed();
   pinned_pool_.retire_completed();
+  peer_pool_.retire_completed();
 }
 
 StepTimeline Executor::timeline() const {
@@ -617,16 +640,19 @@ StepTimeline Executor::timeline() const {
       interval(a.op, a.tensor, "compute", *layer_events_[at], *layer_events_[at + 1], 0);
       now = timeline.events.back().end;
     } else if (a.op == Op::Offload || a.op == Op::Evict) {
-      interval(a.op, a.tensor, "offload", t.offload_started(), t.offload_done(), t.bytes());
+      const char* stream = a.tier == Tier::Peer ? "peer offload" : "offload";
+      interval(a.op, a.tensor, stream, t.offload_started(), t.offload_done(), t.bytes());
     } else if (a.op == Op::Prefetch || a.op == Op::Migrate) {
-      interval(a.op, a.tensor, "prefetch", t.prefetch_started(), t.prefetch_done(), t.bytes());
+      const char* stream = a.tier == Tier::Peer ? "peer prefetch" : "prefetch";
+      interval(a.op, a.tensor, stream, t.prefetch_started(), t.prefetch_done(), t.bytes());
     } else if (a.op == Op::StageInput && staged_from_ != nullptr) {
       const runtime::ResidentTensor& next = *staged_input_;
       interval(a.op, a.tensor, "offload", next.prefetch_started(), next.prefetch_done(),
                next.bytes());
     }
-    if (a.op == Op::Offload) pinned += t.bytes();
-    if (a.op == Op::AwaitPrefetch && plan_.placement_of(a.tensor) == Placement::Offloaded) {
+    if (a.op == Op::Offload && a.tier == Tier::Host) pinned += t.bytes();
+    if (a.op == Op::AwaitPrefetch && a.tier == Tier::Host &&
+        plan_.placement_of(a.tensor) == Placement::Offloaded) {
       pinned -= t.bytes();
     }
     timeline.memory.push_back({now, plan_.resident_bytes + a.device_bytes, pinned});
@@ -644,6 +670,8 @@ MemoryReport Executor::memory() const {
   r.pinned_capacity = pinned_pool_.capacity();
   r.pinned_peak = pinned_.stats().peak_bytes;
   r.pinned_upstream_allocations = pinned_upstream_.stats().allocations;
+  r.peer_capacity = peer_pool_.capacity();
+  r.peer_peak = peer_.stats().peak_bytes;
   return r;
 }
 

@@ -24,6 +24,7 @@
 #include "runtime/MigrationCounters.hpp"
 #include "runtime/ResidentTensor.hpp"
 #include "runtime/memory/OversubscriptionGuard.hpp"
+#include "runtime/memory/PeerMemoryResource.hpp"
 #include "runtime/memory/PoolMemoryResource.hpp"
 #include "runtime/memory/StatisticsAdaptor.hpp"
 
@@ -59,8 +60,10 @@ struct LayerTime {
 struct TimelineEvent {
   Op op = Op::Forward;  // Forward, Backward, Offload, Prefetch, Evict, Migrate or StageInput
   NodeId tensor = 0;    // the node (Forward, Backward) or the feature map moved
-  const char* stream = "compute";  // "compute", "offload" or "prefetch"
-  double start = 0.0;              // seconds since the step started on the compute stream
+  /// "compute", "offload" or "prefetch"; a copy of the peer tier "peer offload" or "peer
+  /// prefetch": the same stream, over the peer link (Note [Peer tier])
+  const char* stream = "compute";
+  double start = 0.0;  // seconds since the step started on the compute stream
   double end = 0.0;
   std::uint64_t bytes = 0;  // bytes moved (copies and migrations)
 };
@@ -99,6 +102,8 @@ struct MemoryReport {
   std::uint64_t pinned_capacity = 0;
   std::uint64_t pinned_peak = 0;
   std::uint64_t pinned_upstream_allocations = 0;
+  std::uint64_t peer_capacity = 0;  // the peer tier's pool on the peer GPU (Note [Peer tier])
+  std::uint64_t peer_peak = 0;
 };
 
 /// Copy traffic of the last step, timed with events on the copy streams.
@@ -111,6 +116,11 @@ struct TransferReport {
   double prefetch_seconds = 0.0;  // likewise for the prefetch copies
   std::uint64_t offloaded_bytes = 0;
   std::uint64_t prefetched_bytes = 0;
+  /// The part of the four above over the peer link (Note [Peer tier]); the rest crossed the host's.
+  double peer_offload_seconds = 0.0;
+  double peer_prefetch_seconds = 0.0;
+  std::uint64_t peer_offloaded_bytes = 0;
+  std::uint64_t peer_prefetched_bytes = 0;
   double evict_seconds = 0.0;    // sum of the evictions' durations on the offload stream
   double migrate_seconds = 0.0;  // sum of the migrations back on the prefetch stream
   std::uint64_t evicted_bytes = 0;
@@ -129,11 +139,13 @@ struct TransferReport {
 class Executor {
  public:
   /// Takes the device pool (plan.pool_bytes: the budget, or what the plan needs without one) and
-  /// the pinned pool (plan.pinned_bytes) from the context and allocates the parameters with the
+  /// the pinned pool (plan.pinned_bytes) and, with a peer tier, the peer pool (plan.peer_bytes on
+  /// GPU plan.peer_device; Note [Peer tier]) from the context and allocates the parameters with the
   /// optimizer state that options.optimizer keeps (an inference plan: the parameters alone, no
-  /// gradients, optimizer or loss seed; Note [Inference plan]). Throws OutOfMemory, InvalidArgument
-  /// (layers/backend mismatch, an invalid optimizer configuration, a plan made for another number
-  /// of optimizer state tensors).
+  /// gradients, optimizer or loss seed; Note [Inference plan]). Throws OutOfMemory (a peer with
+  /// less free memory than the peer pool: PeerMemoryRefused), InvalidArgument (a peer this device
+  /// cannot reach, layers/backend mismatch, an invalid optimizer configuration, a plan made for
+  /// another number of optimizer state tensors).
   Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
            runtime::ExecutionContext& context, const ExecutorOptions& options);
   Executor(const Executor&) = delete;
@@ -277,6 +289,11 @@ class Executor {
   runtime::StatisticsAdaptor pinned_upstream_;
   runtime::PoolMemoryResource pinned_pool_;
   runtime::StatisticsAdaptor pinned_;
+  // The peer tier (Note [Peer tier]): the peer GPU's memory behind its free-memory check (null
+  // without a peer tier, whose pool is empty and asks pinned_upstream_ for nothing).
+  std::unique_ptr<runtime::PeerMemoryResource> peer_upstream_;
+  runtime::PoolMemoryResource peer_pool_;
+  runtime::StatisticsAdaptor peer_;
   std::unique_ptr<ParameterStore> params_;
   std::vector<runtime::Buffer> staging_;  // pinned input batches, one per slot
   runtime::Buffer label_staging_;         // pinned labels: their upload never waits for the stream

@@ -14,8 +14,8 @@ namespace vdnn::graph {
 std::unique_ptr<runtime::ExecutionContext> make_context(const SessionOptions& options) {
   if (options.progress != nullptr) options.progress->begin("context", "starting the device");
   if (options.backend == layers::Backend::Cpu) {
-    return std::make_unique<runtime::cpu::CpuContext>(options.stress,
-                                                      options.cpu_free_device_bytes);
+    return std::make_unique<runtime::cpu::CpuContext>(options.stress, options.cpu_free_device_bytes,
+                                                      options.cpu_peer);
   }
 #ifdef VDNN_HAVE_CUDA
   return std::make_unique<runtime::cuda::CudaContext>(options.device);

@@ -44,6 +44,13 @@ struct SessionOptions {
   bool measure_costs = false;
   CostCache* cost_cache = nullptr;  // not owned; must outlive the session's construction
   int cost_steps = 3;               // profiled steps when measuring (the last one counts)
+  /// The peer tier (Note [Peer tier]): offloaded maps go first to a pool on GPU `peer_device`
+  /// (CPU backend: its emulated peer, GPU 1), holding at most `peer_budget_bytes` of them at once;
+  /// -1 or 0: none.
+  int peer_device = -1;
+  std::uint64_t peer_budget_bytes = 0;
+  /// CPU backend: the emulated peer (its free memory and whether GPU 0 can reach it).
+  runtime::cpu::EmulatedPeer cpu_peer;
   /// Told each part of setup as it starts and timed by it (not owned; null: nothing told).
   SetupProgress* progress = nullptr;
   runtime::cpu::StressOptions stress;  // CPU backend: random delays on every stream operation

@@ -42,6 +42,15 @@ class ExecutionContext {
   /// Where the device pool takes its one block when the plan keeps it in managed memory (the UVM
   /// policies): cudaMallocManaged on CUDA; ordinary host memory standing in on the CPU.
   virtual MemoryResource& managed_upstream() = 0;
+  /// Where the peer tier's pool takes its one block (Note [Peer tier]): memory on GPU `peer` that
+  /// this device's offload and prefetch streams copy to and from directly. CUDA: peer access
+  /// enabled once, then cudaMalloc with `peer` current (this device current again after); CPU: the
+  /// emulated peer's memory (ordinary host memory). Throws InvalidArgument naming both GPUs when
+  /// `peer` is this device, does not exist or cannot be reached directly; CudaError.
+  virtual MemoryResource& peer_upstream(int peer) = 0;
+  /// Free memory on GPU `peer` (CUDA: cudaMemGetInfo there; CPU: the emulated peer's figure).
+  /// Throws as peer_upstream().
+  virtual std::uint64_t free_peer_bytes(int peer) = 0;
   /// True when managed memory is real (pages the driver migrates); false when ordinary memory
   /// stands in for it and migrations move nothing (the CPU backend).
   virtual bool managed_memory_is_real() const noexcept = 0;

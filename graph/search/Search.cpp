@@ -55,6 +55,10 @@ int state_buffers(const SessionOptions& options) {
   return layers::state_buffers(options.executor.optimizer.kind);
 }
 
+PeerTier peer_tier(const SessionOptions& options) {
+  return {options.peer_device, options.peer_budget_bytes};
+}
+
 bool chooses_by_cost(Policy policy) { return policy == Policy::Auto || policy == Policy::VdnnDyn; }
 
 // The plan costs are measured under: the first of baseline, recompute and auto (with estimated
@@ -65,12 +69,14 @@ Plan profiling_plan(const Graph& graph, const SessionOptions& options, LayerSet&
   for (Policy p : {Policy::Baseline, Policy::Recompute}) {
     try {
       return make_plan(graph, search::request_for(layers, p, options.budget_bytes, estimated,
-                                                  state_buffers(options)));
+                                                  state_buffers(options), Purpose::Training,
+                                                  peer_tier(options)));
     } catch (const DoesNotFit&) {
     }
   }
   return search::plan_with_downgrades(graph, layers, options.budget_bytes, estimated, Policy::Auto,
-                                      state_buffers(options));
+                                      state_buffers(options), Purpose::Training,
+                                      peer_tier(options));
 }
 
 // Given (when they describe this graph), cached, measured or estimated. Measured only where a
@@ -107,15 +113,17 @@ CostModel variant_costs(const Variant& v, const SessionOptions& options, const S
 // executor's oversubscription guard decides (Note [Managed memory]).
 Plan fitted_plan(const Variant& v, const SessionOptions& options, const SearchContext& ctx,
                  const CostModel& costs) {
-  Plan plan = search::plan_with_downgrades(v.graph, *v.layers, options.budget_bytes, costs,
-                                           options.policy, state_buffers(options), options.purpose);
+  Plan plan =
+      search::plan_with_downgrades(v.graph, *v.layers, options.budget_bytes, costs, options.policy,
+                                   state_buffers(options), options.purpose, peer_tier(options));
   if (ctx.context != nullptr && options.backend == layers::Backend::Cuda &&
       options.budget_bytes == 0 && plan.memory == DeviceMemory::Dedicated) {
     const std::uint64_t free_bytes = ctx.context->free_device_bytes();
     const std::uint64_t device = free_bytes > kCudaReserve ? free_bytes - kCudaReserve : 0;
     if (plan.pool_bytes > device) {
-      plan = search::plan_with_downgrades(v.graph, *v.layers, device, costs, options.policy,
-                                          state_buffers(options), options.purpose);
+      plan =
+          search::plan_with_downgrades(v.graph, *v.layers, device, costs, options.policy,
+                                       state_buffers(options), options.purpose, peer_tier(options));
     }
   }
   return plan;

@@ -66,7 +66,7 @@ std::vector<layers::WorkspaceBytes> raw_workspaces(LayerSet& layers) {
 }  // namespace
 
 PlanRequest request_for(const LayerSet& layers, Policy policy, std::uint64_t budget,
-                        const CostModel& costs, int state_buffers, Purpose purpose) {
+                        const CostModel& costs, int state_buffers, Purpose purpose, PeerTier peer) {
   PlanRequest r;
   r.policy = policy;
   r.budget_bytes = budget;
@@ -74,13 +74,15 @@ PlanRequest request_for(const LayerSet& layers, Policy policy, std::uint64_t bud
   r.costs = &costs;
   r.optimizer_state_buffers = state_buffers;
   r.purpose = purpose;
+  r.peer_device = peer.device;
+  r.peer_budget_bytes = peer.budget_bytes;
   return r;
 }
 
 Plan plan_with_downgrades(const Graph& graph, LayerSet& layers, std::uint64_t budget,
-                          const CostModel& costs, Policy policy, int state_buffers,
-                          Purpose purpose) {
-  PlanRequest request = request_for(layers, policy, budget, costs, state_buffers, purpose);
+                          const CostModel& costs, Policy policy, int state_buffers, Purpose purpose,
+                          PeerTier peer) {
+  PlanRequest request = request_for(layers, policy, budget, costs, state_buffers, purpose, peer);
   std::exception_ptr failure;
   const std::function<std::optional<Plan>()> attempt = [&]() -> std::optional<Plan> {
     request.workspace = layers.workspaces();
@@ -120,9 +122,9 @@ void raise_where_faster(const Graph& graph, LayerSet& layers, CostModel& costs, 
         LayerCost& cost = trial.layers.at(static_cast<std::size_t>(node));
         (backward ? cost.backward : cost.forward) += c.seconds - seconds;
         try {
-          Plan faster =
-              make_plan(graph, request_for(layers, plan.requested, plan.budget_bytes, trial,
-                                           plan.optimizer_state_buffers, plan.purpose));
+          Plan faster = make_plan(
+              graph, request_for(layers, plan.requested, plan.budget_bytes, trial,
+                                 plan.optimizer_state_buffers, plan.purpose, peer_tier(plan)));
           if (faster.predicted_step_seconds < plan.predicted_step_seconds) {
             plan = std::move(faster);
             costs = std::move(trial);
@@ -164,7 +166,7 @@ void trade_workspace_for_maps(const Graph& graph, LayerSet& layers, CostModel& c
       try {
         Plan leaner =
             plan_with_downgrades(graph, layers, plan.budget_bytes, leaner_costs, plan.requested,
-                                 plan.optimizer_state_buffers, plan.purpose);
+                                 plan.optimizer_state_buffers, plan.purpose, peer_tier(plan));
         if (leaner.predicted_step_seconds < plan.predicted_step_seconds) {
           costs = std::move(leaner_costs);
           plan = std::move(leaner);

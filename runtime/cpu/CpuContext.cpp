@@ -3,17 +3,39 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "runtime/Error.hpp"
 #include "runtime/cpu/CpuEvent.hpp"
+#include "runtime/memory/PeerMemoryResource.hpp"
 
 namespace vdnn::runtime::cpu {
 
-CpuContext::CpuContext(StressOptions stress, std::uint64_t free_device_bytes)
+CpuContext::CpuContext(StressOptions stress, std::uint64_t free_device_bytes, EmulatedPeer peer)
     : compute_("compute", stress),
       offload_("offload", stress),
       prefetch_("prefetch", stress),
-      free_device_bytes_(free_device_bytes) {}
+      free_device_bytes_(free_device_bytes),
+      peer_(peer) {}
+
+void CpuContext::check_peer(int peer) const {
+  if (peer != peer_.device) {
+    throw InvalidArgument("the CPU backend emulates GPU 0 and one peer, GPU " +
+                          std::to_string(peer_.device) + "; there is no GPU " +
+                          std::to_string(peer) + " to offload to");
+  }
+  if (!peer_.access) throw InvalidArgument(peer_access_refusal(0, peer));
+}
+
+MemoryResource& CpuContext::peer_upstream(int peer) {
+  check_peer(peer);
+  return peer_memory_;
+}
+
+std::uint64_t CpuContext::free_peer_bytes(int peer) {
+  check_peer(peer);
+  return peer_.free_bytes;
+}
 
 std::unique_ptr<Event> CpuContext::make_event(bool /*timing*/) {
   return std::make_unique<CpuEvent>();  // CPU events always keep their completion time

@@ -4,9 +4,12 @@
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <string>
+
 #include "runtime/cuda/CudaCheck.hpp"
 #include "runtime/cuda/CuptiMigrationCounters.hpp"
 #include "runtime/cuda/FillNan.hpp"
+#include "runtime/memory/PeerMemoryResource.hpp"
 
 namespace vdnn::runtime::cuda {
 
@@ -52,6 +55,43 @@ void CudaContext::wait_for_caller(Stream& stream, void* caller) {
 void CudaContext::range_begin(const char* name) noexcept { nvtxRangePushA(name); }
 
 void CudaContext::range_end() noexcept { nvtxRangePop(); }
+
+// Note [Peer tier]: a peer is another GPU this one reaches directly; access is enabled once.
+MemoryResource& CudaContext::peer_upstream(int peer) {
+  const auto found = peer_memory_.find(peer);
+  if (found != peer_memory_.end()) return *found->second;
+  const int self = device_.ordinal();
+  int count = 0;
+  VDNN_CHECK_CUDA(cudaGetDeviceCount(&count));
+  if (peer == self || peer < 0 || peer >= count) {
+    throw InvalidArgument("GPU " + std::to_string(peer) + " cannot be the offload peer of GPU " +
+                          std::to_string(self) + ": the peer must be another of the " +
+                          std::to_string(count) + " GPUs here");
+  }
+  int can_access = 0;
+  VDNN_CHECK_CUDA(cudaDeviceCanAccessPeer(&can_access, self, peer));
+  if (can_access == 0) throw InvalidArgument(peer_access_refusal(self, peer));
+  device_.make_current();
+  const cudaError_t enabled = cudaDeviceEnablePeerAccess(peer, 0);
+  if (enabled == cudaErrorPeerAccessAlreadyEnabled) {
+    static_cast<void>(cudaGetLastError());
+  } else {
+    VDNN_CHECK_CUDA(enabled);
+  }
+  auto memory = std::make_unique<PeerDeviceMemoryResource>(self, peer);
+  return *peer_memory_.emplace(peer, std::move(memory)).first->second;
+}
+
+std::uint64_t CudaContext::free_peer_bytes(int peer) {
+  peer_upstream(peer);  // the same checks
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  VDNN_CHECK_CUDA(cudaSetDevice(peer));
+  const cudaError_t status = cudaMemGetInfo(&free_bytes, &total_bytes);
+  device_.make_current();
+  VDNN_CHECK_CUDA(status);
+  return free_bytes;
+}
 
 std::uint64_t CudaContext::free_device_bytes() const {
   device_.make_current();

@@ -1,9 +1,12 @@
 // CudaContext: the CUDA backend's execution context: one device's compute, offload and prefetch
 // streams (from its DeviceContext), CUDA events, cudaMalloc, cudaHostAlloc and cudaMallocManaged
-// upstreams, managed-memory migrations (cudaMemPrefetchAsync) and their CUPTI counters.
+// upstreams, a neighbour GPU's memory for the peer tier, managed-memory migrations
+// (cudaMemPrefetchAsync) and their CUPTI counters.
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 
 #include "runtime/ExecutionContext.hpp"
 #include "runtime/cuda/CudaEvent.hpp"
@@ -28,6 +31,8 @@ class CudaContext final : public ExecutionContext {
   MemoryResource& device_upstream() override { return device_memory_; }
   MemoryResource& pinned_upstream() override { return pinned_memory_; }
   MemoryResource& managed_upstream() override { return managed_memory_; }
+  MemoryResource& peer_upstream(int peer) override;
+  std::uint64_t free_peer_bytes(int peer) override;
   bool managed_memory_is_real() const noexcept override { return true; }
   std::uint64_t free_device_bytes() const override;
   void migrate_async(Stream& stream, void* ptr, std::size_t bytes, MigrateTo to) override;
@@ -48,6 +53,8 @@ class CudaContext final : public ExecutionContext {
   PinnedMemoryResource pinned_memory_;
   ManagedMemoryResource managed_memory_;
   CudaEvent caller_ready_;  // recorded on a caller's stream (wait_for_caller)
+  // Per peer GPU, its memory, made when first asked (peer access enabled then).
+  std::map<int, std::unique_ptr<PeerDeviceMemoryResource>> peer_memory_;
 };
 
 }  // namespace vdnn::runtime::cuda

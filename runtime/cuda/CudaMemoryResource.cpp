@@ -43,6 +43,21 @@ void DeviceMemoryResource::do_deallocate(void* ptr, std::size_t /*bytes*/) noexc
   VDNN_CHECK_CUDA_NOTHROW(cudaFree(ptr));
 }
 
+void* PeerDeviceMemoryResource::do_allocate(std::size_t bytes) {
+  void* ptr = nullptr;
+  VDNN_CHECK_CUDA(cudaSetDevice(peer_));
+  const cudaError_t status = cudaMalloc(&ptr, bytes);
+  VDNN_CHECK_CUDA(cudaSetDevice(device_));
+  check_allocation(status, "cudaMalloc on the peer", bytes);
+  return ptr;
+}
+
+void PeerDeviceMemoryResource::do_deallocate(void* ptr, std::size_t /*bytes*/) noexcept {
+  VDNN_CHECK_CUDA_NOTHROW(cudaSetDevice(peer_));
+  VDNN_CHECK_CUDA_NOTHROW(cudaFree(ptr));
+  VDNN_CHECK_CUDA_NOTHROW(cudaSetDevice(device_));
+}
+
 void* PinnedMemoryResource::do_allocate(std::size_t bytes) {
   void* ptr = nullptr;
   check_allocation(cudaHostAlloc(&ptr, bytes, cudaHostAllocPortable), "cudaHostAlloc", bytes);

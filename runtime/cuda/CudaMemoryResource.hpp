@@ -21,6 +21,23 @@ class DeviceMemoryResource final : public MemoryResource {
   void do_deallocate(void* ptr, std::size_t bytes) noexcept override;
 };
 
+/// cudaMalloc / cudaFree on GPU `peer`, made current around each call and `device` current again
+/// after: the peer tier's memory (Note [Peer tier]), which `device` reaches once peer access is
+/// enabled. Throws OutOfMemory when the peer refuses, CudaError. Thread-safe.
+class PeerDeviceMemoryResource final : public MemoryResource {
+ public:
+  PeerDeviceMemoryResource(int device, int peer) : device_(device), peer_(peer) {}
+  bool host_accessible() const noexcept override { return false; }
+  std::string name() const override { return "cuda-peer"; }
+
+ private:
+  void* do_allocate(std::size_t bytes) override;
+  void do_deallocate(void* ptr, std::size_t bytes) noexcept override;
+
+  int device_;
+  int peer_;
+};
+
 /// cudaHostAlloc (page-locked, portable) / cudaFreeHost: the memory copy engines read and write
 /// at full speed. Throws OutOfMemory when the system refuses. Thread-safe.
 class PinnedMemoryResource final : public MemoryResource {
