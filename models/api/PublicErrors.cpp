@@ -11,6 +11,7 @@
 #include "models/train/Safetensors.hpp"
 #include "runtime/Error.hpp"
 #include "runtime/memory/OversubscriptionGuard.hpp"
+#include "runtime/memory/PeerMemoryResource.hpp"
 
 namespace vdnn::api {
 
@@ -37,6 +38,8 @@ void rethrow_public() {
   } catch (const graph::HostMemoryExceeded& e) {
     throw DoesNotFit(e.what(), e.bytes_requested(), e.bytes_limit());
   } catch (const runtime::OversubscriptionRefused& e) {
+    throw DoesNotFit(e.what(), e.bytes_requested(), e.bytes_limit());
+  } catch (const runtime::PeerMemoryRefused& e) {
     throw DoesNotFit(e.what(), e.bytes_requested(), e.bytes_limit());
   } catch (const runtime::OutOfMemory& e) {
     throw OutOfMemory(e.what(), e.bytes_requested(), e.bytes_limit());

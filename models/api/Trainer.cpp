@@ -114,6 +114,13 @@ models::TrainerOptions api::trainer_options(const TrainerConfig& c, const graph:
   s.device = c.device;
   s.policy = graph::parse_policy(c.policy);
   s.budget_bytes = c.memory_budget;
+  if ((c.offload_peer >= 0) != (c.peer_budget > 0)) {
+    throw InvalidArgument(
+        "offload_peer and peer_budget go together: set both (a peer GPU and a "
+        "budget above 0) or neither");
+  }
+  s.peer_device = c.offload_peer;
+  s.peer_budget_bytes = c.peer_budget;
   s.deterministic = c.deterministic;
   s.allow_tf32 = c.tf32;
   s.fuse = c.fuse;

@@ -19,6 +19,10 @@ TEST(ApiDefaults, TrainerConfigMatchesTheCommandLine) {
   EXPECT_EQ(api.policy, cli.policy);
   EXPECT_EQ(api.memory_budget, 0U);
   EXPECT_TRUE(cli.mem_budget.empty());
+  EXPECT_EQ(api.offload_peer, -1);  // no peer tier
+  EXPECT_EQ(api.peer_budget, 0U);
+  EXPECT_TRUE(cli.run.peer.gpus.empty());
+  EXPECT_TRUE(cli.run.peer.budget.empty());
   EXPECT_EQ(api.check_gradients, cli.check_gradients);
   EXPECT_EQ(api.backend, vdnn::Backend::Auto);
   EXPECT_EQ(cli.run.device, "auto");

@@ -34,6 +34,8 @@ nlohmann::json plan_json(const graph::Graph& g, const graph::Plan& plan) {
          {"tensor", a.tensor == graph::kNetworkInput ? graph::kInputName : g.node(a.tensor).name},
          {"bytes", a.bytes},
          {"device_bytes", plan.resident_bytes + a.device_bytes}});
+    const bool copy = a.op == graph::Op::Offload || a.op == graph::Op::Prefetch;
+    if (copy && plan.peer_device >= 0) actions.back()["tier"] = graph::tier_name(a.tier);
   }
   nlohmann::json out = {{"network", g.name()},
                         {"batch", g.batch()},
@@ -76,6 +78,7 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
   cmd->add_flag("--inference", o.inference,
                 "Plan inference alone, as a Predictor runs it: a forward pass in eval mode over "
                 "the parameters, no gradients, optimizer state or backward");
+  add_peer_options(*cmd, o.peer);
   cmd->add_flag("--json", o.json, "Print JSON instead of a table");
   return cmd;
 }
@@ -110,6 +113,9 @@ int plan_with_cost_file(const PlanOptions& o, const graph::Graph& built) {
   request.costs = &costs;
   request.optimizer_state_buffers = layers::state_buffers(layers::parse_optimizer(o.optimizer));
   request.purpose = purpose(o);
+  const graph::PeerTier peer = peer_tier(o.peer);
+  request.peer_device = peer.device;
+  request.peer_budget_bytes = peer.budget_bytes;
   for (const graph::LayerCost& c : costs.layers) {
     request.workspace.push_back({c.forward_workspace, c.backward_workspace});
   }
@@ -138,6 +144,9 @@ int run_plan(const PlanOptions& o) {
   options.precision = requested_precision(o);
   options.executor.optimizer.kind = layers::parse_optimizer(o.optimizer);
   options.purpose = purpose(o);
+  const graph::PeerTier peer = peer_tier(o.peer);
+  options.peer_device = peer.device;
+  options.peer_budget_bytes = peer.budget_bytes;
   layers::LayerCache cache;
   graph::SearchContext ctx;
   ctx.layer_options.cache = &cache;

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "tools/cli/RunOptions.hpp"
+
 namespace CLI {
 class App;
 }
@@ -22,6 +24,7 @@ struct PlanOptions {
   std::string optimizer = "sgd";   // whose state the plan holds (as vdnn train --optimizer)
   bool inference = false;          // plan a Predictor's forward pass (Note [Inference plan])
   bool json = false;
+  PeerOptions peer;  // the peer tier (Note [Peer tier])
 };
 
 CLI::App* add_plan_command(CLI::App& app, PlanOptions& options);

@@ -4,23 +4,31 @@
 namespace vdnn::tools {
 
 nlohmann::json plan_totals(const graph::Plan& plan) {
-  return {{"requested_policy", graph::policy_name(plan.requested)},
-          {"policy", graph::policy_name(plan.policy)},
-          {"device_memory", graph::device_memory_name(plan.memory)},
-          {"budget_bytes", plan.budget_bytes},
-          {"resident_bytes", plan.resident_bytes},
-          {"predicted_peak_bytes", plan.predicted_peak},
-          {"predicted_pool_peak_bytes", plan.predicted_pool_peak},
-          {"pool_bytes", plan.pool_bytes},
-          {"pinned_bytes", plan.pinned_bytes},
-          {"offloaded_bytes", plan.offloaded_bytes},
-          {"prefetched_bytes", plan.prefetched_bytes},
-          {"evicted_bytes", plan.evicted_bytes},
-          {"migrated_bytes", plan.migrated_bytes},
-          {"faulted_bytes", plan.faulted_bytes},
-          {"recomputed_bytes", plan.recomputed_bytes},
-          {"predicted_step_ms", plan.predicted_step_seconds * 1e3},
-          {"cost_source", plan.cost_source}};
+  nlohmann::json totals = {{"requested_policy", graph::policy_name(plan.requested)},
+                           {"policy", graph::policy_name(plan.policy)},
+                           {"device_memory", graph::device_memory_name(plan.memory)},
+                           {"budget_bytes", plan.budget_bytes},
+                           {"resident_bytes", plan.resident_bytes},
+                           {"predicted_peak_bytes", plan.predicted_peak},
+                           {"predicted_pool_peak_bytes", plan.predicted_pool_peak},
+                           {"pool_bytes", plan.pool_bytes},
+                           {"pinned_bytes", plan.pinned_bytes},
+                           {"offloaded_bytes", plan.offloaded_bytes},
+                           {"prefetched_bytes", plan.prefetched_bytes},
+                           {"evicted_bytes", plan.evicted_bytes},
+                           {"migrated_bytes", plan.migrated_bytes},
+                           {"faulted_bytes", plan.faulted_bytes},
+                           {"recomputed_bytes", plan.recomputed_bytes},
+                           {"predicted_step_ms", plan.predicted_step_seconds * 1e3},
+                           {"cost_source", plan.cost_source}};
+  if (plan.peer_device >= 0) {  // Note [Peer tier]
+    totals.update({{"peer_device", plan.peer_device},
+                   {"peer_budget_bytes", plan.peer_budget_bytes},
+                   {"peer_bytes", plan.peer_bytes},
+                   {"peer_offloaded_bytes", plan.peer_offloaded_bytes},
+                   {"host_offloaded_bytes", plan.offloaded_bytes - plan.peer_offloaded_bytes}});
+  }
+  return totals;
 }
 
 }  // namespace vdnn::tools

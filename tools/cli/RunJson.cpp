@@ -21,6 +21,23 @@ double busy(double copy_seconds, double step_seconds) {
   return step_seconds > 0.0 ? copy_seconds / step_seconds : 0.0;
 }
 
+// Note [Peer tier]: the copies of each tier and each link's busy fraction (the host link's share of
+// a stream is what the peer's left).
+Json peer_link_metrics(const graph::TransferReport& c) {
+  const double host_offload = c.offload_seconds - c.peer_offload_seconds;
+  const double host_prefetch = c.prefetch_seconds - c.peer_prefetch_seconds;
+  return {{"peer_offloaded_bytes", c.peer_offloaded_bytes},
+          {"peer_prefetched_bytes", c.peer_prefetched_bytes},
+          {"host_offloaded_bytes", c.offloaded_bytes - c.peer_offloaded_bytes},
+          {"host_prefetched_bytes", c.prefetched_bytes - c.peer_prefetched_bytes},
+          {"peer_offload_gbps", gbps(c.peer_offloaded_bytes, c.peer_offload_seconds)},
+          {"peer_prefetch_gbps", gbps(c.peer_prefetched_bytes, c.peer_prefetch_seconds)},
+          {"peer_offload_busy", busy(c.peer_offload_seconds, c.step_seconds)},
+          {"peer_prefetch_busy", busy(c.peer_prefetch_seconds, c.step_seconds)},
+          {"host_offload_busy", busy(host_offload, c.step_seconds)},
+          {"host_prefetch_busy", busy(host_prefetch, c.step_seconds)}};
+}
+
 }  // namespace
 
 Json transfer_metrics(const graph::TransferReport& c, bool managed) {
@@ -33,6 +50,7 @@ Json transfer_metrics(const graph::TransferReport& c, bool managed) {
          {"host_enqueue_ms", c.host_seconds * 1e3},
          {"staged_input_bytes", c.staged_input_bytes},
          {"stage_input_gbps", gbps(c.staged_input_bytes, c.stage_input_seconds)}};
+  if (c.peer_offloaded_bytes + c.peer_prefetched_bytes > 0) j.update(peer_link_metrics(c));
   if (!managed) return j;
   const runtime::MigrationTraffic& m = c.migration;
   j.update(Json{{"evicted_bytes", c.evicted_bytes},

@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <exception>
+#include <string>
 
 #include "graph/Layout.hpp"
 #include "graph/Precision.hpp"
@@ -129,8 +131,42 @@ void add_gpu_decode_share(CLI::App& cmd, double& share) {
                                          "> 0"));
 }
 
+void add_peer_options(CLI::App& cmd, PeerOptions& o) {
+  cmd.add_option("--offload-peer", o.gpus,
+                 "Offload feature maps first to a pool on this GPU, reached over NVLink or PCIe "
+                 "peer access, and the rest to pinned host memory (needs --peer-budget)");
+  cmd.add_option("--peer-budget", o.budget,
+                 "With --offload-peer: the most bytes of feature maps on the peer GPU at once, "
+                 "e.g. 8GiB");
+}
+
+graph::PeerTier peer_tier(const PeerOptions& o) {
+  if (o.gpus.empty() && o.budget.empty()) return {};
+  if (o.gpus.empty() || o.budget.empty()) {
+    throw runtime::InvalidArgument("--offload-peer and --peer-budget go together: give both");
+  }
+  if (o.gpus.find(',') != std::string::npos) {
+    throw runtime::InvalidArgument("--offload-peer " + o.gpus +
+                                   ": one peer GPU for now (the planner has one peer tier)");
+  }
+  std::size_t end = 0;
+  int gpu = -1;
+  try {
+    gpu = std::stoi(o.gpus, &end);
+  } catch (const std::exception&) {
+    end = 0;
+  }
+  if (end != o.gpus.size() || gpu < 0) {
+    throw runtime::InvalidArgument("--offload-peer " + o.gpus + ": a GPU ordinal, e.g. 1");
+  }
+  const std::uint64_t budget = runtime::parse_bytes(o.budget);
+  if (budget == 0) throw runtime::InvalidArgument("--peer-budget must be above 0");
+  return {gpu, budget};
+}
+
 void add_run_options(CLI::App& cmd, RunOptions& o, bool migration_counters_default) {
   add_optimizer_options(cmd, o);
+  add_peer_options(cmd, o.peer);
   cmd.add_option("--device", o.device, "auto: CUDA when a GPU is present, else CPU")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
@@ -222,6 +258,9 @@ models::TrainerOptions trainer_options(const RunOptions& o, const std::string& p
   s.backend = resolve_device(o.device);
   s.policy = graph::parse_policy(policy);
   s.budget_bytes = budget.empty() ? 0 : runtime::parse_bytes(budget);
+  const graph::PeerTier peer = peer_tier(o.peer);
+  s.peer_device = peer.device;
+  s.peer_budget_bytes = peer.budget_bytes;
   s.executor.seed = o.seed;
   s.executor.optimizer = optimizer_config(o);
   s.executor.poison_freed = o.debug_poison;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/Planner.hpp"
 #include "layers/Layer.hpp"
 #include "models/train/Trainer.hpp"
 
@@ -14,6 +15,12 @@ class App;
 }
 
 namespace vdnn::tools {
+
+/// The peer tier's options (Note [Peer tier]), shared by train, compare and plan.
+struct PeerOptions {
+  std::string gpus;    // --offload-peer GPU[,GPU]; empty: no peer tier
+  std::string budget;  // --peer-budget SIZE: the most bytes of maps on the peer at once
+};
 
 /// Every default of a run's shared options lives here.
 struct RunOptions {
@@ -52,6 +59,7 @@ struct RunOptions {
   bool measure_costs = false;             // measure costs for every policy (auto, dyn: always)
   bool no_fuse = false;                   // keep batchnorm2d -> [add ->] relu chains unfused
   std::string layout = "auto";            // nchw | nhwc | auto (CUDA: measured)
+  PeerOptions peer;
 };
 
 /// Registers the shared options on `cmd`. `migration_counters_default` sets the UVM counters'
@@ -61,6 +69,13 @@ void add_run_options(CLI::App& cmd, RunOptions& options, bool migration_counters
 /// --gpu-decode-share F into `share` (train's and data-bench's: the GPU's share of each batch of
 /// image files with --decode gpu, in (0, 1]).
 void add_gpu_decode_share(CLI::App& cmd, double& share);
+
+/// Registers --offload-peer and --peer-budget on `cmd`.
+void add_peer_options(CLI::App& cmd, PeerOptions& options);
+/// The peer tier `options` name (none when both are empty). Throws runtime::InvalidArgument when
+/// only one is given, for a malformed GPU list or size, a zero budget, or more than one GPU (the
+/// planner has one peer tier).
+graph::PeerTier peer_tier(const PeerOptions& options);
 
 /// auto: CUDA when a GPU is present and this build has the CUDA backend, else CPU.
 layers::Backend resolve_device(const std::string& device);

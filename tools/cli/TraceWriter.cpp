@@ -13,9 +13,13 @@ namespace {
 
 using Json = nlohmann::json;
 
+// Peer-tier copies run on the offload and prefetch streams but get tracks of their own: one per
+// link (Note [Peer tier]).
 int thread_of(const std::string& stream) {
   if (stream == "offload") return 2;
   if (stream == "prefetch") return 3;
+  if (stream == "peer offload") return 4;
+  if (stream == "peer prefetch") return 5;
   return 1;
 }
 
@@ -38,6 +42,10 @@ Json trace_events(graph::Session& session, int pid, const std::string& label) {
   events.push_back(thread_name(pid, 1, "compute"));
   events.push_back(thread_name(pid, 2, "offload"));
   events.push_back(thread_name(pid, 3, "prefetch"));
+  if (session.plan().peer_device >= 0) {
+    events.push_back(thread_name(pid, 4, "peer offload"));
+    events.push_back(thread_name(pid, 5, "peer prefetch"));
+  }
   for (const graph::TimelineEvent& e : timeline.events) {
     const bool layer = e.op == graph::Op::Forward || e.op == graph::Op::Backward;
     Json args{{"tensor", tensor_name(e.tensor)}};

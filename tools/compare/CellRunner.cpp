@@ -47,6 +47,9 @@ void measure(models::Trainer& trainer, const CellSettings& s, CellResult& r) {
   r.prefetch_gbps = field(medians, managed ? "migrate_gbps" : "prefetch_gbps");
   r.offload_busy = field(medians, managed ? "evict_busy" : "offload_busy");
   r.prefetch_busy = field(medians, managed ? "migrate_busy" : "prefetch_busy");
+  r.peer_offloaded_bytes = last.peer_offloaded_bytes;
+  r.peer_offload_busy = field(medians, "peer_offload_busy");
+  r.peer_prefetch_busy = field(medians, "peer_prefetch_busy");
 }
 
 std::string cell_label(const CellResult& r) {

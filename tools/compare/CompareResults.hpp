@@ -42,6 +42,12 @@ struct CellResult {
   double prefetch_gbps = 0.0;
   double offload_busy = 0.0;   // fraction of the step the offload stream was busy
   double prefetch_busy = 0.0;  // likewise for the prefetch stream
+  /// The peer tier (Note [Peer tier]): the part of offloaded_bytes that went to the peer GPU, and
+  /// the fraction of the step each stream copied over the peer link (the rest of offload_busy and
+  /// prefetch_busy is the host link's).
+  std::uint64_t peer_offloaded_bytes = 0;
+  double peer_offload_busy = 0.0;
+  double peer_prefetch_busy = 0.0;
 };
 
 /// A search's answer for one policy: the largest batch (max-batch) or the deepest network

@@ -30,6 +30,14 @@ Json cell_json(const CellResult& c) {
          {"prefetch_gbps", c.prefetch_gbps},
          {"offload_busy", c.offload_busy},
          {"prefetch_busy", c.prefetch_busy}};
+  if (c.peer_offloaded_bytes > 0) {  // Note [Peer tier]: bytes per tier, busy per link
+    j.update({{"peer_offloaded_bytes", c.peer_offloaded_bytes},
+              {"host_offloaded_bytes", c.offloaded_bytes - c.peer_offloaded_bytes},
+              {"peer_offload_busy", c.peer_offload_busy},
+              {"peer_prefetch_busy", c.peer_prefetch_busy},
+              {"host_offload_busy", c.offload_busy - c.peer_offload_busy},
+              {"host_prefetch_busy", c.prefetch_busy - c.peer_prefetch_busy}});
+  }
   if (c.depth != 0) j["depth"] = c.depth;
   if (!c.message.empty()) j["message"] = c.message;
   return j;

@@ -35,6 +35,13 @@ struct TrainerConfig {
   int device = 0;                   // CUDA device ordinal
   std::string policy = "baseline";  // one of policy_names()
   std::uint64_t memory_budget = 0;  // device bytes for the run; 0: what the device has free
+  /// The peer tier (`vdnn train --offload-peer GPU --peer-budget SIZE`): offloaded feature maps go
+  /// first to a pool on CUDA device `offload_peer` (the CPU backend emulates one, device 1), at
+  /// most `peer_budget` bytes of them at once, the rest to pinned host memory; -1 and 0: none.
+  /// One without the other makes the Trainer's constructor throw InvalidArgument, as does a peer
+  /// the device cannot reach directly; a peer with less free memory than the pool DoesNotFit.
+  int offload_peer = -1;
+  std::uint64_t peer_budget = 0;
   /// "synthetic", "cifar10:DIR" (CIFAR-10 binary files), "imagefolder:DIR" (torchvision's
   /// ImageFolder of JPEG/PNG files; DIR/train and DIR/val when present) or "webdataset:PATTERN"
   /// (tar shards, brace patterns: "shards-{000..146}.tar").
