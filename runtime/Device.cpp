@@ -67,6 +67,30 @@ std::uint64_t cuda_free_memory(int ordinal) {
 #endif
 }
 
+const char* link_kind(const PeerLink& link) noexcept {
+  if (!link.access) return "none";
+  return link.native_atomics ? "NVLink" : "PCIe";
+}
+
+PeerLink cuda_peer_link(int from, int to) {
+#ifdef VDNN_HAVE_CUDA
+  expect_device(from);
+  expect_device(to);
+  VDNN_EXPECTS(from != to, "GPU " + std::to_string(from) + " is not its own peer");
+  const auto attribute = [&](cudaDeviceP2PAttr what) {
+    int value = 0;
+    VDNN_CHECK_CUDA(cudaDeviceGetP2PAttribute(&value, what, from, to));
+    return value;
+  };
+  return {attribute(cudaDevP2PAttrAccessSupported) != 0,
+          attribute(cudaDevP2PAttrNativeAtomicSupported) != 0,
+          attribute(cudaDevP2PAttrPerformanceRank)};
+#else
+  static_cast<void>(to);
+  no_cuda(from);
+#endif
+}
+
 int cuda_device_of(const void* ptr) noexcept {
 #ifdef VDNN_HAVE_CUDA
   if (ptr == nullptr || cuda_device_count() == 0) return -1;

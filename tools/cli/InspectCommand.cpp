@@ -8,19 +8,57 @@
 #include "graph/Graph.hpp"
 #include "models/ConfigLoader.hpp"
 #include "runtime/ByteSize.hpp"
+#include "runtime/Device.hpp"
+#include "runtime/Error.hpp"
 
 namespace vdnn::tools {
 
 CLI::App* add_inspect_command(CLI::App& app, InspectOptions& o) {
   CLI::App* cmd = app.add_subcommand("inspect", "Print the expanded layer table of a config");
-  cmd->add_option("--config", o.config, "Network config (JSON)")->required();
+  cmd->add_option("--config", o.config, "Network config (JSON)");
+  cmd->add_flag("--devices", o.devices,
+                "List the GPUs, and per pair peer access and the link (NVLink or PCIe), for "
+                "--offload-peer");
   cmd->add_option("--batch", o.batch, "Mini-batch size")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
   return cmd;
 }
 
+namespace {
+
+// Note [Peer tier]: which GPU can offload to which, over what.
+int print_devices() {
+  const int count = runtime::cuda_device_count();
+  if (count == 0) {
+    std::printf(
+        "no CUDA GPUs here (a build without CUDA, no driver, or none visible): nothing to "
+        "offload to but pinned host memory\n");
+    return 0;
+  }
+  for (int gpu = 0; gpu < count; ++gpu) {
+    std::printf("GPU %d: %s, %s free\n", gpu, runtime::cuda_device_name(gpu).c_str(),
+                runtime::format_bytes(runtime::cuda_free_memory(gpu)).c_str());
+  }
+  if (count == 1) return 0;  // no pair to link
+  std::printf("\n%-8s %-8s %-12s %-8s %s\n", "from", "to", "peer access", "link", "rank");
+  for (int from = 0; from < count; ++from) {
+    for (int to = 0; to < count; ++to) {
+      if (from == to) continue;
+      const runtime::PeerLink link = runtime::cuda_peer_link(from, to);
+      std::printf("GPU %-4d GPU %-4d %-12s %-8s %d\n", from, to, link.access ? "yes" : "no",
+                  runtime::link_kind(link), link.performance_rank);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
 int run_inspect(const InspectOptions& o) {
+  if (o.devices) return print_devices();
+  if (o.config.empty())
+    throw runtime::InvalidArgument("vdnn inspect: give --config F or --devices");
   const graph::Graph graph = graph::Graph::build(models::load_network(o.config), o.batch);
   std::printf("%-32s %-22s %-22s %14s %16s\n", "layer", "type", "output", "params", "output bytes");
   std::uint64_t total_params = 0;
