@@ -46,9 +46,12 @@ Variant make_variant(const Graph& source, const std::set<std::string>& declined,
 }
 
 // The device a measurement holds for: "cpu", or "cuda:" and the device's name.
+// With a peer tier, the peer too: its link's rate is part of the costs (Note [Peer tier]).
 std::string device_description(const SessionOptions& options) {
-  if (options.backend == layers::Backend::Cpu) return "cpu";
-  return "cuda:" + runtime::cuda_device_name(options.device);
+  const std::string peer =
+      options.peer_device >= 0 ? " peer " + std::to_string(options.peer_device) : "";
+  if (options.backend == layers::Backend::Cpu) return "cpu" + peer;
+  return "cuda:" + runtime::cuda_device_name(options.device) + peer;
 }
 
 int state_buffers(const SessionOptions& options) {

@@ -1,6 +1,7 @@
 // Cost models in the setup cache: each entry's value is {"key": {...}, "device_to_host",
-// "host_to_device", "gap", "layers": [[forward, backward, forward workspace, backward workspace],
-// ...]}, seconds, bytes per second and bytes; `vdnn plan --costs` reads a cache file or that value.
+// "host_to_device", "gap", ["peer_link",] "layers": [[forward, backward, forward workspace,
+// backward workspace], ...]}, seconds, bytes per second and bytes; `vdnn plan --costs` reads either
+// form.
 #include "models/train/CostCacheDir.hpp"
 
 #include <cstdio>
@@ -36,6 +37,8 @@ graph::CostModel parse_costs(const Json& j) {
     costs.device_to_host = j.at("device_to_host").get<double>();
     costs.host_to_device = j.at("host_to_device").get<double>();
     costs.gap = j.at("gap").get<double>();
+    // Only entries measured with a peer tier have one (Note [Peer tier]).
+    if (j.contains("peer_link")) costs.peer_link = j.at("peer_link").get<double>();
     for (const Json& layer : j.at("layers")) {
       const double forward = layer.at(0).get<double>();
       const double backward = layer.at(1).get<double>();
@@ -46,7 +49,10 @@ graph::CostModel parse_costs(const Json& j) {
   } catch (const Json::exception&) {
     return {};
   }
-  if (!(costs.device_to_host > 0.0 && costs.host_to_device > 0.0 && costs.gap >= 0.0)) return {};
+  if (!(costs.device_to_host > 0.0 && costs.host_to_device > 0.0 && costs.gap >= 0.0 &&
+        costs.peer_link >= 0.0)) {
+    return {};
+  }
   return costs;
 }
 
@@ -117,11 +123,12 @@ void CostCacheDir::store(const graph::CostKey& key, const graph::CostModel& cost
   for (const graph::LayerCost& c : costs.layers) {
     layers.push_back({c.forward, c.backward, c.forward_workspace, c.backward_workspace});
   }
-  const Json j{{"key", key_json(key)},
-               {"device_to_host", costs.device_to_host},
-               {"host_to_device", costs.host_to_device},
-               {"gap", costs.gap},
-               {"layers", layers}};
+  Json j{{"key", key_json(key)},
+         {"device_to_host", costs.device_to_host},
+         {"host_to_device", costs.host_to_device},
+         {"gap", costs.gap},
+         {"layers", layers}};
+  if (costs.peer_link > 0.0) j["peer_link"] = costs.peer_link;
   cache_->store(kCostsKind, cost_cache_key(key), j.dump());
 }
 
