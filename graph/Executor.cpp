@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <new>
 #include <utility>
 
@@ -25,6 +26,10 @@ struct Executor::NodeArgs {
 namespace {
 
 bool managed(const Plan& plan) { return plan.memory == DeviceMemory::Managed; }
+
+bool distributed(const ExecutorOptions& options) {
+  return options.communicator != nullptr && options.communicator->size() > 1;
+}
 
 // The phase timed() leaves untimed: evaluation keeps the last step's layer times.
 constexpr std::size_t kUntimed = 4;
@@ -99,8 +104,9 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
       pinned_upstream_(context.pinned_upstream()),
       pinned_pool_(pinned_upstream_, plan.pinned_bytes),
       pinned_(pinned_pool_),
-      params_(std::make_unique<ParameterStore>(graph, device_, options.seed, context.compute(),
-                                               plan.optimizer_state_buffers)),
+      params_(std::make_unique<ParameterStore>(
+          graph, device_, options.seed, context.compute(), plan.optimizer_state_buffers,
+          distributed(options) ? backward_order(plan) : std::vector<NodeId>{})),
       label_staging_(pinned_upstream_,
                      static_cast<std::size_t>(graph.batch()) * sizeof(std::int32_t)),
       loss_stats_buffer_(pinned_upstream_, sizeof(layers::LossStats)),
@@ -120,6 +126,10 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
                    " optimizer state tensors per parameter, " +
                    layers::optimizer_name(options.optimizer.kind) + " keeps " +
                    std::to_string(layers::state_buffers(options.optimizer.kind)));
+  if (distributed(options)) {
+    sync_ = std::make_unique<GradientSync>(*options.communicator, *params_, options.buckets);
+    sync_->broadcast_parameters(context.compute(), *params_);
+  }
   for (std::size_t i = 0; i < options.input_slots; ++i) {
     staging_.emplace_back(pinned_upstream_, graph.tensor_bytes(kNetworkInput));
   }
@@ -238,7 +248,9 @@ StepResult Executor::train_step(const void* images, const std::int32_t* labels, 
     step_started_->record(context_.compute());
     take_staged_input(images);
     input_in_place_ = std::exchange(in_place_images_, nullptr) == images && !managed(plan_);
+    if (sync_) sync_->begin_step();
     run_actions(plan_.actions, images, /*training=*/true);
+    if (sync_) sync_->check_all_reduced();
     input_in_place_ = false;
     next_images_ = nullptr;  // named for this step's StageInput only
     if (before_update) before_update();
@@ -247,6 +259,7 @@ StepResult Executor::train_step(const void* images, const std::int32_t* labels, 
     finish_step(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - enqueue_start).count());
   } catch (...) {
+    if (sync_) sync_->abort(std::current_exception());  // no other rank waits for this one
     abandon_step();
     throw;
   }
@@ -380,6 +393,7 @@ void Executor::run(const Action& action, const void* images, bool training) {
       break;
     case Op::Backward:
       backward(t);
+      if (sync_) sync_->after_backward(context_.compute(), t);
       break;
     case Op::AllocateWorkspace:
       workspace_ = Buffer(device_, action.bytes);

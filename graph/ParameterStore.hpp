@@ -44,11 +44,16 @@ struct Parameter {
 /// gradient and optimizer state too), the order the convolution runs, so no step converts it; every
 /// other parameter keeps PyTorch's order. Values are the same numbers in either order. Each
 /// trainable parameter gets `state_buffers` (<= layers::kMaxStateBuffers) optimizer state tensors,
-/// which hold no value until the first update writes them. Throws OutOfMemory.
+/// which hold no value until the first update writes them. With a `gradient_order` (the nodes in
+/// the order the backward pass runs them), every trainable gradient is a view of one flat buffer,
+/// zeroed, laid out in that order at 256-byte-aligned offsets: the bytes the pool would take for
+/// them one by one, so a plan counts them as before (Note [Data parallelism]). Throws
+/// OutOfMemory, InvalidArgument when a node with trainable parameters is not in the order.
 class ParameterStore {
  public:
   ParameterStore(const Graph& graph, runtime::MemoryResource& memory, std::uint64_t seed,
-                 runtime::Stream& upload, int state_buffers);
+                 runtime::Stream& upload, int state_buffers,
+                 const std::vector<NodeId>& gradient_order = {});
 
   std::vector<Parameter>& all() noexcept { return params_; }
   const std::vector<Parameter>& all() const noexcept { return params_; }
@@ -59,8 +64,19 @@ class ParameterStore {
   /// Number of trainable scalars (torchvision's parameter count).
   std::int64_t trainable_count() const noexcept;
 
+  /// The flat gradient buffer (empty without a gradient order).
+  const runtime::Buffer& flat_gradients() const noexcept { return flat_gradients_; }
+  /// Indices into all() of the trainable parameters in the flat buffer's order (empty without
+  /// a gradient order).
+  const std::vector<std::size_t>& gradient_order() const noexcept { return gradient_order_; }
+
  private:
+  void flatten_gradients(const std::vector<NodeId>& order, runtime::MemoryResource& memory,
+                         runtime::Stream& upload);
+
   std::vector<Parameter> params_;
+  runtime::Buffer flat_gradients_;
+  std::vector<std::size_t> gradient_order_;
   std::vector<std::vector<std::size_t>> by_node_;
 };
 
