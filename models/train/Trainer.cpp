@@ -11,6 +11,7 @@
 #include "graph/ImageInput.hpp"
 #include "graph/MemoryCheck.hpp"
 #include "models/data/BatchLoader.hpp"
+#include "models/data/ShardedDataset.hpp"
 #include "models/data/image/ImageSource.hpp"
 #include "models/train/Checkpoint.hpp"
 #include "models/train/CostCacheDir.hpp"
@@ -42,6 +43,15 @@ void check_host(const graph::Graph& graph, const graph::NetworkDef& def, const T
   if (o.evaluation) extra.push_back({"the " + o.data + " test split", data});
   graph::check_host_memory(graph, o.session.policy, o.session.budget_bytes, o.session.backend,
                            extra, runtime::available_host_memory());
+}
+
+// A rank's shard of the training stream (Note [Data parallelism]); the stream itself in a single
+// process.
+std::shared_ptr<Dataset> shard(std::shared_ptr<Dataset> data,
+                               const runtime::Communicator* communicator, std::int64_t batch) {
+  if (communicator == nullptr || communicator->size() == 1) return data;
+  return std::make_shared<ShardedDataset>(std::move(data), communicator->rank(),
+                                          communicator->size(), batch);
 }
 
 void warn(const std::string& message) { std::cerr << "vdnn: " << message << "\n"; }
@@ -125,7 +135,7 @@ Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOption
   }
   session_ = std::make_unique<graph::Session>(std::move(graph), options_.session);
   setup_.begin("data", "loading the data");
-  dataset_ = train.get();
+  dataset_ = shard(train.get(), options_.session.executor.communicator, batch);
   if (test.valid()) test_data_ = test.get();
   graph::Executor& executor = session_->executor();
   std::vector<void*> slots;

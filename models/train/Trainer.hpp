@@ -24,7 +24,9 @@ class BatchLoader;
 
 /// Every default of a training run lives here (the CLI's defaults are set from its own options).
 struct TrainerOptions {
-  graph::SessionOptions session;   // backend, policy, budget, seed (session.executor.seed), ...
+  graph::SessionOptions session;  // backend, policy, budget, seed (session.executor.seed), ...
+  // With session.executor.communicator of several ranks, each rank trains on its shard of the
+  // data (ShardedDataset) at `batch` per rank (Note [Data parallelism]).
   std::string data = "synthetic";  // synthetic | cifar10:DIR | imagefolder:DIR | webdataset:...
   std::optional<Augment> augment;  // of the train split; unset: default_augment(data)
   bool skip_bad_images = false;    // image sources: skip what cannot be read (make_dataset)
