@@ -258,6 +258,7 @@ StepResult Executor::train_step(const void* images, const std::int32_t* labels, 
     step_done_->record(context_.compute());
     finish_step(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - enqueue_start).count());
+    if (sync_) sync_->check_completed();
   } catch (...) {
     if (sync_) sync_->abort(std::current_exception());  // no other rank waits for this one
     abandon_step();

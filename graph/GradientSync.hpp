@@ -54,6 +54,9 @@ class GradientSync {
   void after_backward(runtime::Stream& stream, NodeId node);
   /// Throws InvalidArgument unless every bucket was enqueued this step.
   void check_all_reduced() const;
+  /// After the step's work completed: throws CommunicatorError when the group failed meanwhile
+  /// (NCCL's watchdog aborts a collective that hangs, and the stream then completes).
+  void check_completed() { communicator_.raise_if_failed(); }
   /// Ends the group after `error` ended this rank's step, so that no other rank waits for it.
   void abort(const std::exception_ptr& error) noexcept;
 

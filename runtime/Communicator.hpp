@@ -13,7 +13,8 @@
 namespace vdnn::runtime {
 
 /// A collective that failed: a rank aborted (its step threw), did not come within the timeout,
-/// or called another collective than the rest. failed_rank() is that rank; the message names it.
+/// or called another collective than the rest. failed_rank() is that rank, the message names it;
+/// -1 where the transport cannot tell (NCCL's timeouts: some other rank died or hung).
 class CommunicatorError : public Error {
  public:
   CommunicatorError(const std::string& what, int failed_rank)
@@ -50,6 +51,9 @@ class Communicator {
   /// Returns once every rank has called it. Throws CommunicatorError (a rank aborted or is late
   /// past the timeout).
   virtual void barrier() = 0;
+  /// Throws CommunicatorError once the group has failed (an abort, a timeout, an error of a
+  /// collective that completed on the device without saying so).
+  virtual void raise_if_failed() = 0;
   /// Ends the group: every rank's pending and later collectives throw CommunicatorError naming
   /// this rank and `reason`. The first abort of a group is the one reported. Never throws.
   virtual void abort(const std::string& reason) noexcept = 0;

@@ -110,6 +110,11 @@ class LocalCommunicator final : public Communicator {
     state_->meet(lock, rank_, "barrier");
   }
 
+  void raise_if_failed() override {
+    const std::lock_guard<std::mutex> lock(state_->mutex);
+    if (state_->failed_rank >= 0) state_->throw_failure();
+  }
+
   void abort(const std::string& reason) noexcept override {
     try {
       const std::lock_guard<std::mutex> lock(state_->mutex);

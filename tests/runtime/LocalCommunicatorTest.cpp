@@ -88,7 +88,7 @@ TEST(LocalCommunicator, AnAbortEndsEveryOtherRanksPendingAndLaterCollectives) {
     if (r == 2) {
       std::this_thread::sleep_for(milliseconds(50));  // the others wait in their all-reduce
       c.abort("a layer threw");
-      c.barrier();
+      c.raise_if_failed();
       return;
     }
     c.all_reduce(s, data.data() + r * 5, 5, Reduction::Sum);
@@ -127,6 +127,7 @@ TEST(LocalCommunicator, BadGroupsAndRanksAreRefused) {
   EXPECT_THROW(LocalCommunicatorGroup(0, milliseconds(1)), InvalidArgument);
   EXPECT_THROW(LocalCommunicatorGroup(2, milliseconds(0)), InvalidArgument);
   LocalCommunicatorGroup group(2, milliseconds(1000));
+  EXPECT_NO_THROW(group.endpoint(1).raise_if_failed());
   EXPECT_THROW(group.endpoint(2), InvalidArgument);
   cpu::CpuStream stream("compute");
   EXPECT_THROW(group.endpoint(0).all_reduce(stream, nullptr, 4, Reduction::Sum), InvalidArgument);
