@@ -3,6 +3,7 @@
 #include <vdnn/Trainer.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <optional>
@@ -17,9 +18,11 @@
 #include "models/api/NetworkDefinition.hpp"
 #include "models/api/PublicErrors.hpp"
 #include "models/data/Augmentation.hpp"
+#include "models/train/Distributed.hpp"
 #include "models/train/ParameterAccess.hpp"
 #include "models/train/Trainer.hpp"
 #include "runtime/Device.hpp"
+#include "runtime/Rendezvous.hpp"
 
 namespace vdnn {
 namespace {
@@ -69,8 +72,22 @@ layers::OptimizerConfig optimizer_config(const TrainerConfig& c) {
   return o;
 }
 
+models::DistributedOptions distributed_options(const TrainerConfig& c) {
+  const DistributedConfig& d = c.distributed;
+  if (!(d.timeout_seconds > 0.0 && d.timeout_seconds <= 1e6)) {
+    throw InvalidArgument("distributed.timeout_seconds must be in (0, 1e6], got " +
+                          std::to_string(d.timeout_seconds));
+  }
+  models::DistributedOptions o;
+  o.launch = {d.rank, d.world_size, d.local_rank, d.master_addr, d.master_port};
+  o.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(d.timeout_seconds * 1000.0));
+  o.deterministic = c.deterministic;
+  return o;
+}
+
 models::TrainerOptions trainer_options(const TrainerConfig& c, const graph::NetworkDef& def,
-                                       const std::string& config_json) {
+                                       const std::string& config_json,
+                                       runtime::Communicator* communicator) {
   if (c.batch <= 0) throw InvalidArgument("batch must be positive, got " + std::to_string(c.batch));
   if (c.total_steps <= 0) {
     throw InvalidArgument("total_steps must be positive, got " + std::to_string(c.total_steps));
@@ -125,6 +142,8 @@ models::TrainerOptions trainer_options(const TrainerConfig& c, const graph::Netw
   }
   s.label_smoothing = c.label_smoothing;
   if (c.data_source != nullptr) use_data_source(c, def, t);
+  s.executor.communicator = communicator;
+  if (communicator != nullptr) s.device = c.distributed.local_rank;
   return t;
 }
 
@@ -161,16 +180,34 @@ bool cuda_available() noexcept {
 
 std::vector<std::string> policy_names() { return graph::policy_names(); }
 
+DistributedConfig distributed_from_environment() {
+  return api::translate_errors([] {
+    DistributedConfig d;
+    if (const std::optional<runtime::LaunchConfig> l = runtime::launch_from_env()) {
+      d.world_size = l->world_size;
+      d.rank = l->rank;
+      d.local_rank = l->local_rank;
+      d.master_addr = l->master_addr;
+      d.master_port = l->master_port;
+    }
+    return d;
+  });
+}
+
 struct Trainer::Run {
   TrainerConfig config;
+  // Before the trainer, which talks through it, and destroyed after it.
+  std::unique_ptr<runtime::Communicator> communicator;
   models::Trainer trainer;
   Trainer* owner = nullptr;  // the object on_gradients callbacks are given (kept across moves)
   std::vector<std::byte> batch_scratch;  // caller batches converted to the network input's form
 
   Run(const Network& network, const TrainerConfig& c)
       : config(c),
+        communicator(models::make_communicator(distributed_options(c), resolve_backend(c.backend))),
         trainer(network.definition().def, c.batch,
-                trainer_options(c, network.definition().def, network.definition().config_json)) {}
+                trainer_options(c, network.definition().def, network.definition().config_json,
+                                communicator.get())) {}
 };
 
 Trainer::Trainer(const Network& network, const TrainerConfig& config)
