@@ -2,10 +2,12 @@
 #include "tools/cli/TrainCommand.hpp"
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
@@ -14,8 +16,11 @@
 #include "layers/Registry.hpp"
 #include "models/ConfigLoader.hpp"
 #include "models/data/image/ClassIndex.hpp"
+#include "models/train/Distributed.hpp"
 #include "models/train/Trainer.hpp"
+#include "runtime/Rendezvous.hpp"
 #include "tools/cli/CheckpointFiles.hpp"
+#include "tools/cli/Launcher.hpp"
 #include "tools/cli/OutputDir.hpp"
 #include "tools/cli/PlanJson.hpp"
 #include "tools/cli/ProcessClock.hpp"
@@ -157,6 +162,17 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
                   "metrics.jsonl. 0: never")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+  cmd->add_option("--gpus", o.gpus,
+                  "Data parallelism on this host: N processes, one per GPU, each at --batch on "
+                  "its shard of the data (so N x --batch in all); under torchrun or mpirun the "
+                  "launch comes from their variables instead")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--nccl-timeout", o.nccl_timeout,
+                  "Seconds a rank waits for the others (setup, each all-reduce) before it stops "
+                  "with exit code 6")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 1e6));
   cmd->add_option(
       "--eval-data", o.eval_data,
       "Evaluate on this source instead of --data's test split: its test split where "
@@ -232,21 +248,57 @@ nlohmann::json summary_json(const TrainOptions& o, models::Trainer& trainer,
   return summary;
 }
 
+// Joins the run this process is a rank of (torchrun, mpirun or --gpus's launcher): the
+// communicator the trainer averages gradients over, on the rank's GPU. Null for one process.
+std::unique_ptr<runtime::Communicator> join_run(const std::optional<runtime::LaunchConfig>& launch,
+                                                const TrainOptions& o,
+                                                models::TrainerOptions& options) {
+  if (!launch) return nullptr;
+  const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.nccl_timeout * 1e3));
+  std::unique_ptr<runtime::Communicator> communicator =
+      models::make_communicator({*launch, timeout, o.run.deterministic}, options.session.backend);
+  options.session.executor.communicator = communicator.get();
+  if (communicator != nullptr) options.session.device = launch->local_rank;
+  return communicator;
+}
+
+// A rank other than 0: the same steps (and evaluations, which keep the ranks in step), nothing
+// written; a signal stops it after the step, as rank 0, whose checkpoint holds the weights.
+int train_quietly(models::Trainer& trainer, const TrainOptions& o) {
+  const StopSignal stop;
+  while (trainer.iteration() < o.iters) {
+    trainer.step();
+    const std::int64_t it = trainer.iteration();
+    if (o.eval_every > 0 && (it % o.eval_every == 0 || it == o.iters)) trainer.evaluate();
+    if (stop.requested()) {
+      throw Interrupted(stop.name() + " after iteration " + std::to_string(it) + " of " +
+                        std::to_string(o.iters) + " (rank 0 wrote the checkpoint)");
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_train(const TrainOptions& o) {
+  const std::optional<runtime::LaunchConfig> launch = runtime::launch_from_env();
+  if (!launch && o.gpus > 1) return launch_local_ranks(o.gpus);
+  // Rank 0 alone writes the output directory (Note [Data parallelism]).
+  const bool writer = !launch || launch->rank == 0;
   const graph::NetworkDef def = models::load_network(o.config);
   const std::filesystem::path out = o.out.empty() ? "runs/" + def.name : o.out;
-  prepare_output_dir(out);
+  if (writer) prepare_output_dir(out);
   Progress progress(o.iters);
   models::TrainerOptions options =
       trainer_options(o.run, o.policy, o.mem_budget, o.iters, o.profile_layers || !o.trace.empty());
-  options.setup_progress = progress.setup_sink();
+  if (writer) options.setup_progress = progress.setup_sink();
   options.config_json = file_text(o.config);
   options.evaluation = o.eval_every > 0;
   options.eval_data = o.eval_data;
+  const std::unique_ptr<runtime::Communicator> communicator = join_run(launch, o, options);
   models::Trainer trainer(def, o.batch, std::move(options));
   restore(trainer, o, out);
+  if (!writer) return train_quietly(trainer, o);
   if (const std::vector<std::string> classes = trainer.dataset().class_names(); !classes.empty()) {
     models::write_class_index((out / models::kClassIndexFileName).string(), classes);
   }
