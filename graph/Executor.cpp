@@ -127,7 +127,8 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
                    layers::optimizer_name(options.optimizer.kind) + " keeps " +
                    std::to_string(layers::state_buffers(options.optimizer.kind)));
   if (distributed(options)) {
-    sync_ = std::make_unique<GradientSync>(*options.communicator, *params_, options.buckets);
+    sync_ =
+        std::make_unique<GradientSync>(*options.communicator, *params_, options.buckets, context);
     sync_->broadcast_parameters(context.compute(), *params_);
   }
   for (std::size_t i = 0; i < options.input_slots; ++i) {
@@ -250,7 +251,7 @@ StepResult Executor::train_step(const void* images, const std::int32_t* labels, 
     input_in_place_ = std::exchange(in_place_images_, nullptr) == images && !managed(plan_);
     if (sync_) sync_->begin_step();
     run_actions(plan_.actions, images, /*training=*/true);
-    if (sync_) sync_->check_all_reduced();
+    if (sync_) sync_->before_update(context_.compute());
     input_in_place_ = false;
     next_images_ = nullptr;  // named for this step's StageInput only
     if (before_update) before_update();
@@ -262,6 +263,7 @@ StepResult Executor::train_step(const void* images, const std::int32_t* labels, 
   } catch (...) {
     if (sync_) sync_->abort(std::current_exception());  // no other rank waits for this one
     abandon_step();
+    if (sync_) sync_->raise_other_ranks_failure();
     throw;
   }
   ++step_;
@@ -565,6 +567,7 @@ void Executor::measure_copies() {
 
 void Executor::abandon_step() noexcept {
   // Queued work may still use the buffers: drain every stream before anything is freed.
+  if (sync_) sync_->drain();
   for (runtime::Stream* s : {&context_.compute(), &context_.offload(), &context_.prefetch()}) {
     try {
       s->synchronize();

@@ -41,29 +41,57 @@ std::vector<GradientBucket> cut_buckets(const ParameterStore& params, const Buck
 }
 
 GradientSync::GradientSync(runtime::Communicator& communicator, const ParameterStore& params,
-                           const BucketCaps& caps)
+                           const BucketCaps& caps, runtime::ExecutionContext& context)
     : communicator_(communicator),
       flat_(static_cast<float*>(params.flat_gradients().data())),
-      buckets_(cut_buckets(params, caps)) {}
-
-void GradientSync::broadcast_parameters(runtime::Stream& stream, const ParameterStore& params) {
-  for (const Parameter& p : params.all()) {
-    communicator_.broadcast(stream, p.value.data(), p.value.bytes());
+      buckets_(cut_buckets(params, caps)),
+      stream_(context.make_stream("communication")) {
+  for (std::size_t i = 0; i < buckets_.size(); ++i) {
+    written_.push_back(context.make_event());
+    reduced_.push_back(context.make_event());
   }
-  stream.synchronize();
 }
 
-void GradientSync::after_backward(runtime::Stream& stream, NodeId node) {
+GradientSync::~GradientSync() { drain(); }
+
+void GradientSync::broadcast_parameters(runtime::Stream& compute, const ParameterStore& params) {
+  compute.synchronize();  // the initial values are there (setup: no event needed)
+  for (const Parameter& p : params.all()) {
+    communicator_.broadcast(*stream_, p.value.data(), p.value.bytes());
+  }
+  stream_->synchronize();
+}
+
+void GradientSync::after_backward(runtime::Stream& compute, NodeId node) {
   for (; next_ < buckets_.size() && buckets_[next_].ready_after == node; ++next_) {
     const GradientBucket& b = buckets_[next_];
-    communicator_.all_reduce(stream, flat_ + b.offset / sizeof(float), b.bytes / sizeof(float),
+    written_[next_]->record(compute);
+    stream_->wait(*written_[next_]);
+    communicator_.all_reduce(*stream_, flat_ + b.offset / sizeof(float), b.bytes / sizeof(float),
                              runtime::Reduction::Mean);
+    reduced_[next_]->record(*stream_);
   }
 }
 
-void GradientSync::check_all_reduced() const {
+void GradientSync::before_update(runtime::Stream& compute) {
   VDNN_EXPECTS(next_ == buckets_.size(), "a step all-reduced " + std::to_string(next_) + " of " +
                                              std::to_string(buckets_.size()) + " gradient buckets");
+  for (const std::unique_ptr<runtime::Event>& reduced : reduced_) compute.wait(*reduced);
+}
+
+void GradientSync::drain() noexcept {
+  try {
+    stream_->synchronize();
+  } catch (...) {  // the error that ended the step is already on its way to the caller
+  }
+}
+
+void GradientSync::raise_other_ranks_failure() {
+  try {
+    communicator_.raise_if_failed();
+  } catch (const runtime::CommunicatorError& e) {
+    if (e.failed_rank() != communicator_.rank()) throw;
+  }
 }
 
 void GradientSync::abort(const std::exception_ptr& error) noexcept {

@@ -5,12 +5,14 @@
 
 #include <cstddef>
 #include <exception>
+#include <memory>
 #include <vector>
 
 #include "graph/Graph.hpp"
 #include "graph/ParameterStore.hpp"
 #include "graph/Plan.hpp"
 #include "runtime/Communicator.hpp"
+#include "runtime/ExecutionContext.hpp"
 #include "runtime/Stream.hpp"
 
 namespace vdnn::graph {
@@ -36,29 +38,44 @@ std::vector<NodeId> backward_order(const Plan& plan);
 /// order, covering all of it. Throws InvalidArgument for a store without one, or a zero cap.
 std::vector<GradientBucket> cut_buckets(const ParameterStore& params, const BucketCaps& caps);
 
-/// One rank's gradient exchange over a communicator of more than one rank. Not thread-safe: the
-/// executor's thread drives it.
+/// One rank's gradient exchange over a communicator of more than one rank, on a stream of its
+/// own beside the compute stream, ordered by events. Not thread-safe: the executor's thread
+/// drives it.
 class GradientSync {
  public:
-  /// Throws InvalidArgument as cut_buckets.
+  /// Makes its stream and events from `context`, which must outlive it. Throws InvalidArgument
+  /// as cut_buckets.
   GradientSync(runtime::Communicator& communicator, const ParameterStore& params,
-               const BucketCaps& caps);
+               const BucketCaps& caps, runtime::ExecutionContext& context);
+  GradientSync(const GradientSync&) = delete;
+  GradientSync& operator=(const GradientSync&) = delete;
+  GradientSync(GradientSync&&) = delete;
+  GradientSync& operator=(GradientSync&&) = delete;
+  /// Waits for its stream; never throws.
+  ~GradientSync();
 
-  /// Overwrites every parameter and buffer with rank 0's on `stream`, and waits for it. Throws
-  /// CommunicatorError.
-  void broadcast_parameters(runtime::Stream& stream, const ParameterStore& params);
+  /// Overwrites every parameter and buffer with rank 0's (on its stream, after `compute`'s work)
+  /// and waits for it. Throws CommunicatorError.
+  void broadcast_parameters(runtime::Stream& compute, const ParameterStore& params);
   /// A step starts: no bucket is reduced yet.
   void begin_step() noexcept { next_ = 0; }
-  /// After `node`'s backward is enqueued on `stream`: enqueues the mean over the ranks of every
-  /// bucket it completes, in bucket order (the same on every rank).
-  void after_backward(runtime::Stream& stream, NodeId node);
-  /// Throws InvalidArgument unless every bucket was enqueued this step.
-  void check_all_reduced() const;
+  /// After `node`'s backward is enqueued on `compute`: every bucket it completes is averaged over
+  /// the ranks on the communication stream once `compute` has written it, in bucket order (the
+  /// same on every rank).
+  void after_backward(runtime::Stream& compute, NodeId node);
+  /// Before the update: `compute` waits for each bucket's all-reduce. Throws InvalidArgument
+  /// unless every bucket was enqueued this step.
+  void before_update(runtime::Stream& compute);
   /// After the step's work completed: throws CommunicatorError when the group failed meanwhile
-  /// (NCCL's watchdog aborts a collective that hangs, and the stream then completes).
+  /// (NCCL's watchdog aborts a collective that hangs, and the streams then complete).
   void check_completed() { communicator_.raise_if_failed(); }
   /// Ends the group after `error` ended this rank's step, so that no other rank waits for it.
   void abort(const std::exception_ptr& error) noexcept;
+  /// Waits for the communication stream, dropping its error (the step is being abandoned).
+  void drain() noexcept;
+  /// Throws the group's CommunicatorError when another rank failed it: the cause of this rank's
+  /// failed step, rather than what the failure did here (a stream that waited on it).
+  void raise_other_ranks_failure();
 
   const std::vector<GradientBucket>& buckets() const noexcept { return buckets_; }
 
@@ -66,6 +83,10 @@ class GradientSync {
   runtime::Communicator& communicator_;
   float* flat_;
   std::vector<GradientBucket> buckets_;
+  std::unique_ptr<runtime::Stream> stream_;  // the collectives'
+  // Per bucket: its gradients written (compute) and its all-reduce done (stream_).
+  std::vector<std::unique_ptr<runtime::Event>> written_;
+  std::vector<std::unique_ptr<runtime::Event>> reduced_;
   std::size_t next_ = 0;
 };
 

@@ -10,10 +10,15 @@
 namespace vdnn::runtime::cpu {
 
 CpuContext::CpuContext(StressOptions stress, std::uint64_t free_device_bytes)
-    : compute_("compute", stress),
+    : stress_(stress),
+      compute_("compute", stress),
       offload_("offload", stress),
       prefetch_("prefetch", stress),
       free_device_bytes_(free_device_bytes) {}
+
+std::unique_ptr<Stream> CpuContext::make_stream(const std::string& name) {
+  return std::make_unique<CpuStream>(name, stress_);
+}
 
 std::unique_ptr<Event> CpuContext::make_event(bool /*timing*/) {
   return std::make_unique<CpuEvent>();  // CPU events always keep their completion time

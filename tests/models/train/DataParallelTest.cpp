@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -75,8 +76,11 @@ std::vector<float> weights(graph::Session& session) {
   return all;
 }
 
-RankRun train(graph::Policy policy, std::int64_t batch, runtime::Communicator* communicator) {
-  Trainer trainer(plain_cnn(), batch, options(policy, communicator));
+RankRun train(graph::Policy policy, std::int64_t batch, runtime::Communicator* communicator,
+              const runtime::cpu::StressOptions& stress = {}) {
+  TrainerOptions o = options(policy, communicator);
+  o.session.stress = stress;
+  Trainer trainer(plain_cnn(), batch, o);
   RankRun run;
   for (int i = 0; i < kSteps; ++i) run.losses.push_back(trainer.step().loss);
   run.weights = weights(trainer.session());
@@ -118,16 +122,26 @@ void expect_close(const std::vector<float>& a, const std::vector<float>& b,
   EXPECT_LT(worst, kTolerance) << what;
 }
 
+// The four ranks' runs, their streams (the communication stream too) delayed at random from
+// `seed` when it is set.
+std::vector<RankRun> train_ranks(graph::Policy policy, std::optional<std::uint64_t> seed) {
+  runtime::LocalCommunicatorGroup group(kRanks, milliseconds(120000));
+  std::vector<RankRun> ranks(kRanks);
+  const std::vector<std::string> errors = on_ranks([&](int r) {
+    runtime::cpu::StressOptions stress;
+    stress.enabled = seed.has_value();
+    stress.seed = seed.value_or(0) + static_cast<std::uint64_t>(r);
+    ranks[static_cast<std::size_t>(r)] = train(policy, kRankBatch, &group.endpoint(r), stress);
+  });
+  for (const std::string& e : errors) EXPECT_EQ(e, "");
+  return ranks;
+}
+
 TEST(DataParallel, FourRanksAtBatch8TrainAsOneAtBatch32UnderEveryPolicy) {
   for (const std::string& name : graph::policy_names()) {
     const graph::Policy policy = graph::parse_policy(name);
     const RankRun one = train(policy, kRanks * kRankBatch, nullptr);
-    runtime::LocalCommunicatorGroup group(kRanks, milliseconds(120000));
-    std::vector<RankRun> ranks(kRanks);
-    const std::vector<std::string> errors = on_ranks([&](int r) {
-      ranks[static_cast<std::size_t>(r)] = train(policy, kRankBatch, &group.endpoint(r));
-    });
-    for (const std::string& e : errors) ASSERT_EQ(e, "") << name;
+    const std::vector<RankRun> ranks = train_ranks(policy, std::nullopt);
     for (int step = 0; step < kSteps; ++step) {
       double mean = 0.0;  // of the ranks' per-rank means: the mean over the global batch
       for (const RankRun& r : ranks) mean += r.losses[static_cast<std::size_t>(step)] / kRanks;
@@ -136,6 +150,21 @@ TEST(DataParallel, FourRanksAtBatch8TrainAsOneAtBatch32UnderEveryPolicy) {
     }
     for (const RankRun& r : ranks) EXPECT_EQ(r.weights, ranks[0].weights) << name;  // bitwise
     expect_close(ranks[0].weights, one.weights, name);
+  }
+}
+
+TEST(DataParallel, StreamInterleavingsChangeNoBit) {
+  const std::vector<RankRun> calm = train_ranks(graph::Policy::VdnnAll, std::nullopt);
+  for (const std::uint64_t seed : {1U, 2U}) {
+    const std::vector<RankRun> stressed = train_ranks(graph::Policy::VdnnAll, seed);
+    for (int r = 0; r < kRanks; ++r) {
+      EXPECT_EQ(stressed[static_cast<std::size_t>(r)].losses,
+                calm[static_cast<std::size_t>(r)].losses)
+          << seed;
+      EXPECT_EQ(stressed[static_cast<std::size_t>(r)].weights,
+                calm[static_cast<std::size_t>(r)].weights)
+          << seed;
+    }
   }
 }
 
