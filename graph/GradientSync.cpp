@@ -2,6 +2,7 @@
 #include "graph/GradientSync.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace vdnn::graph {
@@ -50,9 +51,54 @@ GradientSync::GradientSync(runtime::Communicator& communicator, const ParameterS
     written_.push_back(context.make_event());
     reduced_.push_back(context.make_event());
   }
+  check_layout(params);
 }
 
 GradientSync::~GradientSync() { drain(); }
+
+namespace {
+
+// FNV-1a over the gradients' names and sizes in flat order and the buckets' bounds.
+std::uint64_t layout_fingerprint(const ParameterStore& params,
+                                 const std::vector<GradientBucket>& buckets) {
+  std::uint64_t hash = 14695981039346656037ull;
+  const auto mix = [&hash](const std::string& text) {
+    for (const char c : text) {
+      hash ^= static_cast<unsigned char>(c);
+      hash *= 1099511628211ull;
+    }
+  };
+  for (const std::size_t index : params.gradient_order()) {
+    const Parameter& p = params.all()[index];
+    mix(p.name + ":" + std::to_string(p.grad.bytes()) + ";");
+  }
+  for (const GradientBucket& b : buckets) {
+    mix(std::to_string(b.offset) + "+" + std::to_string(b.bytes) + ";");
+  }
+  return hash;
+}
+
+}  // namespace
+
+// Rank 0's fingerprint travels through the flat buffer's first bytes (zeroed again after), the
+// one memory of the stream's kind at hand.
+void GradientSync::check_layout(const ParameterStore& params) {
+  if (params.flat_gradients().bytes() < sizeof(std::uint64_t)) return;
+  const std::uint64_t mine = layout_fingerprint(params, buckets_);
+  const std::uint64_t zero = 0;
+  std::uint64_t theirs = 0;
+  stream_->copy_async(flat_, &mine, sizeof(mine));
+  communicator_.broadcast(*stream_, flat_, sizeof(mine));
+  stream_->copy_async(&theirs, flat_, sizeof(theirs));
+  stream_->copy_async(flat_, &zero, sizeof(zero));
+  stream_->synchronize();
+  if (theirs == mine) return;
+  const std::string why = "rank " + std::to_string(communicator_.rank()) +
+                          "'s gradient layout (parameters, backward order, buckets) differs "
+                          "from rank 0's: the ranks run different networks or plans";
+  communicator_.abort(why);
+  throw runtime::CommunicatorError(why, communicator_.rank());
+}
 
 void GradientSync::broadcast_parameters(runtime::Stream& compute, const ParameterStore& params) {
   compute.synchronize();  // the initial values are there (setup: no event needed)

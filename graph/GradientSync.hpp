@@ -43,8 +43,11 @@ std::vector<GradientBucket> cut_buckets(const ParameterStore& params, const Buck
 /// drives it.
 class GradientSync {
  public:
-  /// Makes its stream and events from `context`, which must outlive it. Throws InvalidArgument
-  /// as cut_buckets.
+  /// Makes its stream and events from `context`, which must outlive it, and checks that every
+  /// rank has rank 0's gradient layout (the same parameters, in the same backward order, in the
+  /// same buckets), since the all-reduces would otherwise add up unrelated gradients. Throws
+  /// InvalidArgument as cut_buckets; CommunicatorError naming the first rank whose layout
+  /// differs (that rank aborts the group).
   GradientSync(runtime::Communicator& communicator, const ParameterStore& params,
                const BucketCaps& caps, runtime::ExecutionContext& context);
   GradientSync(const GradientSync&) = delete;
@@ -80,6 +83,8 @@ class GradientSync {
   const std::vector<GradientBucket>& buckets() const noexcept { return buckets_; }
 
  private:
+  void check_layout(const ParameterStore& params);
+
   runtime::Communicator& communicator_;
   float* flat_;
   std::vector<GradientBucket> buckets_;

@@ -27,7 +27,7 @@ constexpr std::int64_t kRankBatch = 8;
 constexpr int kSteps = 10;
 
 // No batch norm (its statistics are per rank): conv-relu-pool-conv-relu-pool-linear-loss.
-graph::NetworkDef plain_cnn() {
+graph::NetworkDef plain_cnn(std::int64_t width = 16) {
   using namespace layers;
   MaxPool2dSpec pool;
   pool.kernel = {2, 2};
@@ -38,7 +38,7 @@ graph::NetworkDef plain_cnn() {
           testing::layer("conv1", testing::conv(8, 3), {"input"}),
           testing::layer("relu1", ReluSpec{}, {"conv1"}),
           testing::layer("pool1", pool, {"relu1"}),
-          testing::layer("conv2", testing::conv(16, 3, 2), {"pool1"}),
+          testing::layer("conv2", testing::conv(width, 3, 2), {"pool1"}),
           testing::layer("relu2", ReluSpec{}, {"conv2"}),
           testing::layer("pool2", GlobalAvgPoolSpec{}, {"relu2"}),
           testing::layer("fc", fc, {"pool2"}),
@@ -189,6 +189,25 @@ TEST(DataParallel, ARankThatThrowsMidStepStopsTheOthersWithItsName) {
     EXPECT_NE(errors[static_cast<std::size_t>(r)].find("rank 2 aborted"), std::string::npos)
         << errors[static_cast<std::size_t>(r)];
   }
+}
+
+TEST(DataParallel, ARankWithAnotherNetworkIsNamedAtSetup) {
+  runtime::LocalCommunicatorGroup group(2, milliseconds(120000));
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        Trainer trainer(plain_cnn(r == 0 ? 16 : 12), kRankBatch,
+                        options(graph::Policy::Baseline, &group.endpoint(r)));
+      } catch (const runtime::CommunicatorError& e) {
+        errors[static_cast<std::size_t>(r)] = e.what();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_NE(errors[1].find("rank 1's gradient layout"), std::string::npos) << errors[1];
+  EXPECT_NE(errors[0].find("rank 1 aborted"), std::string::npos) << errors[0];
 }
 
 }  // namespace
