@@ -532,6 +532,10 @@ void Executor::finish_step(double host_seconds) {
                        layer_events_[4 * i + 3]->seconds_since(*layer_events_[4 * i + 2])};
   }
   measure_copies();
+  if (sync_) {
+    transfers_.allreduced_bytes = params_->flat_gradients().bytes();
+    transfers_.allreduce_exposed_seconds = sync_->exposed_seconds();
+  }
 }
 
 // Durations of the copies and migrations from their events, and what the driver moved.

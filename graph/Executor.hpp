@@ -127,6 +127,10 @@ struct TransferReport {
   /// Managed memory: what the driver moved, from its counters when migrations_counted(), else
   /// the plan's bytes with the event-timed evictions and migrations (faults untimed, uncounted).
   runtime::MigrationTraffic migration;
+  /// Data parallelism: the gradient bytes averaged over the ranks, and how long the compute
+  /// stream waited for them after its backward pass (Note [Data parallelism]).
+  std::uint64_t allreduced_bytes = 0;
+  double allreduce_exposed_seconds = 0.0;
 };
 
 /// Owns the memory pools, parameters and feature maps of one graph run under one plan. The graph,

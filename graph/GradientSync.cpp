@@ -46,7 +46,9 @@ GradientSync::GradientSync(runtime::Communicator& communicator, const ParameterS
     : communicator_(communicator),
       flat_(static_cast<float*>(params.flat_gradients().data())),
       buckets_(cut_buckets(params, caps)),
-      stream_(context.make_stream("communication")) {
+      stream_(context.make_stream("communication")),
+      backward_done_(context.make_event(/*timing=*/true)),
+      waited_(context.make_event(/*timing=*/true)) {
   for (std::size_t i = 0; i < buckets_.size(); ++i) {
     written_.push_back(context.make_event());
     reduced_.push_back(context.make_event());
@@ -122,7 +124,9 @@ void GradientSync::after_backward(runtime::Stream& compute, NodeId node) {
 void GradientSync::before_update(runtime::Stream& compute) {
   VDNN_EXPECTS(next_ == buckets_.size(), "a step all-reduced " + std::to_string(next_) + " of " +
                                              std::to_string(buckets_.size()) + " gradient buckets");
+  backward_done_->record(compute);
   for (const std::unique_ptr<runtime::Event>& reduced : reduced_) compute.wait(*reduced);
+  waited_->record(compute);
 }
 
 void GradientSync::drain() noexcept {

@@ -66,9 +66,12 @@ class GradientSync {
   /// the ranks on the communication stream once `compute` has written it, in bucket order (the
   /// same on every rank).
   void after_backward(runtime::Stream& compute, NodeId node);
-  /// Before the update: `compute` waits for each bucket's all-reduce. Throws InvalidArgument
-  /// unless every bucket was enqueued this step.
+  /// Before the update: `compute` waits for each bucket's all-reduce, between two timing events
+  /// (exposed_seconds). Throws InvalidArgument unless every bucket was enqueued this step.
   void before_update(runtime::Stream& compute);
+  /// Of the last completed step: how long compute waited for the all-reduces after its backward
+  /// pass (the communication the backward pass did not hide).
+  double exposed_seconds() const { return waited_->seconds_since(*backward_done_); }
   /// After the step's work completed: throws CommunicatorError when the group failed meanwhile
   /// (NCCL's watchdog aborts a collective that hangs, and the streams then complete).
   void check_completed() { communicator_.raise_if_failed(); }
@@ -92,6 +95,8 @@ class GradientSync {
   // Per bucket: its gradients written (compute) and its all-reduce done (stream_).
   std::vector<std::unique_ptr<runtime::Event>> written_;
   std::vector<std::unique_ptr<runtime::Event>> reduced_;
+  std::unique_ptr<runtime::Event> backward_done_;  // compute, timing: before the waits...
+  std::unique_ptr<runtime::Event> waited_;         // ...and after them
   std::size_t next_ = 0;
 };
 

@@ -33,6 +33,10 @@ Json transfer_metrics(const graph::TransferReport& c, bool managed) {
          {"host_enqueue_ms", c.host_seconds * 1e3},
          {"staged_input_bytes", c.staged_input_bytes},
          {"stage_input_gbps", gbps(c.staged_input_bytes, c.stage_input_seconds)}};
+  if (c.allreduced_bytes > 0) {  // several ranks (issue 27)
+    j.update(Json{{"allreduced_bytes", c.allreduced_bytes},
+                  {"allreduce_exposed_ms", c.allreduce_exposed_seconds * 1e3}});
+  }
   if (!managed) return j;
   const runtime::MigrationTraffic& m = c.migration;
   j.update(Json{{"evicted_bytes", c.evicted_bytes},

@@ -244,6 +244,9 @@ nlohmann::json summary_json(const TrainOptions& o, models::Trainer& trainer,
                       {"first_step_end_seconds", first_step_end}});
   summary.update(transfers.medians());
   summary.update(managed_summary(session));
+  if (const runtime::Communicator* c = trainer.options().session.executor.communicator) {
+    summary["world_size"] = c->size();  // --batch per rank: world_size x batch in all
+  }
   if (last_eval) summary["eval"] = eval_json(*last_eval);
   return summary;
 }

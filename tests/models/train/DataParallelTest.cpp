@@ -61,7 +61,9 @@ TrainerOptions options(graph::Policy policy, runtime::Communicator* communicator
 
 struct RankRun {
   std::vector<double> losses;
-  std::vector<float> weights;  // every parameter, in graph order
+  std::vector<float> weights;          // every parameter, in graph order
+  std::uint64_t allreduced_bytes = 0;  // the last step's
+  double allreduce_exposed_seconds = -1.0;
 };
 
 std::vector<float> weights(graph::Session& session) {
@@ -84,6 +86,8 @@ RankRun train(graph::Policy policy, std::int64_t batch, runtime::Communicator* c
   RankRun run;
   for (int i = 0; i < kSteps; ++i) run.losses.push_back(trainer.step().loss);
   run.weights = weights(trainer.session());
+  run.allreduced_bytes = trainer.history().back().transfers.allreduced_bytes;
+  run.allreduce_exposed_seconds = trainer.history().back().transfers.allreduce_exposed_seconds;
   return run;
 }
 
@@ -148,7 +152,13 @@ TEST(DataParallel, FourRanksAtBatch8TrainAsOneAtBatch32UnderEveryPolicy) {
       EXPECT_NEAR(mean, one.losses[static_cast<std::size_t>(step)], kTolerance)
           << name << " " << step;
     }
-    for (const RankRun& r : ranks) EXPECT_EQ(r.weights, ranks[0].weights) << name;  // bitwise
+    for (const RankRun& r : ranks) {
+      EXPECT_EQ(r.weights, ranks[0].weights) << name;  // bitwise
+      // Every gradient, padding included, and a wait that was measured.
+      EXPECT_GE(r.allreduced_bytes, r.weights.size() * sizeof(float)) << name;
+      EXPECT_GE(r.allreduce_exposed_seconds, 0.0) << name;
+    }
+    EXPECT_EQ(one.allreduced_bytes, 0U) << name;
     expect_close(ranks[0].weights, one.weights, name);
   }
 }
