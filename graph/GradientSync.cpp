@@ -94,6 +94,7 @@ void GradientSync::check_layout(const ParameterStore& params) {
   stream_->copy_async(&theirs, flat_, sizeof(theirs));
   stream_->copy_async(flat_, &zero, sizeof(zero));
   stream_->synchronize();
+  communicator_.raise_if_failed();  // a watchdog's abort completes the stream too
   if (theirs == mine) return;
   const std::string why = "rank " + std::to_string(communicator_.rank()) +
                           "'s gradient layout (parameters, backward order, buckets) differs "
@@ -108,6 +109,7 @@ void GradientSync::broadcast_parameters(runtime::Stream& compute, const Paramete
     communicator_.broadcast(*stream_, p.value.data(), p.value.bytes());
   }
   stream_->synchronize();
+  communicator_.raise_if_failed();
 }
 
 void GradientSync::after_backward(runtime::Stream& compute, NodeId node) {

@@ -107,7 +107,7 @@ class NcclCommunicator final : public Communicator {
     }
     wake_.notify_all();
     watchdog_.join();
-    if (!aborted_) ncclCommDestroy(comm_);
+    close();
   }
 
   int rank() const noexcept override { return rank_; }
@@ -154,6 +154,23 @@ class NcclCommunicator final : public Communicator {
     std::string what;
     Clock::time_point deadline;
   };
+
+  // Finalizes (flushing what is queued) within the timeout, else aborts; then frees. No thread
+  // but the destructor's is left.
+  void close() noexcept {
+    if (aborted_) return;
+    ncclResult_t state = ncclCommFinalize(comm_);
+    const Clock::time_point deadline = Clock::now() + timeout_;
+    while (state == ncclInProgress && Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      ncclCommGetAsyncError(comm_, &state);
+    }
+    if (state == ncclSuccess) {
+      ncclCommDestroy(comm_);
+    } else {
+      ncclCommAbort(comm_);
+    }
+  }
 
   // Under mutex_.
   void throw_if_failed() const {

@@ -1,10 +1,7 @@
 // fork/exec of the ranks, and the watch that stops them all when one fails.
 #include "tools/cli/Launcher.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +15,7 @@
 #include <vector>
 
 #include "runtime/Error.hpp"
+#include "runtime/Rendezvous.hpp"
 #include "tools/cli/ExitCode.hpp"
 
 namespace vdnn::tools {
@@ -34,21 +32,6 @@ std::vector<std::string> own_arguments() {
   }
   if (args.empty()) throw runtime::Error("cannot read this process's arguments");
   return args;
-}
-
-// A port nothing listens on now, for rank 0's rendezvous.
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw runtime::Error("cannot open a socket to find a free port");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(addr);
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length) == 0;
-  ::close(fd);
-  if (!ok) throw runtime::Error("cannot find a free port for the rendezvous");
-  return ntohs(addr.sin_port);
 }
 
 // This process's environment with the rank's place in the run, as torchrun sets it.
@@ -163,7 +146,7 @@ class Ranks {
 
 int launch_local_ranks(int ranks) {
   const std::vector<std::string> args = own_arguments();
-  const int port = free_port();
+  const int port = runtime::free_port();
   Ranks children;
   for (int r = 0; r < ranks; ++r) children.start(args, r, ranks, port);
   while (children.running()) {
