@@ -1,6 +1,7 @@
 // Gradient buckets and their all-reduce at the point of the backward pass that completes them.
 #include "graph/GradientSync.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>

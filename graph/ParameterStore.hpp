@@ -46,8 +46,9 @@ struct Parameter {
 /// trainable parameter gets `state_buffers` (<= layers::kMaxStateBuffers) optimizer state tensors,
 /// which hold no value until the first update writes them. With a `gradient_order` (the nodes in
 /// the order the backward pass runs them), every trainable gradient is a view of one flat buffer,
-/// zeroed, laid out in that order at 256-byte-aligned offsets: the bytes the pool would take for
-/// them one by one, so a plan counts them as before (Note [Data parallelism]). Throws
+/// zeroed, laid out in that order at 256-byte-aligned offsets: what the pool, which rounds every
+/// allocation to 256 bytes, would take for them one by one, so the plan holds as before (Note
+/// [Data parallelism]). Throws
 /// OutOfMemory, InvalidArgument when a node with trainable parameters is not in the order.
 class ParameterStore {
  public:

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "runtime/Error.hpp"
 #include "runtime/Stream.hpp"
@@ -51,6 +52,9 @@ class Communicator {
   /// Returns once every rank has called it. Throws CommunicatorError (a rank aborted or is late
   /// past the timeout).
   virtual void barrier() = 0;
+  /// Every rank's `value`, in rank order, on every rank (host to host: per-step numbers such as
+  /// step times); blocks as barrier() does and throws as it.
+  virtual std::vector<double> all_gather(double value) = 0;
   /// Throws CommunicatorError once the group has failed (an abort, a timeout, an error of a
   /// collective that completed on the device without saying so).
   virtual void raise_if_failed() = 0;

@@ -21,7 +21,8 @@ struct LocalGroupState {
         timeout(wait),
         arrived(static_cast<std::size_t>(ranks), false),
         buffers(static_cast<std::size_t>(ranks), nullptr),
-        sizes(static_cast<std::size_t>(ranks), 0) {}
+        sizes(static_cast<std::size_t>(ranks), 0),
+        gathered(static_cast<std::size_t>(ranks), 0.0) {}
 
   const int size;
   const std::chrono::milliseconds timeout;
@@ -33,6 +34,7 @@ struct LocalGroupState {
   std::vector<void*> buffers;      // each rank's buffer in the collective under way
   std::vector<std::size_t> sizes;  // and its element (or byte) count
   std::vector<float> scratch;      // all_reduce's result
+  std::vector<double> gathered;    // all_gather's values, by rank
   int failed_rank = -1;            // the first failure, or -1
   std::string failure;
 
@@ -108,6 +110,16 @@ class LocalCommunicator final : public Communicator {
   void barrier() override {
     std::unique_lock<std::mutex> lock(state_->mutex);
     state_->meet(lock, rank_, "barrier");
+  }
+
+  std::vector<double> all_gather(double value) override {
+    LocalGroupState& s = *state_;
+    std::unique_lock<std::mutex> lock(s.mutex);
+    s.gathered[static_cast<std::size_t>(rank_)] = value;
+    s.meet(lock, rank_, "all-gather");
+    std::vector<double> all = s.gathered;
+    s.meet(lock, rank_, "all-gather");  // every rank has its copy: the slots may be reused
+    return all;
   }
 
   void raise_if_failed() override {

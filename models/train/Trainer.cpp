@@ -179,6 +179,20 @@ const StepRecord& Trainer::step_on_device(const void* images, const std::int32_t
 const StepRecord& Trainer::train_on(const void* images, const std::int32_t* labels,
                                     std::chrono::steady_clock::time_point start,
                                     double data_wait_ms) {
+  runtime::Communicator* communicator = options_.session.executor.communicator;
+  if (communicator == nullptr) return record_step(images, labels, start, data_wait_ms);
+  try {
+    return record_step(images, labels, start, data_wait_ms);
+  } catch (const std::exception& e) {
+    // A divergence or a hook's error here: no other rank waits for this one to come.
+    communicator->abort(e.what());
+    throw;
+  }
+}
+
+const StepRecord& Trainer::record_step(const void* images, const std::int32_t* labels,
+                                       std::chrono::steady_clock::time_point start,
+                                       double data_wait_ms) {
   graph::Executor& executor = session_->executor();
   const std::int64_t batch = session_->graph().batch();
   const std::int64_t it = iteration();
@@ -196,6 +210,9 @@ const StepRecord& Trainer::train_on(const void* images, const std::int32_t* labe
   r.images_per_s = static_cast<double>(batch) * 1000.0 / r.ms;
   r.peak_device_bytes = executor.memory().device_peak;
   r.transfers = executor.transfers();
+  if (runtime::Communicator* c = options_.session.executor.communicator; c != nullptr) {
+    r.rank_ms = c->all_gather(r.ms);
+  }
   history_.push_back(r);
   // The callbacks see a diverged step too (metrics.jsonl records the NaN) before the throw.
   for (const StepCallback& callback : callbacks_) callback(history_.back());

@@ -67,6 +67,7 @@ struct StepRecord {
   double data_wait_ms = 0.0;  // of ms, the time spent waiting for the batch from the loader
   std::uint64_t peak_device_bytes = 0;  // measured by the executor's allocator statistics
   graph::TransferReport transfers;      // the step's copies and migrations
+  std::vector<double> rank_ms;          // several ranks: every rank's ms, in rank order; else empty
 };
 
 /// What one evaluation measured over the test split, as metrics.jsonl records it.
@@ -183,9 +184,12 @@ class Trainer {
   std::vector<std::function<void()>> gradient_hooks_;
   std::optional<double> learning_rate_;  // set_learning_rate's, over the schedule
 
-  // The step on `images` and `labels` (the loader's or the caller's), started at `start`.
+  // The step on `images` and `labels` (the loader's or the caller's), started at `start`; an
+  // error ends the group of ranks there is one.
   const StepRecord& train_on(const void* images, const std::int32_t* labels,
                              std::chrono::steady_clock::time_point start, double data_wait_ms);
+  const StepRecord& record_step(const void* images, const std::int32_t* labels,
+                                std::chrono::steady_clock::time_point start, double data_wait_ms);
 };
 
 /// Medians over the steps of a run after `warmup` steps (all steps when there are no more).

@@ -81,7 +81,8 @@ class NcclCommunicator final : public Communicator {
         size_(launch.world_size),
         timeout_(options.timeout),
         device_(select_device(launch.local_rank)),
-        barrier_value_(device_memory_, sizeof(float)) {
+        barrier_value_(device_memory_, sizeof(float)),
+        gather_slots_(device_memory_, static_cast<std::size_t>(size_) * sizeof(double)) {
     if (options.deterministic) {
       ::setenv("NCCL_ALGO", "Ring", 1);
       ::setenv("NCCL_PROTO", "Simple", 1);
@@ -136,6 +137,23 @@ class NcclCommunicator final : public Communicator {
     // The watchdog ends the wait at the timeout: an aborted communicator's kernels return.
     VDNN_CHECK_CUDA(cudaStreamSynchronize(s));
     raise_if_failed();
+  }
+
+  // A sum in which each rank brings its own slot and zeros elsewhere: exact, x + 0 is x.
+  std::vector<double> all_gather(double value) override {
+    std::vector<double> slots(static_cast<std::size_t>(size_), 0.0);
+    slots[static_cast<std::size_t>(rank_)] = value;
+    auto* device = static_cast<double*>(gather_slots_.data());
+    const cudaStream_t s = barrier_stream_.get();
+    const std::size_t bytes = slots.size() * sizeof(double);
+    VDNN_CHECK_CUDA(cudaMemcpyAsync(device, slots.data(), bytes, cudaMemcpyHostToDevice, s));
+    enqueue(s, "all-gather", [&] {
+      return ncclAllReduce(device, device, slots.size(), ncclFloat64, ncclSum, comm_, s);
+    });
+    VDNN_CHECK_CUDA(cudaMemcpyAsync(slots.data(), device, bytes, cudaMemcpyDeviceToHost, s));
+    VDNN_CHECK_CUDA(cudaStreamSynchronize(s));  // the watchdog ends it at the timeout
+    raise_if_failed();
+    return slots;
   }
 
   void raise_if_failed() override {
@@ -253,6 +271,7 @@ class NcclCommunicator final : public Communicator {
   const int device_;  // current from here on: what follows lives on it
   DeviceMemoryResource device_memory_;
   Buffer barrier_value_;  // barrier()'s all-reduced float
+  Buffer gather_slots_;   // all_gather()'s doubles, one per rank
   CudaStream barrier_stream_;
   ncclComm_t comm_ = nullptr;
   std::mutex mutex_;  // guards comm_'s use and everything below

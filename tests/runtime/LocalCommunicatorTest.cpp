@@ -79,6 +79,18 @@ TEST(LocalCommunicator, BroadcastGivesEveryRankRankZerosBytes) {
   for (const std::vector<int>& d : data) EXPECT_EQ(d, (std::vector<int>{7, 8, 9}));
 }
 
+TEST(LocalCommunicator, AllGatherGivesEveryRankEveryValueInRankOrder) {
+  constexpr int kRanks = 3;
+  LocalCommunicatorGroup group(kRanks, milliseconds(10000));
+  std::vector<std::vector<double>> got(kRanks);
+  run_ranks(group, kRanks, [&](int r, Communicator& c, Stream& /*s*/) {
+    for (int round = 0; round < 3; ++round) {
+      got[static_cast<std::size_t>(r)] = c.all_gather(10.0 * round + r);
+    }
+  });
+  for (const std::vector<double>& g : got) EXPECT_EQ(g, (std::vector<double>{20.0, 21.0, 22.0}));
+}
+
 TEST(LocalCommunicator, AnAbortEndsEveryOtherRanksPendingAndLaterCollectives) {
   constexpr int kRanks = 4;
   LocalCommunicatorGroup group(kRanks, milliseconds(60000));

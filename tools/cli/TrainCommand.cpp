@@ -324,6 +324,7 @@ int run_train(const TrainOptions& o) {
              {"data_wait_ms", r.data_wait_ms},
              {"peak_device_bytes", r.peak_device_bytes}};
     row.update(rates);
+    if (!r.rank_ms.empty()) row["rank_ms"] = r.rank_ms;  // several ranks: each one's step
     metrics << row.dump() << "\n";
     progress.update(r.iteration + 1, r.loss, r.accuracy, r.images_per_s);
   });

@@ -64,6 +64,9 @@ struct RankRun {
   std::vector<float> weights;          // every parameter, in graph order
   std::uint64_t allreduced_bytes = 0;  // the last step's
   double allreduce_exposed_seconds = -1.0;
+  std::vector<double> rank_ms;       // the last step's, every rank's
+  std::uint64_t device_peak = 0;     // measured
+  std::uint64_t predicted_peak = 0;  // the plan's
 };
 
 std::vector<float> weights(graph::Session& session) {
@@ -86,6 +89,9 @@ RankRun train(graph::Policy policy, std::int64_t batch, runtime::Communicator* c
   RankRun run;
   for (int i = 0; i < kSteps; ++i) run.losses.push_back(trainer.step().loss);
   run.weights = weights(trainer.session());
+  run.rank_ms = trainer.history().back().rank_ms;
+  run.device_peak = trainer.session().executor().memory().device_peak;
+  run.predicted_peak = trainer.session().plan().predicted_peak;
   run.allreduced_bytes = trainer.history().back().transfers.allreduced_bytes;
   run.allreduce_exposed_seconds = trainer.history().back().transfers.allreduce_exposed_seconds;
   return run;
@@ -157,8 +163,18 @@ TEST(DataParallel, FourRanksAtBatch8TrainAsOneAtBatch32UnderEveryPolicy) {
       // Every gradient, padding included, and a wait that was measured.
       EXPECT_GE(r.allreduced_bytes, r.weights.size() * sizeof(float)) << name;
       EXPECT_GE(r.allreduce_exposed_seconds, 0.0) << name;
+      EXPECT_EQ(r.rank_ms, ranks[0].rank_ms) << name;  // gathered: the same on every rank
+      EXPECT_EQ(r.rank_ms.size(), static_cast<std::size_t>(kRanks)) << name;
+      // The plan counts every gradient once, in the flat buffer as in buffers of their own; the
+      // measured peak also holds the flat buffer's padding between gradients (their 256-byte
+      // alignment, which the pool rounds every allocation to anyway), the prediction does not.
+      const std::uint64_t padding = r.allreduced_bytes - r.weights.size() * sizeof(float);
+      if (one.device_peak == one.predicted_peak) {
+        EXPECT_EQ(r.device_peak, r.predicted_peak + padding) << name;
+      }
     }
     EXPECT_EQ(one.allreduced_bytes, 0U) << name;
+    EXPECT_TRUE(one.rank_ms.empty()) << name;
     expect_close(ranks[0].weights, one.weights, name);
   }
 }
