@@ -2,6 +2,7 @@
 #include "tools/cli/Launcher.hpp"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include "runtime/Error.hpp"
 #include "runtime/Rendezvous.hpp"
 #include "tools/cli/ExitCode.hpp"
+#include "tools/cli/StopSignal.hpp"
 
 namespace vdnn::tools {
 namespace {
@@ -77,20 +79,32 @@ class Ranks {
     std::vector<char*> envp;
     for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
     envp.push_back(nullptr);
+    const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) throw runtime::Error("cannot start rank " + std::to_string(rank));
     if (pid == 0) {
+      // A group of its own, so that a terminal's Ctrl-C reaches the launcher alone (which passes
+      // it on once); SIGTERM when the launcher dies, so that no rank outlives it.
+      ::setpgid(0, 0);
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (::getppid() != parent) ::_exit(127);  // it died before prctl
       ::execve("/proc/self/exe", argv.data(), envp.data());
       ::_exit(127);
     }
     pids_.push_back(pid);
   }
 
-  // Waits for the next child to end; its rank and status.
+  // Waits for the next child to end: its rank and status; rank -1 when a signal came first.
   std::pair<int, int> wait_one() {
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, 0);
     return {forget(pid), status};
+  }
+
+  void signal_all(int signal) noexcept {
+    for (const pid_t pid : pids_) {
+      if (pid != 0) ::kill(pid, signal);
+    }
   }
 
   bool running() const {
@@ -133,12 +147,6 @@ class Ranks {
     }
   }
 
-  void signal_all(int signal) noexcept {
-    for (const pid_t pid : pids_) {
-      if (pid != 0) ::kill(pid, signal);
-    }
-  }
-
   std::vector<pid_t> pids_;
 };
 
@@ -149,15 +157,25 @@ int launch_local_ranks(int ranks) {
   const int port = runtime::free_port();
   Ranks children;
   for (int r = 0; r < ranks; ++r) children.start(args, r, ranks, port);
+  const StopSignal stop;
+  bool passed_on = false;
   while (children.running()) {
     const auto [rank, status] = children.wait_one();
-    if (rank < 0 || (WIFEXITED(status) && WEXITSTATUS(status) == 0)) continue;
+    if (stop.requested() && !passed_on) {  // each rank checkpoints (rank 0) and exits 5
+      children.signal_all(stop.name() == "SIGINT" ? SIGINT : SIGTERM);
+      passed_on = true;
+    }
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (rank < 0 || code == kExitOk || (passed_on && code == kExitInterrupted)) continue;
     std::cerr << "vdnn: rank " << rank << " of " << ranks << " " << how_it_ended(status)
               << "; stopping the other ranks\n";
     children.stop();
     return kExitRankFailed;
   }
-  return kExitOk;
+  if (!passed_on) return kExitOk;
+  throw Interrupted(stop.name() +
+                    ": every rank stopped after its step; rank 0 wrote a "
+                    "checkpoint (continue with --resume latest)");
 }
 
 }  // namespace vdnn::tools

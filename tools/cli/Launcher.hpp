@@ -10,11 +10,14 @@ inline constexpr int kLaunchGraceSeconds = 10;
 
 /// Runs this executable with this process's arguments (/proc/self/cmdline) as `ranks` processes,
 /// each with RANK, WORLD_SIZE, LOCAL_RANK (its GPU), MASTER_ADDR=127.0.0.1 and MASTER_PORT (a
-/// free port) in its environment, and waits for all. When one exits non-zero or dies, the others
-/// get SIGTERM, then SIGKILL after kLaunchGraceSeconds; every child is reaped. Returns kExitOk
-/// when every rank exited 0, else kExitRankFailed after naming on stderr the first rank that
-/// failed and how. Throws runtime::Error when a process cannot be started (the ones started are
-/// killed and reaped first).
+/// free port) in its environment, each in a process group of its own and sent SIGTERM if the
+/// launcher dies, and waits for all. When one exits non-zero or dies, the others get SIGTERM,
+/// then SIGKILL after kLaunchGraceSeconds; every child is reaped. SIGINT or SIGTERM to the
+/// launcher is passed on to every rank once (each stops after its step, rank 0 writing a
+/// checkpoint). Returns kExitOk when every rank exited 0, else kExitRankFailed after naming on
+/// stderr the first rank that failed and how; throws Interrupted when a signal stopped them all.
+/// Throws runtime::Error when a process cannot be started (the ones started are killed and
+/// reaped first).
 int launch_local_ranks(int ranks);
 
 }  // namespace vdnn::tools
