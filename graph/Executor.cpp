@@ -26,9 +26,11 @@ struct Executor::NodeArgs {
 namespace {
 
 bool managed(const Plan& plan) { return plan.memory == DeviceMemory::Managed; }
+bool for_training(const Plan& plan) { return plan.purpose == Purpose::Training; }
 
-bool distributed(const ExecutorOptions& options) {
-  return options.communicator != nullptr && options.communicator->size() > 1;
+// Training with other ranks (an inference plan has no gradients to average).
+bool distributed(const ExecutorOptions& options, const Plan& plan) {
+  return options.communicator != nullptr && options.communicator->size() > 1 && for_training(plan);
 }
 
 // The phase timed() leaves untimed: evaluation keeps the last step's layer times.
@@ -56,10 +58,11 @@ class ScopedRange {
 };
 
 // Every trainable parameter as the optimizer updates it; 1-D ones (biases, batch norm's weight and
-// bias) excluded from weight decay unless options.decay_biases_and_norms.
-std::vector<layers::OptimizerSlot> optimizer_slots(const ParameterStore& params,
+// bias) excluded from weight decay unless options.decay_biases_and_norms. None for inference.
+std::vector<layers::OptimizerSlot> optimizer_slots(const ParameterStore& params, const Plan& plan,
                                                    const ExecutorOptions& options) {
   std::vector<layers::OptimizerSlot> slots;
+  if (!for_training(plan)) return slots;
   const int states = layers::state_buffers(options.optimizer.kind);
   for (const Parameter& p : params.all()) {
     if (!p.trainable()) continue;
@@ -106,27 +109,30 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
       pinned_(pinned_pool_),
       params_(std::make_unique<ParameterStore>(
           graph, device_, options.seed, context.compute(), plan.optimizer_state_buffers,
-          distributed(options) ? backward_order(plan) : std::vector<NodeId>{})),
+          plan.purpose, distributed(options, plan) ? backward_order(plan) : std::vector<NodeId>{})),
       label_staging_(pinned_upstream_,
                      static_cast<std::size_t>(graph.batch()) * sizeof(std::int32_t)),
       loss_stats_buffer_(pinned_upstream_, sizeof(layers::LossStats)),
       loss_stats_(new (loss_stats_buffer_.data()) layers::LossStats{}),
       shared_workspace_(device_, plan.shared_workspace_bytes),
-      loss_seed_(device_, sizeof(float)),
-      optimizer_slots_(optimizer_slots(*params_, options)),
-      optimizer_(layers::make_optimizer(layers.backend(), layers.options(), options.optimizer,
-                                        optimizer_slots_.size())),
+      loss_seed_(device_, for_training(plan) ? sizeof(float) : 0),
+      optimizer_slots_(optimizer_slots(*params_, plan, options)),
+      optimizer_(for_training(plan)
+                     ? layers::make_optimizer(layers.backend(), layers.options(), options.optimizer,
+                                              optimizer_slots_.size())
+                     : nullptr),
       step_started_(context.make_event(/*timing=*/true)),
       step_done_(context.make_event(/*timing=*/true)),
       eviction_gate_(
           managed(plan) && plan.budget_bytes > 0 ? plan.budget_bytes - plan.resident_bytes : 0) {
   VDNN_EXPECTS(options.input_slots >= 1, "an executor needs at least one input staging slot");
-  VDNN_EXPECTS(plan.optimizer_state_buffers == layers::state_buffers(options.optimizer.kind),
+  VDNN_EXPECTS(!for_training(plan) ||
+                   plan.optimizer_state_buffers == layers::state_buffers(options.optimizer.kind),
                std::string("the plan counts ") + std::to_string(plan.optimizer_state_buffers) +
                    " optimizer state tensors per parameter, " +
                    layers::optimizer_name(options.optimizer.kind) + " keeps " +
                    std::to_string(layers::state_buffers(options.optimizer.kind)));
-  if (distributed(options)) {
+  if (distributed(options, plan)) {
     sync_ =
         std::make_unique<GradientSync>(*options.communicator, *params_, options.buckets, context);
     sync_->broadcast_parameters(context.compute(), *params_);
@@ -135,7 +141,7 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
     staging_.emplace_back(pinned_upstream_, graph.tensor_bytes(kNetworkInput));
   }
   const float one = 1.0f;
-  context.compute().copy_async(loss_seed_.data(), &one, sizeof(one));
+  if (!loss_seed_.empty()) context.compute().copy_async(loss_seed_.data(), &one, sizeof(one));
   context.compute().synchronize();
   const std::size_t n = graph.nodes().size();
   for (NodeId t = 0; t < static_cast<NodeId>(n); ++t) {
@@ -154,6 +160,7 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
   if (options.profile_layers) {
     for (std::size_t i = 0; i < 4 * n; ++i) layer_events_.push_back(context.make_event(true));
     layer_times_.resize(n);
+    host_by_op_.assign(kOpCount, 0.0);
   }
   args_.resize(n);
   for (NodeId id = 0; id < static_cast<NodeId>(n); ++id) {
@@ -242,11 +249,13 @@ void Executor::take_staged_input(const void* images) {
 
 StepResult Executor::train_step(const void* images, const std::int32_t* labels, double lr,
                                 const std::function<void()>& before_update) {
+  VDNN_EXPECTS(for_training(plan_), "train_step: an inference plan has no training step");
   stage_labels(labels);
   next_recompute_ = 0;
   try {
     const auto enqueue_start = std::chrono::steady_clock::now();
     step_started_->record(context_.compute());
+    start_host_profile();
     take_staged_input(images);
     input_in_place_ = std::exchange(in_place_images_, nullptr) == images && !managed(plan_);
     if (sync_) sync_->begin_step();
@@ -298,12 +307,27 @@ void Executor::run_actions(const std::vector<Action>& actions, const void* image
     if (managed(plan_)) gate_managed(action);
     if (moves_data(action.op)) {  // only plan_.actions move data: range_names_ follows them
       const ScopedRange range(context_, range_names_[i].c_str());
-      run(action, images, training);
+      run_timed(action, images, training);
     } else {
-      run(action, images, training);
+      run_timed(action, images, training);
     }
     if (managed(plan_)) track_residency(action);
   }
+}
+
+void Executor::run_timed(const Action& action, const void* images, bool training) {
+  if (host_by_op_.empty()) {
+    run(action, images, training);
+    return;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  run(action, images, training);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  host_by_op_[static_cast<std::size_t>(action.op)] += s;
+  if (action.tensor == kNetworkInput) return;  // the input's "forward" is its upload
+  LayerTime& t = layer_times_[static_cast<std::size_t>(action.tensor)];
+  if (action.op == Op::Forward || action.op == Op::Recompute) t.forward_host += s;
+  if (action.op == Op::Backward) t.backward_host += s;
 }
 
 // The loss layer's input, still held while the loss runs (its last consumer); bf16 logits are
@@ -517,6 +541,11 @@ void Executor::gate_managed(const Action& action) {
   }
 }
 
+void Executor::start_host_profile() {
+  std::fill(host_by_op_.begin(), host_by_op_.end(), 0.0);
+  for (LayerTime& t : layer_times_) t.forward_host = t.backward_host = 0.0;
+}
+
 void Executor::finish_step(double host_seconds) {
   context_.compute().synchronize();
   context_.offload().synchronize();
@@ -528,8 +557,8 @@ void Executor::finish_step(double host_seconds) {
   transfers_.step_seconds = step_done_->seconds_since(*step_started_);
   transfers_.host_seconds = host_seconds;
   for (std::size_t i = 0; i < layer_times_.size(); ++i) {
-    layer_times_[i] = {layer_events_[4 * i + 1]->seconds_since(*layer_events_[4 * i]),
-                       layer_events_[4 * i + 3]->seconds_since(*layer_events_[4 * i + 2])};
+    layer_times_[i].forward = layer_events_[4 * i + 1]->seconds_since(*layer_events_[4 * i]);
+    layer_times_[i].backward = layer_events_[4 * i + 3]->seconds_since(*layer_events_[4 * i + 2]);
   }
   measure_copies();
   if (sync_) {

@@ -59,6 +59,8 @@ struct ExecutorOptions {
 struct LayerTime {
   double forward = 0.0;
   double backward = 0.0;
+  double forward_host = 0.0;   // host seconds enqueuing the forward (and any recompute)
+  double backward_host = 0.0;  // host seconds enqueuing the backward
 };
 
 /// One interval of the last step on one stream, from the events around it (profile_layers).
@@ -140,7 +142,8 @@ class Executor {
  public:
   /// Takes the device pool (plan.pool_bytes: the budget, or what the plan needs without one) and
   /// the pinned pool (plan.pinned_bytes) from the context and allocates the parameters with the
-  /// optimizer state that options.optimizer keeps. Throws OutOfMemory, InvalidArgument
+  /// optimizer state that options.optimizer keeps (an inference plan: the parameters alone, no
+  /// gradients, optimizer or loss seed; Note [Inference plan]). Throws OutOfMemory, InvalidArgument
   /// (layers/backend mismatch, an invalid optimizer configuration, a plan made for another number
   /// of optimizer state tensors).
   Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
@@ -167,6 +170,7 @@ class Executor {
   /// afterwards. `before_update`, when set, runs on this thread after the backward pass is
   /// enqueued and before the SGD update is: it may read and replace parameter gradients through
   /// the compute stream (models::read_parameter); what it throws abandons the step, as above.
+  /// Throws InvalidArgument for an inference plan (it has no training step).
   StepResult train_step(const void* images, const std::int32_t* labels, double lr,
                         const std::function<void()>& before_update = {});
   /// Names the batch the train_step after the next one trains on, so that the next one uploads
@@ -204,6 +208,9 @@ class Executor {
   const TransferReport& transfers() const noexcept { return transfers_; }
   /// Per node, the last step's layer times; empty unless options.profile_layers.
   const std::vector<LayerTime>& layer_times() const noexcept { return layer_times_; }
+  /// Host seconds the last step spent enqueuing each kind of action, indexed by Op; empty unless
+  /// options.profile_layers.
+  const std::vector<double>& host_seconds_by_op() const noexcept { return host_by_op_; }
   /// The last step: every layer's forward and backward on the compute stream, every copy and
   /// migration on its stream, and the memory in use after each action. Times come from the
   /// backend's events (CUDA: the device clock). Throws InvalidArgument unless
@@ -235,6 +242,8 @@ class Executor {
 
   /// Runs `actions` (plan_.actions or plan_.inference) in order.
   void run_actions(const std::vector<Action>& actions, const void* images, bool training);
+  /// run() timed on the host into host_by_op_ and the node's LayerTime (profile_layers).
+  void run_timed(const Action& action, const void* images, bool training);
   void run(const Action& action, const void* images, bool training);
   void stage_labels(const std::int32_t* labels);
   bool is_staging_slot(const void* images) const;
@@ -253,6 +262,8 @@ class Executor {
   template <typename Enqueue>
   void timed(NodeId node, std::size_t phase, Enqueue enqueue);
   void update(double lr);
+  /// Zeroes the host times of profile_layers at the start of a step.
+  void start_host_profile();
   /// Waits for the step's work and measures it; `host_seconds`: what enqueuing it took.
   void finish_step(double host_seconds);
   void measure_copies();
@@ -316,6 +327,7 @@ class Executor {
   // profile_layers: per node, events around forward and backward (start, end, start, end).
   std::vector<std::unique_ptr<runtime::Event>> layer_events_;
   std::vector<LayerTime> layer_times_;
+  std::vector<double> host_by_op_;        // profile_layers: this step's host seconds per Op
   std::vector<std::string> range_names_;  // per action: profiler range names of copies
   // Managed memory: bytes evicted now, the measured peak of bytes on the device, and the gate that
   // keeps the pages really on the device within the budget.

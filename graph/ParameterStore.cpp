@@ -89,7 +89,7 @@ std::vector<std::vector<float>> initial_values(const std::vector<Parameter>& par
 
 ParameterStore::ParameterStore(const Graph& graph, runtime::MemoryResource& memory,
                                std::uint64_t seed, runtime::Stream& upload, int state_buffers,
-                               const std::vector<NodeId>& gradient_order)
+                               Purpose purpose, const std::vector<NodeId>& gradient_order)
     : by_node_(graph.nodes().size()) {
   for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes().size()); ++id) {
     const Node& node = graph.node(id);
@@ -98,7 +98,8 @@ ParameterStore::ParameterStore(const Graph& graph, runtime::MemoryResource& memo
       const std::size_t bytes = spec.shape.bytes(runtime::DType::F32);
       Parameter p{node.name + "." + spec.name,    id, std::move(spec),
                   runtime::Buffer(memory, bytes), {}, {}};
-      if (p.trainable()) {  // the state starts from the first gradient: no initial value
+      // The state starts from the first gradient: no initial value; inference keeps neither.
+      if (p.trainable() && purpose == Purpose::Training) {
         if (gradient_order.empty()) p.grad = runtime::Buffer(memory, bytes);
         for (int i = 0; i < state_buffers; ++i) p.state.at(i) = runtime::Buffer(memory, bytes);
       }

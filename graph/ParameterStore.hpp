@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "graph/Graph.hpp"
+#include "graph/Plan.hpp"
 #include "layers/Optimizer.hpp"
 #include "runtime/MemoryResource.hpp"
 #include "runtime/Stream.hpp"
@@ -15,7 +16,8 @@
 
 namespace vdnn::graph {
 
-/// One parameter (or buffer) of one node. grad and state are empty for buffers.
+/// One parameter (or buffer) of one node. grad and state are empty for buffers (and for every
+/// parameter of an inference store).
 struct Parameter {
   std::string name;  // "<node>.<param>", e.g. "layer2.17.conv2.weight" (PyTorch style)
   NodeId node = 0;
@@ -44,16 +46,17 @@ struct Parameter {
 /// gradient and optimizer state too), the order the convolution runs, so no step converts it; every
 /// other parameter keeps PyTorch's order. Values are the same numbers in either order. Each
 /// trainable parameter gets `state_buffers` (<= layers::kMaxStateBuffers) optimizer state tensors,
-/// which hold no value until the first update writes them. With a `gradient_order` (the nodes in
-/// the order the backward pass runs them), every trainable gradient is a view of one flat buffer,
-/// zeroed, laid out in that order at 256-byte-aligned offsets: what the pool, which rounds every
-/// allocation to 256 bytes, would take for them one by one, so the plan holds as before (Note
-/// [Data parallelism]). Throws
+/// which hold no value until the first update writes them. For Purpose::Inference the store holds
+/// the values alone: no gradients, no optimizer state (Note [Inference plan]). With a
+/// `gradient_order` (training: the nodes in the order the backward pass runs them), every
+/// trainable gradient is a view of one flat buffer, zeroed, laid out in that order at
+/// 256-byte-aligned offsets: what the pool, which rounds every allocation to 256 bytes, would
+/// take for them one by one, so the plan holds as before (Note [Data parallelism]). Throws
 /// OutOfMemory, InvalidArgument when a node with trainable parameters is not in the order.
 class ParameterStore {
  public:
   ParameterStore(const Graph& graph, runtime::MemoryResource& memory, std::uint64_t seed,
-                 runtime::Stream& upload, int state_buffers,
+                 runtime::Stream& upload, int state_buffers, Purpose purpose = Purpose::Training,
                  const std::vector<NodeId>& gradient_order = {});
 
   std::vector<Parameter>& all() noexcept { return params_; }

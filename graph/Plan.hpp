@@ -1,10 +1,12 @@
 // Plan: the memory schedule of one training step as data: where device memory comes from, every
 // allocation, offload, prefetch, eviction, migration, recomputation and free in execution order,
-// with the device bytes predicted after each, and the forward-only pass of an evaluation. The
-// executor runs exactly these lists; `vdnn plan` prints the step. See Note [Offload lifetime],
-// Note [Managed memory], Note [Recomputation] and Note [Evaluation memory] in docs/ARCHITECTURE.md.
+// with the device bytes predicted after each, and the forward-only pass of an evaluation; or of an
+// inference pass alone. The executor runs exactly these lists; `vdnn plan` prints the step. See
+// Note [Offload lifetime], Note [Managed memory], Note [Recomputation], Note [Evaluation memory]
+// and Note [Inference plan] in docs/ARCHITECTURE.md.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -69,6 +71,8 @@ enum class Op : std::uint8_t {
                // it on the offload stream, in backward where the peak has room (Note [Input
                // staging]); a no-op unless the caller named the next batch
 };
+/// How many kinds of Op there are (StageInput is the last).
+inline constexpr std::size_t kOpCount = static_cast<std::size_t>(Op::StageInput) + 1;
 const char* op_name(Op op) noexcept;
 
 /// One step of the plan. `tensor` is the feature map (a node id, or kNetworkInput) for memory
@@ -96,7 +100,13 @@ enum class Placement : std::uint8_t {
   Recomputed,   // freed after its last forward use, rebuilt before its first backward use
 };
 
+/// What a plan is for: a training step (forward, backward, update), or inference alone (a forward
+/// pass in eval mode over the parameters and batch-norm statistics: no gradients, no optimizer
+/// state, no backward; Note [Inference plan]).
+enum class Purpose : std::uint8_t { Training, Inference };
+
 struct Plan {
+  Purpose purpose = Purpose::Training;
   Policy requested = Policy::Baseline;
   Policy policy = Policy::Baseline;  // what ran: never VdnnDyn
   DeviceMemory memory = DeviceMemory::Dedicated;
@@ -104,6 +114,7 @@ struct Plan {
   /// F32 optimizer state tensors per trainable parameter (PlanRequest::optimizer_state_buffers).
   int optimizer_state_buffers = 1;
   std::uint64_t resident_bytes = 0;  // parameters, gradients, optimizer state, workspace, seed
+                                     // (inference: parameters and workspace only)
   /// The one workspace every pass needing at most kSharedWorkspaceBytes uses, allocated for the
   /// whole run; larger ones are allocated around their pass (Note [Workspace]).
   std::uint64_t shared_workspace_bytes = 0;
@@ -124,6 +135,8 @@ struct Plan {
   double predicted_step_seconds = 0.0;  // by the step-time model under the request's costs
   std::string cost_source;              // where those costs came from (CostModel::source)
   std::vector<Placement> placement;     // per node output; the network input is at index nodes()
+  /// The pass the plan is for: a training step, or (Purpose::Inference) the same actions as
+  /// `inference`.
   std::vector<Action> actions;
   /// A forward pass alone (Executor::evaluate): each map allocated before its producer runs and
   /// freed after its last forward consumer, nothing copied or migrated; device_bytes as in

@@ -53,6 +53,44 @@ std::optional<Plan> fastest_plan(const Graph& g, const Liveness& live, const Pla
   return best;
 }
 
+// Every parameter and buffer, trainable ones `trainable_copies` times (value, gradient, state).
+std::uint64_t parameter_copies_bytes(const Graph& g, std::uint64_t trainable_copies) {
+  std::uint64_t bytes = 0;
+  for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id) {
+    for (const layers::ParamSpec& p : layers::param_specs(g.node(id).spec, g.input_shapes(id))) {
+      const std::uint64_t b = p.shape.bytes(runtime::DType::F32);
+      bytes += p.kind == layers::ParamKind::Trainable ? trainable_copies * b : b;
+    }
+  }
+  return bytes;
+}
+
+// "<what> needs 5.2 GiB of device memory at batch 64 but the budget is 4 GiB: short by 1.2 GiB."
+std::string shortfall(const std::string& what, const Graph& g, const Plan& least,
+                      std::uint64_t budget) {
+  const std::string why =
+      least.predicted_peak > budget
+          ? "short by " + runtime::format_bytes(least.predicted_peak - budget)
+          : "the peak fits but fragmentation leaves no room for every allocation";
+  return what + " needs " + runtime::format_bytes(least.predicted_peak) +
+         " of device memory at batch " + std::to_string(g.batch()) + " but the budget is " +
+         runtime::format_bytes(budget) + ": " + why + ".";
+}
+
+// Note [Inference plan]: the budget rule of a training step, for the forward pass alone.
+std::optional<Plan> fitting_inference_plan(const Graph& g, const Liveness& live,
+                                           const PlanRequest& request) {
+  Plan plan = planner::inference_plan(g, live, request);
+  if (!planner::fits(g, plan)) {
+    throw DoesNotFit(shortfall(std::string("inference under policy ") + policy_name(plan.policy), g,
+                               plan, request.budget_bytes) +
+                         " Policies move only what backward keeps, which inference does not; a "
+                         "smaller batch might fit.",
+                     plan.predicted_peak, 0, request.budget_bytes);
+  }
+  return plan;
+}
+
 std::string format_milliseconds(double seconds) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.2f ms", seconds * 1e3);
@@ -91,15 +129,10 @@ const char* op_name(Op op) noexcept { return kOpNames[static_cast<int>(op)]; }
 
 std::uint64_t resident_bytes(const Graph& g, int optimizer_state_buffers) {
   const auto trainable_copies = static_cast<std::uint64_t>(2 + optimizer_state_buffers);
-  std::uint64_t bytes = kF32;  // the loss gradient seed
-  for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id) {
-    for (const layers::ParamSpec& p : layers::param_specs(g.node(id).spec, g.input_shapes(id))) {
-      const std::uint64_t b = p.shape.bytes(runtime::DType::F32);
-      bytes += p.kind == layers::ParamKind::Trainable ? trainable_copies * b : b;
-    }
-  }
-  return bytes;
+  return kF32 + parameter_copies_bytes(g, trainable_copies);  // kF32: the loss gradient seed
 }
+
+std::uint64_t parameter_bytes(const Graph& g) { return parameter_copies_bytes(g, 1); }
 
 Plan make_plan(const Graph& graph, const PlanRequest& request) {
   const std::size_t nodes = graph.nodes().size();
@@ -112,7 +145,9 @@ Plan make_plan(const Graph& graph, const PlanRequest& request) {
   const Liveness live(graph);
   const CostModel estimated = request.costs == nullptr ? estimate_costs(graph) : CostModel{};
   const CostModel& costs = request.costs == nullptr ? estimated : *request.costs;
-  std::optional<Plan> plan = request.policy == Policy::VdnnDyn
+  std::optional<Plan> plan = request.purpose == Purpose::Inference
+                                 ? fitting_inference_plan(graph, live, request)
+                             : request.policy == Policy::VdnnDyn
                                  ? fastest_plan(graph, live, request, costs)
                                  : policy_plan(graph, live, request.policy, request, costs);
   if (plan) {
@@ -147,14 +182,8 @@ Plan make_plan(const Graph& graph, const PlanRequest& request) {
       break;
     }
   }
-  const std::string shortfall =
-      best.predicted_peak > request.budget_bytes
-          ? "short by " + runtime::format_bytes(best.predicted_peak - request.budget_bytes)
-          : "the peak fits but fragmentation leaves no room for every allocation";
-  throw DoesNotFit(std::string("policy ") + policy_name(request.policy) + " needs " +
-                       runtime::format_bytes(best.predicted_peak) + " of device memory at batch " +
-                       std::to_string(graph.batch()) + " but the budget is " +
-                       runtime::format_bytes(request.budget_bytes) + ": " + shortfall + "." +
+  throw DoesNotFit(shortfall(std::string("policy ") + policy_name(request.policy), graph, best,
+                             request.budget_bytes) +
                        advice,
                    best.predicted_peak, 0, request.budget_bytes);
 }
@@ -206,8 +235,18 @@ std::string format_plan(const Graph& g, const Plan& plan) {
   out += "budget:                " +
          (plan.budget_bytes == 0 ? std::string("none") : runtime::format_bytes(plan.budget_bytes)) +
          "\n";
-  out += "resident (parameters, gradients, optimizer state): " +
-         runtime::format_bytes(plan.resident_bytes) + "\n";
+  if (plan.purpose == Purpose::Inference) {
+    out +=
+        "inference:             a forward pass in eval mode; every feature map freed after "
+        "its last forward consumer, so " +
+        std::string(policy_name(plan.policy)) +
+        " has nothing to offload, prefetch or recompute (those keep maps for backward)\n";
+    out += "resident (parameters and batch-norm statistics; no gradients or optimizer state): " +
+           runtime::format_bytes(plan.resident_bytes) + "\n";
+  } else {
+    out += "resident (parameters, gradients, optimizer state): " +
+           runtime::format_bytes(plan.resident_bytes) + "\n";
+  }
   out += "predicted peak:        " + runtime::format_bytes(plan.predicted_peak) + "\n";
   out += "pinned host memory:    " + runtime::format_bytes(plan.pinned_bytes) + "\n";
   out += "offloaded per step:    " + runtime::format_bytes(plan.offloaded_bytes) + " in " +

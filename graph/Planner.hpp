@@ -23,8 +23,11 @@ struct PlanRequest {
   /// step time comes from it). Null: estimate_costs(graph). Must outlive make_plan only.
   const CostModel* costs = nullptr;
   /// F32 optimizer state tensors per trainable parameter, resident beside it and its gradient
-  /// (layers::state_buffers: SGD and LARS 1, AdamW 2).
+  /// (layers::state_buffers: SGD and LARS 1, AdamW 2). Unused for inference.
   int optimizer_state_buffers = 1;
+  /// Inference: a forward pass alone over the parameters once, every map freed after its last
+  /// forward consumer whatever the policy (Note [Inference plan]).
+  Purpose purpose = Purpose::Training;
 };
 
 /// No plan of the requested policy fits the budget. what() says by how much, and which policy
@@ -34,16 +37,18 @@ class DoesNotFit : public runtime::OutOfMemory {
   using OutOfMemory::OutOfMemory;
 };
 
-/// Builds the plan; vdnn-dyn takes, of baseline, vdnn-conv, vdnn-all and auto, the plan that fits
-/// with the least predicted step time. Throws DoesNotFit when the step cannot run within the
-/// budget: the predicted peak exceeds it, or the device pool (simulated with the real allocator, so
-/// fragmentation counts) cannot place every allocation.
+/// Builds the plan (of request.purpose); vdnn-dyn takes, of baseline, vdnn-conv, vdnn-all and auto,
+/// the plan that fits with the least predicted step time. Throws DoesNotFit when the step cannot
+/// run within the budget: the predicted peak exceeds it, or the device pool (simulated with the
+/// real allocator, so fragmentation counts) cannot place every allocation.
 Plan make_plan(const Graph& graph, const PlanRequest& request);
 
 /// Device bytes that stay allocated across steps: parameters and buffers, gradients and
 /// `optimizer_state_buffers` optimizer state tensors of trainable parameters, and the loss
 /// gradient seed.
 std::uint64_t resident_bytes(const Graph& graph, int optimizer_state_buffers);
+/// Device bytes that stay allocated for inference: parameters and buffers, once.
+std::uint64_t parameter_bytes(const Graph& graph);
 
 /// Per node, the device bytes a plan under a budget leaves free while its forward (or recompute)
 /// and its backward run: what each pass's workspace could take there (Note [Workspace]). Nodes

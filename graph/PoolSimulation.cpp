@@ -62,17 +62,20 @@ class Replay {
   // Throws OutOfMemory when a pool cannot place an allocation. With `waits`, the last step's waits
   // for releases, per action.
   void run(const Plan& plan, std::vector<std::vector<NodeId>>* waits = nullptr) {
-    // Resident memory in ParameterStore's order, then the shared workspace and the loss seed.
+    // Resident memory in ParameterStore's order, then the shared workspace and the loss seed
+    // (inference: the values alone, no seed; Note [Inference plan]).
+    const bool training = plan.purpose == Purpose::Training;
     for (NodeId id = 0; id < static_cast<NodeId>(g_.nodes().size()); ++id) {
       for (const layers::ParamSpec& p :
            layers::param_specs(g_.node(id).spec, g_.input_shapes(id))) {
-        const int copies =
-            p.kind == layers::ParamKind::Trainable ? 2 + plan.optimizer_state_buffers : 1;
+        const int copies = p.kind == layers::ParamKind::Trainable && training
+                               ? 2 + plan.optimizer_state_buffers
+                               : 1;
         for (int c = 0; c < copies; ++c) take(device_, p.shape.bytes(runtime::DType::F32));
       }
     }
     take(device_, plan.shared_workspace_bytes);
-    take(device_, sizeof(float));
+    if (training) take(device_, sizeof(float));
     // A step returns every map but the next step's input (Note [Input staging]), so where that
     // one lies fixes the pool a step starts with: steps are replayed until one starts as an
     // earlier one did, and the later ones would repeat them.

@@ -29,6 +29,10 @@ struct SessionOptions {
   /// Element type of feature maps and their gradients: F32, or BF16 with FP32 parameters, math
   /// and loss (Note [Precision]).
   runtime::DType precision = runtime::DType::F32;
+  /// Training (a step: forward, backward, update), or inference alone: the plan, pools and
+  /// parameters of a forward pass in eval mode, no gradients or optimizer state (Note [Inference
+  /// plan]); the same budget and policy rules.
+  Purpose purpose = Purpose::Training;
   /// The loss's label smoothing in [0, 1] (torch.nn.CrossEntropyLoss's label_smoothing).
   double label_smoothing = 0.0;
   ExecutorOptions executor;

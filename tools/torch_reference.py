@@ -248,11 +248,33 @@ def measure(args, mode):
             if it >= args.warmup:
                 times.append(start.elapsed_time(end))
     ms = statistics.median(times)
-    return {
+    row = {
         "ms_per_iter": ms,
         "images_per_s": args.batch * 1000.0 / ms,
         "peak_device_bytes": torch.cuda.max_memory_allocated(),
     }
+    if args.profile_kernels:
+        row["kernels"] = kernel_profile(args, mode, (step_model, opt, loss_fn, x, y))
+    return row
+
+
+def kernel_profile(args, mode, prepared, steps=3):
+    """The --profile-kernels most expensive GPU kernels of a step (torch.profiler over `steps`
+    steps after measure's): [name, ms per step, calls per step], to set beside vdnn's layers.json."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            train_step(args, mode, *prepared)
+        torch.cuda.synchronize()
+    rows = []
+    for e in prof.key_averages():
+        device_us = getattr(e, "self_device_time_total", None)
+        if device_us is None:
+            device_us = e.self_cuda_time_total
+        if device_us > 0:
+            rows.append([e.key[:120], device_us / 1000.0 / steps, e.count / steps])
+    rows.sort(key=lambda r: -r[1])
+    return rows[:args.profile_kernels]
 
 
 def process_start():
@@ -362,6 +384,8 @@ def main():
     p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
                    help="fp32 (default), or bf16: autocast around forward and loss, channels_last, "
                         "fp32 master weights")
+    p.add_argument("--profile-kernels", type=int, default=0, metavar="N",
+                   help="add the N most expensive GPU kernels of a step to each row (torch.profiler)")
     p.add_argument("--first-step", action="store_true",
                    help="time from process start to the end of the first step, one fresh process per mode")
     p.add_argument("--inductor-cache", metavar="DIR",

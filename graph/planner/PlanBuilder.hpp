@@ -34,6 +34,12 @@ Plan plan_for(const Graph& g, const Liveness& live, Policy policy,
               const std::vector<Placement>& placement, const PlanRequest& request,
               std::uint64_t prefetch_cap);
 
+/// The plan of an inference pass (Note [Inference plan]): every map ForwardOnly, `actions` and
+/// `inference` the same forward pass, the parameters resident once, forward workspaces only;
+/// plan.policy is request.policy (vdnn-dyn: baseline, the first it tries, as all plan alike).
+/// Pools are not sized yet.
+Plan inference_plan(const Graph& g, const Liveness& live, const PlanRequest& request);
+
 /// Inserts the plan's StageInput at the earliest point of backward from which the input's bytes
 /// fit until the step ends without device bytes (beyond the resident ones) passing `peak`: the
 /// next batch's upload then overlaps the rest of backward and raises no peak. Nothing with managed

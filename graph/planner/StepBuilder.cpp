@@ -314,23 +314,48 @@ std::vector<Action> inference_actions(const Graph& g, const Liveness& live,
   return std::move(forward_only.actions);
 }
 
-}  // namespace
-
-Plan plan_for(const Graph& g, const Liveness& live, Policy policy,
-              const std::vector<Placement>& placement, const PlanRequest& request,
-              std::uint64_t prefetch_cap) {
+// A plan of `policy` with nothing planned yet but its memory, budget and shared workspace: the
+// largest small workspace of the passes it runs (forward only: no backward's).
+Plan plan_head(Policy policy, const PlanRequest& request, bool forward_only) {
   Plan plan;
   plan.requested = request.policy;
   plan.policy = policy;
   plan.memory = uses_managed_memory(policy) ? DeviceMemory::Managed : DeviceMemory::Dedicated;
   plan.budget_bytes = request.budget_bytes;
   for (const layers::WorkspaceBytes& w : request.workspace) {
-    for (const std::uint64_t bytes : {std::uint64_t{w.forward}, std::uint64_t{w.backward}}) {
+    for (const std::uint64_t bytes :
+         {std::uint64_t{w.forward}, std::uint64_t{forward_only ? 0 : w.backward}}) {
       if (bytes <= kSharedWorkspaceBytes) {
         plan.shared_workspace_bytes = std::max(plan.shared_workspace_bytes, bytes);
       }
     }
   }
+  return plan;
+}
+
+}  // namespace
+
+// Note [Inference plan]: no map waits for a backward, so a policy has nothing to place.
+Plan inference_plan(const Graph& g, const Liveness& live, const PlanRequest& request) {
+  const Policy policy = request.policy == Policy::VdnnDyn ? Policy::Baseline : request.policy;
+  Plan plan = plan_head(policy, request, /*forward_only=*/true);
+  plan.purpose = Purpose::Inference;
+  plan.optimizer_state_buffers = 0;
+  plan.resident_bytes = parameter_bytes(g) + plan.shared_workspace_bytes;
+  plan.placement.assign(g.nodes().size() + 1, Placement::ForwardOnly);
+  plan.inference = inference_actions(g, live, request.workspace);
+  plan.actions = plan.inference;
+  std::uint64_t peak = 0;
+  for (const Action& a : plan.actions) peak = std::max(peak, a.device_bytes);
+  plan.predicted_peak = plan.resident_bytes + peak;
+  plan.predicted_pool_peak = plan.predicted_peak;
+  return plan;
+}
+
+Plan plan_for(const Graph& g, const Liveness& live, Policy policy,
+              const std::vector<Placement>& placement, const PlanRequest& request,
+              std::uint64_t prefetch_cap) {
+  Plan plan = plan_head(policy, request, /*forward_only=*/false);
   plan.optimizer_state_buffers = request.optimizer_state_buffers;
   plan.resident_bytes =
       resident_bytes(g, request.optimizer_state_buffers) + plan.shared_workspace_bytes;

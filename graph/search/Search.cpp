@@ -74,12 +74,14 @@ Plan profiling_plan(const Graph& graph, const SessionOptions& options, LayerSet&
 }
 
 // Given (when they describe this graph), cached, measured or estimated. Measured only where a
-// policy chooses by them or --measure-costs asks, and only once: for the variant chosen.
+// policy chooses by them or --measure-costs asks, and only once: for the variant chosen. Never
+// for inference, whose plan has no placement to choose (Note [Inference plan]).
 CostModel variant_costs(const Variant& v, const SessionOptions& options, const SearchContext& ctx) {
   const Graph& graph = v.graph;
   if (options.costs && options.costs->layers.size() == graph.nodes().size()) return *options.costs;
   CostModel estimated = estimate_costs(graph);
-  if (ctx.context == nullptr || (!options.measure_costs && !chooses_by_cost(options.policy))) {
+  if (ctx.context == nullptr || options.purpose == Purpose::Inference ||
+      (!options.measure_costs && !chooses_by_cost(options.policy))) {
     return estimated;
   }
   // First, as it may limit workspaces: costs hold for the algorithms the layers then run.
@@ -106,14 +108,14 @@ CostModel variant_costs(const Variant& v, const SessionOptions& options, const S
 Plan fitted_plan(const Variant& v, const SessionOptions& options, const SearchContext& ctx,
                  const CostModel& costs) {
   Plan plan = search::plan_with_downgrades(v.graph, *v.layers, options.budget_bytes, costs,
-                                           options.policy, state_buffers(options));
+                                           options.policy, state_buffers(options), options.purpose);
   if (ctx.context != nullptr && options.backend == layers::Backend::Cuda &&
       options.budget_bytes == 0 && plan.memory == DeviceMemory::Dedicated) {
     const std::uint64_t free_bytes = ctx.context->free_device_bytes();
     const std::uint64_t device = free_bytes > kCudaReserve ? free_bytes - kCudaReserve : 0;
     if (plan.pool_bytes > device) {
       plan = search::plan_with_downgrades(v.graph, *v.layers, device, costs, options.policy,
-                                          state_buffers(options));
+                                          state_buffers(options), options.purpose);
     }
   }
   return plan;
@@ -173,6 +175,7 @@ double measured_step(const Graph& source, runtime::Layout layout, const SessionO
                      const SearchContext& ctx) {
   SessionOptions measuring = options;
   measuring.measure_costs = true;
+  measuring.purpose = Purpose::Training;  // a Predictor decides as its Trainer does
   const Variant v = make_variant(source, {}, layout, options, ctx);
   if (ctx.progress != nullptr) {
     ctx.progress->begin("layout",

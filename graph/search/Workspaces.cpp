@@ -66,19 +66,21 @@ std::vector<layers::WorkspaceBytes> raw_workspaces(LayerSet& layers) {
 }  // namespace
 
 PlanRequest request_for(const LayerSet& layers, Policy policy, std::uint64_t budget,
-                        const CostModel& costs, int state_buffers) {
+                        const CostModel& costs, int state_buffers, Purpose purpose) {
   PlanRequest r;
   r.policy = policy;
   r.budget_bytes = budget;
   r.workspace = layers.workspaces();
   r.costs = &costs;
   r.optimizer_state_buffers = state_buffers;
+  r.purpose = purpose;
   return r;
 }
 
 Plan plan_with_downgrades(const Graph& graph, LayerSet& layers, std::uint64_t budget,
-                          const CostModel& costs, Policy policy, int state_buffers) {
-  PlanRequest request = request_for(layers, policy, budget, costs, state_buffers);
+                          const CostModel& costs, Policy policy, int state_buffers,
+                          Purpose purpose) {
+  PlanRequest request = request_for(layers, policy, budget, costs, state_buffers, purpose);
   std::exception_ptr failure;
   const std::function<std::optional<Plan>()> attempt = [&]() -> std::optional<Plan> {
     request.workspace = layers.workspaces();
@@ -118,8 +120,9 @@ void raise_where_faster(const Graph& graph, LayerSet& layers, CostModel& costs, 
         LayerCost& cost = trial.layers.at(static_cast<std::size_t>(node));
         (backward ? cost.backward : cost.forward) += c.seconds - seconds;
         try {
-          Plan faster = make_plan(graph, request_for(layers, plan.requested, plan.budget_bytes,
-                                                     trial, plan.optimizer_state_buffers));
+          Plan faster =
+              make_plan(graph, request_for(layers, plan.requested, plan.budget_bytes, trial,
+                                           plan.optimizer_state_buffers, plan.purpose));
           if (faster.predicted_step_seconds < plan.predicted_step_seconds) {
             plan = std::move(faster);
             costs = std::move(trial);
@@ -159,8 +162,9 @@ void trade_workspace_for_maps(const Graph& graph, LayerSet& layers, CostModel& c
     }
     if (timed) {
       try {
-        Plan leaner = plan_with_downgrades(graph, layers, plan.budget_bytes, leaner_costs,
-                                           plan.requested, plan.optimizer_state_buffers);
+        Plan leaner =
+            plan_with_downgrades(graph, layers, plan.budget_bytes, leaner_costs, plan.requested,
+                                 plan.optimizer_state_buffers, plan.purpose);
         if (leaner.predicted_step_seconds < plan.predicted_step_seconds) {
           costs = std::move(leaner_costs);
           plan = std::move(leaner);

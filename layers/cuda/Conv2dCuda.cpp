@@ -321,6 +321,16 @@ void convert(cudnnHandle_t handle, const TensorDescriptor& from, const void* src
 
 __nv_bfloat16* bf16(void* p) { return static_cast<__nv_bfloat16*>(p); }
 
+// The fused ReLU's mask on the output gradient, in place, where no bias pass applies it.
+void mask_relu(cudaStream_t stream, bool bf16_elements, const BackwardArgs& args, std::int64_t n) {
+  if (bf16_elements) {
+    relu_mask_in_place(stream, args.output.as<runtime::BFloat16>(),
+                       args.grad_output.as<runtime::BFloat16>(), n);
+  } else {
+    relu_mask_in_place(stream, args.output.as<float>(), args.grad_output.as<float>(), n);
+  }
+}
+
 // The memory order of a weight view: KRSC (Layout::Nhwc) or KCRS.
 runtime::Layout weight_layout(const TensorView& view) {
   return view.layout == runtime::Layout::Nhwc ? runtime::Layout::Nhwc : runtime::Layout::Nchw;
@@ -417,28 +427,29 @@ void Conv2dCuda::backward(const BackwardArgs& args) {
   const cudnnHandle_t handle = m.context->cudnn();
   const cudaStream_t stream = m.context->compute_stream();
   // The convolution's gradient: dy, with the fused ReLU masked in place
-  // (BackwardArgs::grad_output).
+  // (BackwardArgs::grad_output), in the bias gradient's pass where there is one.
   void* dy = args.grad_output.data;
-  if (relu_ && st.bf16) {
-    relu_mask_in_place(stream, args.output.as<runtime::BFloat16>(),
-                       args.grad_output.as<runtime::BFloat16>(), output_shape().numel());
-  } else if (relu_) {
-    relu_mask_in_place(stream, args.output.as<float>(), args.grad_output.as<float>(),
-                       output_shape().numel());
-  }
   char* scratch = static_cast<char*>(args.workspace.data);
   if (st.bias_sums) {
     // The bias gradient in FP32 (bf16 elements read exactly), into the F32 parameter gradient.
     void* sums_scratch = scratch + 2 * st.weight + st.input;
     float* db = args.grad_params[1].as<float>();
-    if (st.bf16) {
+    if (st.bf16 && relu_) {
+      st.bias_sums->masked_sums(stream, bf16(args.output.data), bf16(dy), sums_scratch, db);
+    } else if (st.bf16) {
       st.bias_sums->sums(stream, bf16(dy), sums_scratch, db);
+    } else if (relu_) {
+      st.bias_sums->masked_sums(stream, args.output.as<float>(), static_cast<float*>(dy),
+                                sums_scratch, db);
     } else {
       st.bias_sums->sums(stream, static_cast<const float*>(dy), sums_scratch, db);
     }
-  } else if (spec_.bias) {
-    VDNN_CHECK_CUDNN(cudnnConvolutionBackwardBias(handle, &kOne, m.y.get(), dy, &kZero,
-                                                  m.bias->get(), args.grad_params[1].data));
+  } else {
+    if (relu_) mask_relu(stream, st.bf16, args, output_shape().numel());
+    if (spec_.bias) {
+      VDNN_CHECK_CUDNN(cudnnConvolutionBackwardBias(handle, &kOne, m.y.get(), dy, &kZero,
+                                                    m.bias->get(), args.grad_params[1].data));
+    }
   }
   char* algo_workspace = scratch + st.backward();
   void* x = staged_input(args.inputs[0], scratch + 2 * st.weight);

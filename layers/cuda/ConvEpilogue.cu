@@ -1,8 +1,8 @@
 // The kernels behind ConvEpilogue.hpp: the bias-and-ReLU epilogue, one thread per element or per
-// four elements where the launcher found the tensor and its channels allow it (so that the pass
-// runs near memory bandwidth), the bf16 ReLU mask, and the layout and type conversions that stage
-// a BF16 layer's tensors (one thread per written element; they move weights and the network input,
-// small next to the convolutions).
+// four or eight elements where the launcher found the tensor and its channels allow it (so that the
+// pass runs near memory bandwidth), the bf16 ReLU mask, and the layout and type conversions that
+// stage a BF16 layer's tensors (one thread per written element; they move weights and the network
+// input, small next to the convolutions).
 #include "layers/cuda/ConvEpilogue.hpp"
 
 #include <cstdint>
@@ -42,7 +42,8 @@ struct NoBias {
   __device__ void add(float (&/*z*/)[kVec], Index /*i*/) const {}
 };
 
-// NHWC: the channel moves fastest. kVec 4 needs C % 4 == 0: the vector holds channels c to c + 3.
+// NHWC: the channel moves fastest. kVec 4 or 8 needs C % kVec == 0: the vector holds channels c to
+// c + kVec - 1.
 template <typename Index>
 struct ChannelsLastBias {
   const float* bias;
@@ -55,8 +56,8 @@ struct ChannelsLastBias {
   }
 };
 
-// NCHW: one channel per plane of H * W elements. kVec 4 needs H * W % 4 == 0: the vector lies in
-// one plane.
+// NCHW: one channel per plane of H * W elements. kVec 4 or 8 needs H * W % kVec == 0: the vector
+// lies in one plane.
 template <typename Index>
 struct ChannelsFirstBias {
   const float* bias;
@@ -87,13 +88,17 @@ __global__ void bias_relu_kernel(T* y, Index vectors, Bias bias) {
 // Whether 32-bit indices cover `n` elements (and the thread indices of their launch).
 bool fits_32_bits(std::int64_t n) { return n <= std::numeric_limits<std::int32_t>::max(); }
 
+// `width` elements a thread: 8 (16-byte bf16 vectors, two float4s), 4 or 1.
 template <typename Index, typename T, typename Bias>
-void launch_bias_relu(cudaStream_t stream, T* y, std::int64_t n, Bias bias, bool vectorize,
-                      bool relu) {
+void launch_bias_relu(cudaStream_t stream, T* y, std::int64_t n, Bias bias, int width, bool relu) {
   const auto launch = [&](auto kernel, std::int64_t vectors) {
     kernel<<<blocks_for(vectors), kBlockThreads, 0, stream>>>(y, static_cast<Index>(vectors), bias);
   };
-  if (vectorize) {
+  if (width == 8) {
+    launch(relu ? bias_relu_kernel<8, true, T, Index, Bias>
+                : bias_relu_kernel<8, false, T, Index, Bias>,
+           n / 8);
+  } else if (width == 4) {
     launch(relu ? bias_relu_kernel<4, true, T, Index, Bias>
                 : bias_relu_kernel<4, false, T, Index, Bias>,
            n / 4);
@@ -105,22 +110,30 @@ void launch_bias_relu(cudaStream_t stream, T* y, std::int64_t n, Bias bias, bool
   VDNN_CHECK_LAUNCH();
 }
 
+// The widest vector (8, 4 or 1 elements) that divides `n` and `group` (the elements that share
+// the vector's bias lookup) where y is 16-byte aligned.
+int vector_width(std::int64_t n, std::int64_t group, bool aligned) {
+  if (!aligned) return 1;
+  if (n % 8 == 0 && group % 8 == 0) return 8;
+  return n % 4 == 0 && group % 4 == 0 ? 4 : 1;
+}
+
 template <typename Index, typename T>
 void bias_relu_indexed(cudaStream_t stream, T* y, const float* bias, const runtime::Shape& shape,
                        runtime::Layout layout, bool relu) {
   const std::int64_t n = shape.numel();
-  const bool vectors = n % 4 == 0 && aligned16({y});
+  const bool aligned = aligned16({y});
   const auto channels = static_cast<Index>(shape.c());
+  const std::int64_t plane = shape.h() * shape.w();
   if (bias == nullptr) {
-    launch_bias_relu<Index>(stream, y, n, NoBias<Index>{}, vectors, relu);
+    launch_bias_relu<Index>(stream, y, n, NoBias<Index>{}, vector_width(n, 8, aligned), relu);
   } else if (layout == runtime::Layout::Nhwc) {
     launch_bias_relu<Index>(stream, y, n, ChannelsLastBias<Index>{bias, channels},
-                            vectors && shape.c() % 4 == 0, relu);
+                            vector_width(n, shape.c(), aligned), relu);
   } else {
-    const std::int64_t plane = shape.h() * shape.w();
     launch_bias_relu<Index>(stream, y, n,
                             ChannelsFirstBias<Index>{bias, channels, static_cast<Index>(plane)},
-                            vectors && plane % 4 == 0, relu);
+                            vector_width(n, plane, aligned), relu);
   }
 }
 
@@ -152,6 +165,24 @@ __global__ void convert_layout_kernel(const Src* src, bool src_last, Dst* dst, b
   dst[i] = from_float<Dst>(value);
 }
 
+// A conversion that keeps the element order (one layout, or a plane of 1): kVec elements a thread
+// with vector loads and stores; the same arithmetic per element as convert_layout_kernel.
+template <int kVec, typename Src, typename Dst>
+__global__ void convert_in_order_kernel(const Src* src, Dst* dst, std::int64_t vectors,
+                                        bool accumulate) {
+  const auto v = thread_index<std::int64_t>();
+  if (v >= vectors) return;
+  float value[kVec];
+  load_vec<kVec>(src, v, value);
+  if (accumulate) {
+    float before[kVec];
+    load_vec_mutable<kVec>(dst, v, before);
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) value[k] += before[k];
+  }
+  store_vec<kVec>(dst, v, value);
+}
+
 }  // namespace
 
 template <typename T>
@@ -181,6 +212,13 @@ void convert_layout(cudaStream_t stream, const Src* src, runtime::Layout src_lay
   const bool same = src_layout == dst_layout;
   // In one layout the tensor is [numel / C, C, 1] either way: a plane of 1 skips the division.
   const std::int64_t plane = same ? 1 : shape.h() * shape.w();
+  if ((plane == 1 || shape.c() == 1) && n % 8 == 0 && aligned16({src, dst})) {
+    constexpr int kVec = 8;
+    convert_in_order_kernel<kVec>
+        <<<blocks_for(n / kVec), kBlockThreads, 0, stream>>>(src, dst, n / kVec, accumulate);
+    VDNN_CHECK_LAUNCH();
+    return;
+  }
   convert_layout_kernel<<<blocks_for(n), kBlockThreads, 0, stream>>>(
       src, src_layout == runtime::Layout::Nhwc, dst, dst_layout == runtime::Layout::Nhwc, n,
       shape.c(), plane, accumulate);

@@ -1,6 +1,7 @@
 // ConvEpilogue: the convolution's own passes over its tensors. The fused convolution's epilogue
 // (conv2d_relu, Note [Fusion]): the bias and the ReLU in one pass after cuDNN's convolution (its
-// backward's mask is ElementwiseKernels' relu_mask_in_place, in either type). Also the bias of a
+// backward's mask is ChannelSums::masked_sums with the bias gradient in NHWC, else
+// ElementwiseKernels' relu_mask_in_place). Also the bias of a
 // BF16 convolution or linear layer, and the conversions between layouts and element types that
 // stage a BF16 layer's weight, input and weight gradient (Note [Precision]). Internal to
 // layers/cuda/.
@@ -20,11 +21,11 @@ namespace vdnn::layers::cuda {
 /// without a bias (null) y = relu(y); with relu false y = y + bias[c] (bias not null). Rounded as
 /// the unfused chain rounds it: y + bias in float, rounded to the element type (as cudnnAddTensor
 /// in F32, as the bf16 bias pass here), then the select y < 0 ? 0 : y (a NaN stays NaN), so the
-/// result is bitwise the unfused convolution's followed by the ReLU layer's. Loads and stores four
-/// elements at once where the element count, the channels (C % 4 == 0 in NHWC, H * W % 4 == 0 in
-/// NCHW) and the pointer's alignment allow, else one element per thread. Enqueued on `stream`;
-/// does not wait. Throws runtime::InvalidArgument for an empty or non-rank-4 shape or nothing to
-/// do, runtime::CudaError when the launch fails.
+/// result is bitwise the unfused convolution's followed by the ReLU layer's. Loads and stores eight
+/// or four elements at once where the element count, the channels (C % 8 or 4 == 0 in NHWC,
+/// H * W % 8 or 4 == 0 in NCHW) and the pointer's alignment allow, else one element per thread.
+/// Enqueued on `stream`; does not wait. Throws runtime::InvalidArgument for an empty or non-rank-4
+/// shape or nothing to do, runtime::CudaError when the launch fails.
 template <typename T>
 void bias_relu_forward(cudaStream_t stream, T* y, const float* bias, const runtime::Shape& shape,
                        runtime::Layout layout, bool relu = true);

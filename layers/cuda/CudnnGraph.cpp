@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "layers/cuda/CudnnDescriptors.hpp"
@@ -317,11 +318,41 @@ std::vector<EngineOffer> ConvGraph::offers() const {
   return offers;
 }
 
+// The last few pointer sets (X, W, Y, workspace) a plan ran with and their finalized variant
+// packs, replaced oldest first: batch chunks and recomputation run a plan with a handful of sets.
+struct ConvPlan::Packs {
+  static constexpr std::size_t kKept = 8;
+  struct Entry {
+    std::array<void*, 4> pointers{};
+    std::optional<BackendDescriptor> pack;
+  };
+  std::array<Entry, kKept> entries;
+  std::size_t next = 0;  // the entry the next new set replaces
+};
+
 ConvPlan::ConvPlan(std::shared_ptr<const ConvGraph> graph, BackendDescriptor plan,
                    std::size_t workspace)
     : graph_(std::move(graph)),
       plan_(std::make_shared<BackendDescriptor>(std::move(plan))),
+      packs_(std::make_shared<Packs>()),
       workspace_(workspace) {}
+
+const BackendDescriptor& ConvPlan::pack_for(const std::array<void*, 4>& pointers) const {
+  for (const Packs::Entry& e : packs_->entries) {
+    if (e.pack && e.pointers == pointers) return *e.pack;
+  }
+  static constexpr std::array<std::int64_t, 3> kUids{kX, kW, kY};
+  BackendDescriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, pointers.data());
+  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, kUids.data());
+  pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &pointers[3]);
+  pack.finalize();
+  Packs::Entry& slot = packs_->entries[packs_->next];
+  packs_->next = (packs_->next + 1) % Packs::kKept;
+  slot.pointers = pointers;
+  slot.pack = std::move(pack);
+  return *slot.pack;
+}
 
 std::optional<ConvPlan> ConvPlan::make(cudnnHandle_t handle, std::shared_ptr<const ConvGraph> graph,
                                        const EngineChoice& choice) {
@@ -344,14 +375,9 @@ void ConvPlan::run(cudnnHandle_t handle, const void* x, const void* w, const voi
                std::string("ConvPlan: a ") + direction_name(graph_->direction()) +
                    " tensor is not aligned to the " + std::to_string(alignment) +
                    " bytes its plan was built for");
-  const std::array<void*, 3> pointers{const_cast<void*>(x), const_cast<void*>(w),
-                                      const_cast<void*>(y)};
-  const std::array<std::int64_t, 3> uids{kX, kW, kY};
-  BackendDescriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-  pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, pointers.data());
-  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids.data());
-  pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
-  pack.finalize();
+  const std::array<void*, 4> pointers{const_cast<void*>(x), const_cast<void*>(w),
+                                      const_cast<void*>(y), workspace};
+  const BackendDescriptor& pack = pack_for(pointers);
   VDNN_CHECK_CUDNN(cudnnBackendExecute(handle, plan_->get(), pack.get()));
 }
 

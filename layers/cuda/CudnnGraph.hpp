@@ -5,6 +5,7 @@
 
 #include <cudnn.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -100,15 +101,20 @@ class ConvPlan {
                                       const EngineChoice& choice);
   std::size_t workspace() const noexcept { return workspace_; }
   /// x, w, y: the X, W and Y tensors' memory (see ConvGraph), each with the graph's alignment
-  /// (else runtime::InvalidArgument); `workspace` holds workspace() bytes. Not thread-safe with
-  /// other calls on the same handle. Throws runtime::CudaError.
+  /// (else runtime::InvalidArgument); `workspace` holds workspace() bytes. Binds the pointers in
+  /// a variant pack, reused while the same four pointers come again (a step's pools hand a layer
+  /// the same addresses step after step). Not thread-safe with other calls on the same handle or
+  /// the same plan (or its copies). Throws runtime::CudaError.
   void run(cudnnHandle_t handle, const void* x, const void* w, const void* y,
            void* workspace) const;
 
  private:
+  struct Packs;
   ConvPlan(std::shared_ptr<const ConvGraph> graph, BackendDescriptor plan, std::size_t workspace);
+  const BackendDescriptor& pack_for(const std::array<void*, 4>& pointers) const;
   std::shared_ptr<const ConvGraph> graph_;
   std::shared_ptr<BackendDescriptor> plan_;  // shared: plans are copied into candidate lists
+  std::shared_ptr<Packs> packs_;             // the variant packs of recent pointer sets
   std::size_t workspace_;
 };
 

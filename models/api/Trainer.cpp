@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstddef>
 #include <optional>
 #include <utility>
@@ -17,6 +16,8 @@
 #include "models/api/DataSourceDataset.hpp"
 #include "models/api/NetworkDefinition.hpp"
 #include "models/api/PublicErrors.hpp"
+#include "models/api/SessionResults.hpp"
+#include "models/api/TrainerOptions.hpp"
 #include "models/data/Augmentation.hpp"
 #include "models/train/Distributed.hpp"
 #include "models/train/ParameterAccess.hpp"
@@ -85,9 +86,10 @@ models::DistributedOptions distributed_options(const TrainerConfig& c) {
   return o;
 }
 
-models::TrainerOptions trainer_options(const TrainerConfig& c, const graph::NetworkDef& def,
-                                       const std::string& config_json,
-                                       runtime::Communicator* communicator) {
+}  // namespace
+
+models::TrainerOptions api::trainer_options(const TrainerConfig& c, const graph::NetworkDef& def,
+                                            const std::string& config_json) {
   if (c.batch <= 0) throw InvalidArgument("batch must be positive, got " + std::to_string(c.batch));
   if (c.total_steps <= 0) {
     throw InvalidArgument("total_steps must be positive, got " + std::to_string(c.total_steps));
@@ -142,19 +144,20 @@ models::TrainerOptions trainer_options(const TrainerConfig& c, const graph::Netw
   }
   s.label_smoothing = c.label_smoothing;
   if (c.data_source != nullptr) use_data_source(c, def, t);
-  s.executor.communicator = communicator;
-  if (communicator != nullptr) s.device = c.distributed.local_rank;
   return t;
 }
 
-// values[0, n) replaced by their softmax, in double, shifted by the largest for range.
-void softmax(float* values, std::size_t n) {
-  const double top = *std::max_element(values, values + n);
-  double sum = 0.0;
-  for (std::size_t i = 0; i < n; ++i) sum += std::exp(static_cast<double>(values[i]) - top);
-  for (std::size_t i = 0; i < n; ++i) {
-    values[i] = static_cast<float>(std::exp(static_cast<double>(values[i]) - top) / sum);
-  }
+namespace {
+
+// The run's options, joined to the other ranks through `communicator` when there are any (on
+// the rank's own GPU).
+models::TrainerOptions run_options(const TrainerConfig& c, const Network& network,
+                                   runtime::Communicator* communicator) {
+  models::TrainerOptions t =
+      api::trainer_options(c, network.definition().def, network.definition().config_json);
+  t.session.executor.communicator = communicator;
+  if (communicator != nullptr) t.session.device = c.distributed.local_rank;
+  return t;
 }
 
 StepStats step_stats(const models::StepRecord& r) {
@@ -205,9 +208,7 @@ struct Trainer::Run {
   Run(const Network& network, const TrainerConfig& c)
       : config(c),
         communicator(models::make_communicator(distributed_options(c), resolve_backend(c.backend))),
-        trainer(network.definition().def, c.batch,
-                trainer_options(c, network.definition().def, network.definition().config_json,
-                                communicator.get())) {}
+        trainer(network.definition().def, c.batch, run_options(c, network, communicator.get())) {}
 };
 
 Trainer::Trainer(const Network& network, const TrainerConfig& config)
@@ -243,26 +244,13 @@ StepStats Trainer::step(const Batch& batch) {
 }
 
 std::vector<float> Trainer::predict(const float* images, std::int64_t count) {
-  return api::translate_errors([&] {
-    const graph::Graph& graph = run_->trainer.session().graph();
-    if (graph.image_input()) {
-      throw runtime::InvalidArgument(
-          "predict: this run's network takes image bytes (its data is image files), not floats");
-    }
-    if (images == nullptr || count < 1) {
-      throw runtime::InvalidArgument("predict: needs images and a count of at least 1, got " +
-                                     std::to_string(count));
-    }
-    std::vector<float> logits(static_cast<std::size_t>(count * graph.num_classes()));
-    run_->trainer.predict(images, count, logits.data());
-    return logits;
-  });
+  return api::translate_errors(
+      [&] { return api::predict_floats(run_->trainer.session(), images, count); });
 }
 
 std::vector<float> Trainer::probabilities(const float* images, std::int64_t count) {
   std::vector<float> p = predict(images, count);
-  const auto classes = static_cast<std::size_t>(run_->trainer.session().graph().num_classes());
-  for (std::size_t row = 0; row < p.size(); row += classes) softmax(&p[row], classes);
+  api::softmax_rows(p, static_cast<std::size_t>(run_->trainer.session().graph().num_classes()));
   return p;
 }
 
@@ -326,12 +314,7 @@ void Trainer::set_gradient(const std::string& name, const float* values, std::si
 
 std::int64_t Trainer::iteration() const noexcept { return run_->trainer.iteration(); }
 
-MemoryStats Trainer::memory() const {
-  return api::translate_errors([&] {
-    const graph::MemoryReport m = run_->trainer.session().executor().memory();
-    return MemoryStats{m.device_capacity, m.device_peak, m.pinned_capacity, m.pinned_peak};
-  });
-}
+MemoryStats Trainer::memory() const { return api::memory_stats(run_->trainer.session()); }
 
 Backend Trainer::backend() const noexcept {
   return run_->trainer.options().session.backend == layers::Backend::Cuda ? Backend::Cuda

@@ -87,6 +87,8 @@ std::vector<Slot> slots_of(graph::Session& session) {
                        runtime::Layout::Nchw});
     }
   }
+  // An inference session keeps no optimizer state (Note [Inference plan]).
+  if (session.plan().purpose == graph::Purpose::Inference) return slots;
   const layers::OptimizerKind kind = session.executor().optimizer().kind;
   for (const graph::Parameter& p : store.all()) {
     if (!p.trainable()) continue;

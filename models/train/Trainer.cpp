@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cmath>
 #include <future>
-#include <iostream>
 #include <utility>
 
 #include "graph/ImageInput.hpp"
@@ -14,12 +13,9 @@
 #include "models/data/ShardedDataset.hpp"
 #include "models/data/image/ImageSource.hpp"
 #include "models/train/Checkpoint.hpp"
-#include "models/train/CostCacheDir.hpp"
 #include "models/train/Divergence.hpp"
+#include "models/train/SetupCache.hpp"
 #include "runtime/HostMemory.hpp"
-#ifdef VDNN_HAVE_CUDA
-#include "runtime/cuda/SetupFingerprint.hpp"
-#endif
 
 namespace vdnn::models {
 namespace {
@@ -52,28 +48,6 @@ std::shared_ptr<Dataset> shard(std::shared_ptr<Dataset> data,
   if (communicator == nullptr || communicator->size() == 1) return data;
   return std::make_shared<ShardedDataset>(std::move(data), communicator->rank(),
                                           communicator->size(), batch);
-}
-
-void warn(const std::string& message) { std::cerr << "vdnn: " << message << "\n"; }
-
-// The setup cache for the session's backend and device; null, after a warning, when its
-// directory cannot be made or the device not described (the session then reports the device).
-std::unique_ptr<runtime::DiskCache> open_disk_cache(const std::filesystem::path& dir,
-                                                    const graph::SessionOptions& s) {
-  try {
-    std::string fingerprint = runtime::cpu_fingerprint();
-    if (s.backend == layers::Backend::Cuda) {
-#ifdef VDNN_HAVE_CUDA
-      fingerprint = runtime::cuda::setup_fingerprint(s.device);
-#else
-      return nullptr;  // the session refuses the backend
-#endif
-    }
-    return std::make_unique<runtime::DiskCache>(dir, std::move(fingerprint), warn);
-  } catch (const runtime::Error& e) {
-    warn(std::string(e.what()) + "; running without the setup cache");
-    return nullptr;
-  }
 }
 
 }  // namespace
@@ -125,14 +99,9 @@ Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOption
     });
     test_labels_.resize(static_cast<std::size_t>(batch));
   }
-  if (options_.cache && !options_.cache_dir.empty()) {
-    disk_cache_ = open_disk_cache(options_.cache_dir, options_.session);
-  }
-  if (disk_cache_ != nullptr) {
-    cost_cache_ = std::make_unique<CostCacheDir>(*disk_cache_);
-    options_.session.cost_cache = cost_cache_.get();
-    options_.session.disk_cache = disk_cache_.get();
-  }
+  SetupCache cache = open_setup_cache(options_.cache_dir, options_.cache, options_.session);
+  disk_cache_ = std::move(cache.disk);
+  cost_cache_ = std::move(cache.costs);
   session_ = std::make_unique<graph::Session>(std::move(graph), options_.session);
   setup_.begin("data", "loading the data");
   dataset_ = shard(train.get(), options_.session.executor.communicator, batch);
@@ -269,34 +238,6 @@ void Trainer::init_from(const std::filesystem::path& path) {
   LoadOptions options;
   options.weights_only = true;
   load_checkpoint(path, *session_, options);
-}
-
-void Trainer::predict(const void* images, std::int64_t count, float* logits) {
-  VDNN_EXPECTS(images != nullptr && logits != nullptr && count >= 1,
-               "predict: needs images, somewhere for the logits and a count of at least 1");
-  const graph::Graph& graph = session_->graph();
-  const std::int64_t batch = graph.batch();
-  const auto classes = static_cast<std::size_t>(graph.num_classes());
-  const std::size_t sample_bytes =
-      graph.tensor_bytes(graph::kNetworkInput) / static_cast<std::size_t>(batch);
-  const std::vector<std::int32_t> labels(static_cast<std::size_t>(batch), 0);  // unused
-  std::vector<std::byte> padded;
-  std::vector<float> padded_logits;
-  const auto* in = static_cast<const std::byte*>(images);
-  for (std::int64_t first = 0; first < count; first += batch) {
-    const auto n = static_cast<std::size_t>(std::min(batch, count - first));
-    const std::byte* chunk = in + static_cast<std::size_t>(first) * sample_bytes;
-    float* out = logits + static_cast<std::size_t>(first) * classes;
-    if (n == static_cast<std::size_t>(batch)) {
-      session_->executor().evaluate(chunk, labels.data(), out);
-      continue;
-    }
-    padded.assign(static_cast<std::size_t>(batch) * sample_bytes, std::byte{0});
-    std::copy_n(chunk, n * sample_bytes, padded.begin());
-    padded_logits.resize(static_cast<std::size_t>(batch) * classes);
-    session_->executor().evaluate(padded.data(), labels.data(), padded_logits.data());
-    std::copy_n(padded_logits.begin(), n * classes, out);
-  }
 }
 
 void Trainer::set_learning_rate(double lr) {

@@ -122,11 +122,6 @@ class Trainer {
   /// training steps see, so a run trains the same with or without evaluations. Throws
   /// runtime::InvalidArgument without options.evaluation; the executor's errors.
   EvalRecord evaluate();
-  /// The logits of `count` (>= 1) images in host memory, in the network input's form, into
-  /// `logits` (count x num_classes floats): inference mode (Executor::evaluate), a batch at a
-  /// time, the last one padded with zeros (which changes no other image's logits). Changes no
-  /// training state. Throws runtime::InvalidArgument for a count below 1; the executor's errors.
-  void predict(const void* images, std::int64_t count, float* logits);
   /// From the next step on, every step uses `lr` instead of the schedule's rate (a schedule the
   /// caller owns sets it before each step). Throws runtime::InvalidArgument unless lr is finite
   /// and not negative.

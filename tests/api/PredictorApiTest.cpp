@@ -1,5 +1,6 @@
 // vdnn::Predictor: a checkpoint's logits are bitwise those of the Trainer that saved it, in full
-// and partial batches; probabilities are the Trainer's; errors are typed.
+// and partial batches, fp32 and bf16; probabilities are the Trainer's; it holds less memory than
+// the Trainer and runs under a budget the Trainer does not fit; errors are typed.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -59,6 +60,66 @@ TEST(PredictorApi, GivesTheLogitsOfTheTrainerThatSaved) {
   // A moved predictor keeps its run.
   vdnn::Predictor moved = std::move(predictor);
   EXPECT_EQ(moved.predict(images.data(), 7), expected);
+}
+
+// A tiny network trained 3 steps in `precision` and saved under `dir`.
+std::string trained_checkpoint(vdnn::Trainer& trainer, const ScratchDir& dir) {
+  for (int i = 0; i < 3; ++i) trainer.step();
+  const std::string path = (dir.path / "trained.safetensors").string();
+  trainer.save(path);
+  return path;
+}
+
+TEST(PredictorApi, GivesTheTrainersLogitsBitwiseInBf16) {
+  const ScratchDir dir("predictor-bf16");
+  const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");
+  vdnn::TrainerConfig config = vdnn::testing::tiny_cpu_config();
+  config.precision = "bf16";
+  vdnn::Trainer trainer(network, config);
+  const std::string path = trained_checkpoint(trainer, dir);
+  vdnn::PredictorConfig inference = cpu_inference(4);
+  inference.precision = "bf16";
+  vdnn::Predictor predictor(network, path, inference);
+  const std::vector<float> images = vdnn::testing::CallerBatches(6, 3, 8, 8).floats(0);
+  EXPECT_EQ(predictor.predict(images.data(), 6), trainer.predict(images.data(), 6));
+}
+
+TEST(PredictorApi, HoldsLessMemoryThanTheTrainer) {
+  const ScratchDir dir("predictor-memory");
+  const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");
+  vdnn::Trainer trainer(network, vdnn::testing::tiny_cpu_config());
+  const std::string path = trained_checkpoint(trainer, dir);
+  vdnn::Predictor predictor(network, path, cpu_inference(4));
+  const std::vector<float> images = vdnn::testing::CallerBatches(4, 3, 8, 8).floats(0);
+  predictor.predict(images.data(), 4);
+  const vdnn::MemoryStats inference = predictor.memory();
+  const vdnn::MemoryStats training = trainer.memory();
+  EXPECT_GT(inference.device_peak, 0u);
+  EXPECT_LT(inference.device_peak, training.device_peak);
+  EXPECT_LT(inference.device_capacity, training.device_capacity);
+  EXPECT_LE(inference.device_peak, inference.device_capacity);
+  EXPECT_EQ(inference.pinned_capacity, 0u);
+}
+
+TEST(PredictorApi, RunsUnderABudgetTheTrainerDoesNotFit) {
+  const ScratchDir dir("predictor-budget");
+  const vdnn::Network network = vdnn::testing::tiny_resnet("tiny");
+  vdnn::Trainer trainer(network, vdnn::testing::tiny_cpu_config());
+  const std::string path = trained_checkpoint(trainer, dir);
+  vdnn::PredictorConfig tight = cpu_inference(4);
+  tight.memory_budget = vdnn::Predictor(network, path, tight).memory().device_capacity + 4096;
+  vdnn::Predictor predictor(network, path, tight);
+  const std::vector<float> images = vdnn::testing::CallerBatches(3, 3, 8, 8).floats(0);
+  EXPECT_EQ(predictor.predict(images.data(), 3), trainer.predict(images.data(), 3));
+  EXPECT_LE(predictor.memory().device_peak, tight.memory_budget);
+  for (const char* policy : {"baseline", "vdnn-all", "recompute", "auto"}) {
+    vdnn::TrainerConfig config = vdnn::testing::tiny_cpu_config();
+    config.memory_budget = tight.memory_budget;
+    config.policy = policy;
+    EXPECT_THROW(vdnn::Trainer(network, config), vdnn::DoesNotFit) << policy;
+  }
+  tight.memory_budget /= 4;
+  EXPECT_THROW(vdnn::Predictor(network, path, tight), vdnn::DoesNotFit);
 }
 
 TEST(PredictorApi, ErrorsAreTyped) {

@@ -140,6 +140,16 @@ TEST(Executor, TimelineNeedsProfilingAndFollowsThePlan) {
     EXPECT_EQ(layers, 2 * session.graph().nodes().size());
     EXPECT_GT(offloads, 0u);
     EXPECT_EQ(uploads, stage ? 1u : 0u);
+    // Host enqueue times: per kind of action, and the layers' share within it.
+    const std::vector<double>& host = exec.host_seconds_by_op();
+    ASSERT_EQ(host.size(), kOpCount);
+    double forward_host = 0.0;
+    for (const LayerTime& t : exec.layer_times()) forward_host += t.forward_host;
+    EXPECT_GT(host[static_cast<std::size_t>(Op::Forward)], 0.0);
+    EXPECT_GT(host[static_cast<std::size_t>(Op::Backward)], 0.0);
+    EXPECT_GT(forward_host, 0.0);  // the layers' part; the rest is the input's upload
+    EXPECT_LE(forward_host, host[static_cast<std::size_t>(Op::Forward)] +
+                                host[static_cast<std::size_t>(Op::Recompute)] + 1e-12);
   }
 }
 

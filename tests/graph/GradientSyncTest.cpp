@@ -34,7 +34,7 @@ TEST(GradientSync, GradientsLieInBackwardOrderAndBucketsCoverTheFlatBuffer) {
   ASSERT_FALSE(order.empty());
   runtime::HostMemoryResource host;
   runtime::cpu::CpuStream stream("compute");
-  const ParameterStore params(g, host, 1, stream, 1, order);
+  const ParameterStore params(g, host, 1, stream, 1, Purpose::Training, order);
   // Each gradient after the one before it, aligned, in the order the backward pass runs.
   std::size_t expected = 0;
   std::size_t position = 0;
@@ -83,7 +83,8 @@ TEST(GradientSync, WithoutAGradientOrderGradientsKeepTheirOwnBuffers) {
   EXPECT_TRUE(params.flat_gradients().empty());
   EXPECT_TRUE(params.gradient_order().empty());
   EXPECT_THROW(cut_buckets(params, BucketCaps{}), runtime::InvalidArgument);
-  EXPECT_THROW(ParameterStore(g, host, 1, stream, 1, {0}), runtime::InvalidArgument);
+  EXPECT_THROW(ParameterStore(g, host, 1, stream, 1, Purpose::Training, {0}),
+               runtime::InvalidArgument);
 }
 
 }  // namespace

@@ -72,6 +72,39 @@ TEST(PlannerCli, TheOptimizersStateIsResident) {
   EXPECT_EQ(resident[1] - resident[0], 272474 * 4);
 }
 
+// --inference plans a Predictor's forward pass: the parameters alone, less than any training step
+// holds, under every policy; a budget it does not fit exits with code 3.
+TEST(PlannerCli, InferencePlansTheForwardPassAlone) {
+  const std::string plan = "plan --json --config " + config("resnet20-cifar.json") + " --batch 16";
+  const CliRun step = vdnn(plan);
+  ASSERT_EQ(step.code, 0) << step.output;
+  const nlohmann::json training = nlohmann::json::parse(step.output);
+  EXPECT_EQ(training["purpose"], "training");
+  for (const char* policy : {"baseline", "vdnn-all", "recompute", "uvm"}) {
+    const CliRun run = vdnn(plan + " --inference --policy " + policy);
+    ASSERT_EQ(run.code, 0) << run.output;
+    const nlohmann::json inference = nlohmann::json::parse(run.output);
+    EXPECT_EQ(inference["purpose"], "inference");
+    // No gradient or momentum for ResNet-20's 272,474 trainable parameters, in F32.
+    EXPECT_LE(inference["resident_bytes"].get<std::int64_t>() + 2 * 272474 * 4,
+              training["resident_bytes"].get<std::int64_t>())
+        << policy;
+    EXPECT_LT(inference["predicted_peak_bytes"], training["predicted_peak_bytes"]) << policy;
+    EXPECT_EQ(inference["offloaded_bytes"], 0) << policy;
+    EXPECT_EQ(inference["recomputed_bytes"], 0) << policy;
+  }
+  const CliRun text =
+      vdnn("plan --inference --policy vdnn-all --config " + config("resnet20-cifar.json"));
+  ASSERT_EQ(text.code, 0) << text.output;
+  EXPECT_NE(text.output.find("vdnn-all has nothing to offload, prefetch or recompute"),
+            std::string::npos)
+      << text.output;
+  const CliRun tight = vdnn(plan + " --inference --mem-budget 1MiB");
+  EXPECT_EQ(tight.code, 3) << tight.output;
+  EXPECT_NE(tight.output.find("inference under policy baseline needs"), std::string::npos)
+      << tight.output;
+}
+
 // The setup cache is on by default, in $XDG_CACHE_HOME/vdnn; --no-cache writes nothing, and
 // it cannot be combined with --cost-cache.
 TEST(PlannerCli, TheSetupCacheIsOnByDefaultAndNoCacheTurnsItOff) {

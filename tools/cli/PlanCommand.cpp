@@ -39,6 +39,7 @@ nlohmann::json plan_json(const graph::Graph& g, const graph::Plan& plan) {
                         {"batch", g.batch()},
                         {"precision", graph::precision_name(graph::precision_of(g))}};
   out.update(plan_totals(plan));
+  out["purpose"] = plan.purpose == graph::Purpose::Inference ? "inference" : "training";
   out["actions"] = std::move(actions);
   return out;
 }
@@ -46,7 +47,8 @@ nlohmann::json plan_json(const graph::Graph& g, const graph::Plan& plan) {
 }  // namespace
 
 CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
-  CLI::App* cmd = app.add_subcommand("plan", "Print the memory plan of one training step");
+  CLI::App* cmd = app.add_subcommand(
+      "plan", "Print the memory plan of one training step (--inference: of an inference pass)");
   cmd->add_option("--config", o.config, "Network config (JSON)")->required();
   cmd->add_option("--batch", o.batch, "Mini-batch size")
       ->capture_default_str()
@@ -71,6 +73,9 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
                   "vdnn train --optimizer)")
       ->capture_default_str()
       ->check(CLI::IsMember(layers::optimizer_names()));
+  cmd->add_flag("--inference", o.inference,
+                "Plan inference alone, as a Predictor runs it: a forward pass in eval mode over "
+                "the parameters, no gradients, optimizer state or backward");
   cmd->add_flag("--json", o.json, "Print JSON instead of a table");
   return cmd;
 }
@@ -81,6 +86,10 @@ runtime::DType requested_precision(const PlanOptions& o) {
   const std::optional<runtime::DType> maps = graph::parse_precision(o.precision);
   if (!maps) throw runtime::InvalidArgument("--precision " + o.precision + ": fp32 or bf16");
   return *maps;
+}
+
+graph::Purpose purpose(const PlanOptions& o) {
+  return o.inference ? graph::Purpose::Inference : graph::Purpose::Training;
 }
 
 // The text plan's first line.
@@ -100,6 +109,7 @@ int plan_with_cost_file(const PlanOptions& o, const graph::Graph& built) {
   const graph::CostModel costs = models::read_cost_file(o.costs, g);
   request.costs = &costs;
   request.optimizer_state_buffers = layers::state_buffers(layers::parse_optimizer(o.optimizer));
+  request.purpose = purpose(o);
   for (const graph::LayerCost& c : costs.layers) {
     request.workspace.push_back({c.forward_workspace, c.backward_workspace});
   }
@@ -127,6 +137,7 @@ int run_plan(const PlanOptions& o) {
   options.fuse = !o.no_fuse;
   options.precision = requested_precision(o);
   options.executor.optimizer.kind = layers::parse_optimizer(o.optimizer);
+  options.purpose = purpose(o);
   layers::LayerCache cache;
   graph::SearchContext ctx;
   ctx.layer_options.cache = &cache;

@@ -1,5 +1,5 @@
 // `vdnn plan`: prints the memory plan of one training step (what is allocated, offloaded,
-// prefetched and freed, with predicted device bytes), as a table or JSON.
+// prefetched and freed, with predicted device bytes), or of an inference pass, as a table or JSON.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +20,7 @@ struct PlanOptions {
   bool no_fuse = false;            // plan the unfused graph
   std::string precision = "fp32";  // feature maps: fp32 | bf16 (as vdnn train --precision)
   std::string optimizer = "sgd";   // whose state the plan holds (as vdnn train --optimizer)
+  bool inference = false;          // plan a Predictor's forward pass (Note [Inference plan])
   bool json = false;
 };
 

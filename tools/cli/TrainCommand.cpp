@@ -40,7 +40,10 @@ void write_layer_times(const std::filesystem::path& path, graph::Session& sessio
   const graph::Graph& g = session.graph();
   const graph::Executor& executor = session.executor();
   Json layers = Json::array();
-  std::map<std::string, std::pair<double, double>> by_type;
+  struct TypeTotals {
+    double forward_ms = 0.0, backward_ms = 0.0, forward_host_ms = 0.0, backward_host_ms = 0.0;
+  };
+  std::map<std::string, TypeTotals> by_type;
   for (graph::NodeId id = 0; id < static_cast<graph::NodeId>(g.nodes().size()); ++id) {
     const graph::LayerTime& t = executor.layer_times()[static_cast<std::size_t>(id)];
     const std::string type(layers::type_name(g.node(id).spec));
@@ -48,16 +51,31 @@ void write_layer_times(const std::filesystem::path& path, graph::Session& sessio
                       {"type", type},
                       {"forward_ms", 1e3 * t.forward},
                       {"backward_ms", 1e3 * t.backward},
+                      {"forward_host_ms", 1e3 * t.forward_host},
+                      {"backward_host_ms", 1e3 * t.backward_host},
                       {"layout", runtime::layout_name(g.node(id).layout)}});
     const std::string algorithms = session.layers().at(id).algorithms();
     if (!algorithms.empty()) layers.back()["algorithms"] = algorithms;
-    by_type[type].first += 1e3 * t.forward;
-    by_type[type].second += 1e3 * t.backward;
+    TypeTotals& sum = by_type[type];
+    sum.forward_ms += 1e3 * t.forward;
+    sum.backward_ms += 1e3 * t.backward;
+    sum.forward_host_ms += 1e3 * t.forward_host;
+    sum.backward_host_ms += 1e3 * t.backward_host;
   }
   Json types = Json::object();
-  for (const auto& [type, ms] : by_type)
-    types[type] = {{"forward_ms", ms.first}, {"backward_ms", ms.second}};
-  write_json(path, Json{{"layers", layers}, {"by_type", types}});
+  for (const auto& [type, sum] : by_type) {
+    types[type] = {{"forward_ms", sum.forward_ms},
+                   {"backward_ms", sum.backward_ms},
+                   {"forward_host_ms", sum.forward_host_ms},
+                   {"backward_host_ms", sum.backward_host_ms}};
+  }
+  // Host time per kind of action: where a host-bound step's enqueue goes.
+  Json host = Json::object();
+  const std::vector<double>& by_op = executor.host_seconds_by_op();
+  for (std::size_t op = 0; op < by_op.size(); ++op) {
+    host[graph::op_name(static_cast<graph::Op>(op))] = 1e3 * by_op[op];
+  }
+  write_json(path, Json{{"layers", layers}, {"by_type", types}, {"host_ms_by_action", host}});
 }
 
 }  // namespace

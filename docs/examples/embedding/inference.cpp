@@ -73,6 +73,8 @@ int main(int argc, char** argv) {
       std::printf("image %lld: class %lld (p = %.3f)\n", static_cast<long long>(n),
                   static_cast<long long>(best), row[best]);
     }
+    std::printf("device peak: %llu bytes (the parameters and one forward pass)\n",
+                static_cast<unsigned long long>(predictor.memory().device_peak));
     if (image_file.empty()) {
       std::printf("%lld of %lld class patterns recognized\n", static_cast<long long>(right),
                   static_cast<long long>(count));

@@ -12,8 +12,10 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <iostream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "layers/LayerTestSupport.hpp"
@@ -21,6 +23,7 @@
 #include "layers/cuda/Conv2dCuda.hpp"
 #include "layers/cuda/ConvEpilogue.hpp"
 #include "layers/cuda/CudaLayerTest.hpp"
+#include "layers/cuda/ElementwiseKernels.hpp"
 #include "layers/cuda/RawBuffer.hpp"
 #include "runtime/BFloat16.hpp"
 #include "runtime/Error.hpp"
@@ -261,36 +264,39 @@ void upload(cudaStream_t stream, const std::vector<T>& host, layers::cuda::Devic
 }
 
 // F32 KCRS -> bf16 KRSC (the forward's weight copy), then bf16 KRSC -> F32 KCRS added to what is
-// there (a later batch chunk's weight gradient): exact against the host's rounding.
+// there (a later batch chunk's weight gradient), and the same within one layout: exact against
+// the host's rounding.
 TEST_F(ConvBf16Cuda, ConversionsRoundOnceAndMoveTheChannel) {
   const cudaStream_t stream = context().compute_stream();
-  const Shape shape{5, 6, 3, 3};
   const std::int64_t plane = 9;
-  const auto n = static_cast<std::size_t>(shape.numel());
-  for (const Layout from : {Layout::Nchw, Layout::Nhwc}) {
-    for (const Layout to : {Layout::Nchw, Layout::Nhwc}) {
-      SCOPED_TRACE(std::string(runtime::layout_name(from)) + " -> " + runtime::layout_name(to));
-      const std::vector<float> master = host_values(shape.numel(), 1);
-      const std::vector<float> before = host_values(shape.numel(), 2);
-      layers::cuda::DeviceBuffer f32(n * sizeof(float));
-      layers::cuda::DeviceBuffer b16(n * sizeof(__nv_bfloat16));
-      layers::cuda::DeviceBuffer sum(n * sizeof(float));
-      upload(stream, master, f32);
-      upload(stream, before, sum);
-      layers::cuda::convert_layout(stream, f32.as<float>(), from, b16.as<__nv_bfloat16>(), to,
-                                   shape);
-      layers::cuda::convert_layout(stream, b16.as<__nv_bfloat16>(), to, sum.as<float>(), from,
-                                   shape, /*accumulate=*/true);
-      const std::vector<runtime::BFloat16> copy = download<runtime::BFloat16>(stream, b16, n);
-      const std::vector<float> added = download<float>(stream, sum, n);
-      for (std::int64_t k = 0; k < shape[0]; ++k) {
-        for (std::int64_t c = 0; c < shape[1]; ++c) {
-          for (std::int64_t p = 0; p < plane; ++p) {
-            const std::size_t i = stored_at(from, k, c, p, shape[1], plane);
-            const std::size_t j = stored_at(to, k, c, p, shape[1], plane);
-            const runtime::BFloat16 expected = runtime::to_bfloat16(master[i]);
-            ASSERT_EQ(copy[j].bits, expected.bits) << "element " << i;
-            ASSERT_EQ(added[i], before[i] + runtime::to_float(expected)) << "element " << i;
+  // 270 elements: one a thread; 216: eight a thread where the order stays (one layout).
+  for (const Shape& shape : {Shape{5, 6, 3, 3}, Shape{4, 6, 3, 3}}) {
+    const auto n = static_cast<std::size_t>(shape.numel());
+    for (const Layout from : {Layout::Nchw, Layout::Nhwc}) {
+      for (const Layout to : {Layout::Nchw, Layout::Nhwc}) {
+        SCOPED_TRACE(std::string(runtime::layout_name(from)) + " -> " + runtime::layout_name(to));
+        const std::vector<float> master = host_values(shape.numel(), 1);
+        const std::vector<float> before = host_values(shape.numel(), 2);
+        layers::cuda::DeviceBuffer f32(n * sizeof(float));
+        layers::cuda::DeviceBuffer b16(n * sizeof(__nv_bfloat16));
+        layers::cuda::DeviceBuffer sum(n * sizeof(float));
+        upload(stream, master, f32);
+        upload(stream, before, sum);
+        layers::cuda::convert_layout(stream, f32.as<float>(), from, b16.as<__nv_bfloat16>(), to,
+                                     shape);
+        layers::cuda::convert_layout(stream, b16.as<__nv_bfloat16>(), to, sum.as<float>(), from,
+                                     shape, /*accumulate=*/true);
+        const std::vector<runtime::BFloat16> copy = download<runtime::BFloat16>(stream, b16, n);
+        const std::vector<float> added = download<float>(stream, sum, n);
+        for (std::int64_t k = 0; k < shape[0]; ++k) {
+          for (std::int64_t c = 0; c < shape[1]; ++c) {
+            for (std::int64_t p = 0; p < plane; ++p) {
+              const std::size_t i = stored_at(from, k, c, p, shape[1], plane);
+              const std::size_t j = stored_at(to, k, c, p, shape[1], plane);
+              const runtime::BFloat16 expected = runtime::to_bfloat16(master[i]);
+              ASSERT_EQ(copy[j].bits, expected.bits) << "element " << i;
+              ASSERT_EQ(added[i], before[i] + runtime::to_float(expected)) << "element " << i;
+            }
           }
         }
       }
@@ -298,41 +304,106 @@ TEST_F(ConvBf16Cuda, ConversionsRoundOnceAndMoveTheChannel) {
   }
 }
 
-// The bias gradient's sums of bf16 elements in both layouts: accumulated in double from exact
-// bf16 values, so the F32 result is the host's double sum rounded once (up to the sum's order).
+// The bias gradient's sums of bf16 elements in both layouts, with channels that are not whole
+// vectors (37) and that are (64, read 8 at a time in NHWC): accumulated in double from exact bf16
+// values, so the F32 result is the host's double sum rounded once (up to the sum's order).
 TEST_F(ConvBf16Cuda, ChannelSumsOfBf16MatchHostSums) {
   const cudaStream_t stream = context().compute_stream();
   const std::int64_t batch = 7;
-  const std::int64_t channels = 37;
   const std::int64_t plane = 45;
-  const auto n = static_cast<std::size_t>(batch * channels * plane);
-  std::vector<runtime::BFloat16> values(n);
-  const std::vector<float> raw = host_values(static_cast<std::int64_t>(n), 3);
-  for (std::size_t i = 0; i < n; ++i) values[i] = runtime::to_bfloat16(raw[i]);
-  layers::cuda::DeviceBuffer x(n * sizeof(__nv_bfloat16));
-  upload(stream, values, x);
-  for (const Layout layout : {Layout::Nchw, Layout::Nhwc}) {
-    SCOPED_TRACE(runtime::layout_name(layout));
-    const layers::cuda::ChannelSums sums = layout == Layout::Nhwc
-                                               ? layers::cuda::ChannelSums(batch * plane, channels)
-                                               : layers::cuda::ChannelSums(batch, channels, plane);
-    layers::cuda::DeviceBuffer scratch(sums.scratch_bytes());
-    layers::cuda::DeviceBuffer out(static_cast<std::size_t>(channels) * sizeof(float));
-    sums.sums(stream, x.as<__nv_bfloat16>(), scratch.as<void>(), out.as<float>());
-    const std::vector<float> got = download<float>(stream, out, static_cast<std::size_t>(channels));
-    // Bitwise repeatable.
-    sums.sums(stream, x.as<__nv_bfloat16>(), scratch.as<void>(), out.as<float>());
-    EXPECT_EQ(download<float>(stream, out, static_cast<std::size_t>(channels)), got);
-    for (std::int64_t c = 0; c < channels; ++c) {
-      double expected = 0.0;
-      for (std::int64_t b = 0; b < batch; ++b) {
-        for (std::int64_t p = 0; p < plane; ++p) {
-          expected += runtime::to_float(values[stored_at(layout, b, c, p, channels, plane)]);
+  for (const std::int64_t channels : {37, 64}) {
+    const auto n = static_cast<std::size_t>(batch * channels * plane);
+    std::vector<runtime::BFloat16> values(n);
+    const std::vector<float> raw = host_values(static_cast<std::int64_t>(n), 3);
+    for (std::size_t i = 0; i < n; ++i) values[i] = runtime::to_bfloat16(raw[i]);
+    layers::cuda::DeviceBuffer x(n * sizeof(__nv_bfloat16));
+    upload(stream, values, x);
+    for (const Layout layout : {Layout::Nchw, Layout::Nhwc}) {
+      SCOPED_TRACE(std::string(runtime::layout_name(layout)) + ", channels " +
+                   std::to_string(channels));
+      const layers::cuda::ChannelSums sums =
+          layout == Layout::Nhwc ? layers::cuda::ChannelSums(batch * plane, channels)
+                                 : layers::cuda::ChannelSums(batch, channels, plane);
+      layers::cuda::DeviceBuffer scratch(sums.scratch_bytes());
+      layers::cuda::DeviceBuffer out(static_cast<std::size_t>(channels) * sizeof(float));
+      sums.sums(stream, x.as<__nv_bfloat16>(), scratch.as<void>(), out.as<float>());
+      const std::vector<float> got =
+          download<float>(stream, out, static_cast<std::size_t>(channels));
+      // Bitwise repeatable.
+      sums.sums(stream, x.as<__nv_bfloat16>(), scratch.as<void>(), out.as<float>());
+      EXPECT_EQ(download<float>(stream, out, static_cast<std::size_t>(channels)), got);
+      for (std::int64_t c = 0; c < channels; ++c) {
+        double expected = 0.0;
+        for (std::int64_t b = 0; b < batch; ++b) {
+          for (std::int64_t p = 0; p < plane; ++p) {
+            expected += runtime::to_float(values[stored_at(layout, b, c, p, channels, plane)]);
+          }
         }
+        EXPECT_NEAR(got[static_cast<std::size_t>(c)], expected,
+                    1e-6 * std::max(1.0, std::abs(expected)))
+            << "channel " << c;
       }
-      EXPECT_NEAR(got[static_cast<std::size_t>(c)], expected,
-                  1e-6 * std::max(1.0, std::abs(expected)))
-          << "channel " << c;
+    }
+  }
+}
+
+// masked_sums (the fused ReLU's mask and the bias gradient in one pass) against
+// relu_mask_in_place followed by sums, bitwise in the gradient and the sums, in both types and
+// layouts, with and without whole vectors; a NaN in the ReLU output masks as it does there.
+template <typename T>
+T stored_as(float value) {
+  if constexpr (std::is_same_v<T, float>) {
+    return value;
+  } else {
+    return runtime::to_bfloat16(value);
+  }
+}
+
+template <typename T, typename Device>
+void expect_masked_sums_as_two_passes(cudaStream_t stream, std::int64_t channels, Layout layout) {
+  const std::int64_t batch = 5;
+  const std::int64_t plane = 36;
+  const auto n = static_cast<std::size_t>(batch * channels * plane);
+  const std::vector<float> y_raw = host_values(static_cast<std::int64_t>(n), 4);
+  const std::vector<float> g_raw = host_values(static_cast<std::int64_t>(n), 5);
+  std::vector<T> y(n);
+  std::vector<T> g(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    y[i] = stored_as<T>(i % 11 == 0 ? std::nanf("") : y_raw[i]);
+    g[i] = stored_as<T>(g_raw[i]);
+  }
+  layers::cuda::DeviceBuffer y_dev(n * sizeof(T));
+  layers::cuda::DeviceBuffer fused(n * sizeof(T));
+  layers::cuda::DeviceBuffer apart(n * sizeof(T));
+  upload(stream, y, y_dev);
+  upload(stream, g, fused);
+  upload(stream, g, apart);
+  const layers::cuda::ChannelSums sums = layout == Layout::Nhwc
+                                             ? layers::cuda::ChannelSums(batch * plane, channels)
+                                             : layers::cuda::ChannelSums(batch, channels, plane);
+  layers::cuda::DeviceBuffer scratch(sums.scratch_bytes());
+  const auto c = static_cast<std::size_t>(channels);
+  layers::cuda::DeviceBuffer fused_sums(c * sizeof(float));
+  layers::cuda::DeviceBuffer apart_sums(c * sizeof(float));
+  sums.masked_sums(stream, y_dev.as<Device>(), fused.as<Device>(), scratch.as<void>(),
+                   fused_sums.as<float>());
+  layers::cuda::relu_mask_in_place(stream, y_dev.as<T>(), apart.as<T>(),
+                                   static_cast<std::int64_t>(n));
+  sums.sums(stream, apart.as<Device>(), scratch.as<void>(), apart_sums.as<float>());
+  const std::vector<T> fused_g = download<T>(stream, fused, n);
+  const std::vector<T> apart_g = download<T>(stream, apart, n);
+  EXPECT_EQ(std::memcmp(fused_g.data(), apart_g.data(), n * sizeof(T)), 0);
+  EXPECT_EQ(download<float>(stream, fused_sums, c), download<float>(stream, apart_sums, c));
+}
+
+TEST_F(ConvBf16Cuda, MaskedSumsAreTheMaskThenTheSums) {
+  const cudaStream_t stream = context().compute_stream();
+  for (const Layout layout : {Layout::Nchw, Layout::Nhwc}) {
+    for (const std::int64_t channels : {13, 64}) {
+      SCOPED_TRACE(std::string(runtime::layout_name(layout)) + ", channels " +
+                   std::to_string(channels));
+      expect_masked_sums_as_two_passes<runtime::BFloat16, __nv_bfloat16>(stream, channels, layout);
+      expect_masked_sums_as_two_passes<float, float>(stream, channels, layout);
     }
   }
 }

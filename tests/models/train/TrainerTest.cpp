@@ -11,6 +11,7 @@
 
 #include "graph/TestNetworks.hpp"
 #include "models/data/CifarFiles.hpp"
+#include "models/train/Predictor.hpp"
 #include "runtime/Error.hpp"
 
 namespace vdnn::models {
@@ -87,7 +88,7 @@ TEST(Trainer, PredictedLogitsGiveTheEvaluationsLoss) {
   std::vector<std::int32_t> labels(4);
   dataset->next_batch(4, images.data(), labels.data());
   std::vector<float> logits(40);
-  trainer.predict(images.data(), 4, logits.data());
+  predict_logits(trainer.session(), images.data(), 4, logits.data());
   const double loss = trainer.session().executor().evaluate(images.data(), labels.data()).loss;
   double sum = 0.0;  // softmax cross-entropy of the logits, in double
   for (std::size_t i = 0; i < 4; ++i) {

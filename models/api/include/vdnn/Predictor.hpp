@@ -14,8 +14,12 @@
 namespace vdnn {
 
 /// How a Predictor runs: the TrainerConfig fields of the same names, with the same defaults and
-/// meanings. It plans as a Trainer of this config does (its inference passes run in the pools of a
-/// training step under the budget and policy, and the momentum buffers exist, unused).
+/// meanings. It sets up as a Trainer of this config does (layout, fusion, algorithms, the setup
+/// cache) but plans for inference only: the device holds the parameters and batch-norm
+/// statistics, no gradients or optimizer state, and each feature map only until its last forward
+/// consumer. The budget bounds that forward pass (a budget too small for it is DoesNotFit); a
+/// policy's offloads and recomputations have nothing to do there (they keep maps for backward),
+/// and "uvm*" policies take the pool from managed memory as in training.
 struct PredictorConfig {
   std::int64_t batch = 32;  // images per forward pass; predict() runs ceil(count / batch) of them
   Backend backend = Backend::Auto;
@@ -60,6 +64,9 @@ class VDNN_EXPORT Predictor {
   std::int64_t num_classes() const noexcept;
   /// The backend the predictor runs on (Backend::Auto resolved).
   Backend backend() const noexcept;
+  /// Device and pinned host memory of the run, measured by its allocators (as Trainer::memory):
+  /// device_peak counts the parameters and the largest forward pass so far. Throws nothing.
+  MemoryStats memory() const;
 
  private:
   struct Run;
