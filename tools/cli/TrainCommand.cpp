@@ -2,6 +2,7 @@
 #include "tools/cli/TrainCommand.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -131,6 +132,19 @@ void checkpoint_if_due(models::Trainer& trainer, const TrainOptions& o,
 
 // A signal asked to stop: the step has finished; checkpoint it (whatever --checkpoint-every
 // says), then stop with Interrupted.
+// The signal that stops this process, which with several ranks may have come to another one.
+std::string signal_name(const StopSignal& stop) {
+  return stop.requested() ? stop.name() : "another rank's signal";
+}
+
+// Whether to stop after this step: on a signal here or, with other ranks, on any of them (every
+// rank asks after every step, so they all stop after the same one).
+bool stopping(runtime::Communicator* communicator, const StopSignal& stop) {
+  if (communicator == nullptr) return stop.requested();
+  const std::vector<double> flags = communicator->all_gather(stop.requested() ? 1.0 : 0.0);
+  return std::any_of(flags.begin(), flags.end(), [](double flag) { return flag != 0.0; });
+}
+
 [[noreturn]] void stop_now(models::Trainer& trainer, const TrainOptions& o,
                            const std::filesystem::path& out, const StopSignal& stop) {
   const std::filesystem::path path = checkpoint_path(out, trainer.iteration());
@@ -139,7 +153,7 @@ void checkpoint_if_due(models::Trainer& trainer, const TrainOptions& o,
     trainer.save(path);
     prune_checkpoints(out, o.keep);
   }
-  throw Interrupted(stop.name() + " after iteration " + std::to_string(trainer.iteration()) +
+  throw Interrupted(signal_name(stop) + " after iteration " + std::to_string(trainer.iteration()) +
                     " of " + std::to_string(o.iters) + "; checkpoint " + path.string() +
                     " (continue with --resume latest)");
 }
@@ -291,8 +305,8 @@ int train_quietly(models::Trainer& trainer, const TrainOptions& o) {
     trainer.step();
     const std::int64_t it = trainer.iteration();
     if (o.eval_every > 0 && (it % o.eval_every == 0 || it == o.iters)) trainer.evaluate();
-    if (stop.requested()) {
-      throw Interrupted(stop.name() + " after iteration " + std::to_string(it) + " of " +
+    if (stopping(trainer.options().session.executor.communicator, stop)) {
+      throw Interrupted(signal_name(stop) + " after iteration " + std::to_string(it) + " of " +
                         std::to_string(o.iters) + " (rank 0 wrote the checkpoint)");
     }
   }
@@ -356,7 +370,7 @@ int run_train(const TrainOptions& o) {
       metrics << Json{{"eval", eval_json(*last_eval)}}.dump() << "\n";
     }
     checkpoint_if_due(trainer, o, out);
-    if (stop.requested()) stop_now(trainer, o, out, stop);
+    if (stopping(communicator.get(), stop)) stop_now(trainer, o, out, stop);
   }
 
   graph::Session& session = trainer.session();
