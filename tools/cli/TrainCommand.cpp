@@ -2,8 +2,6 @@
 #include "tools/cli/TrainCommand.hpp"
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -17,7 +15,6 @@
 #include "layers/Registry.hpp"
 #include "models/ConfigLoader.hpp"
 #include "models/data/image/ClassIndex.hpp"
-#include "models/train/Distributed.hpp"
 #include "models/train/Trainer.hpp"
 #include "runtime/Rendezvous.hpp"
 #include "tools/cli/CheckpointFiles.hpp"
@@ -26,6 +23,7 @@
 #include "tools/cli/PlanJson.hpp"
 #include "tools/cli/ProcessClock.hpp"
 #include "tools/cli/Progress.hpp"
+#include "tools/cli/RankRun.hpp"
 #include "tools/cli/RunJson.hpp"
 #include "tools/cli/StopSignal.hpp"
 #include "tools/cli/TraceWriter.hpp"
@@ -132,19 +130,6 @@ void checkpoint_if_due(models::Trainer& trainer, const TrainOptions& o,
 
 // A signal asked to stop: the step has finished; checkpoint it (whatever --checkpoint-every
 // says), then stop with Interrupted.
-// The signal that stops this process, which with several ranks may have come to another one.
-std::string signal_name(const StopSignal& stop) {
-  return stop.requested() ? stop.name() : "another rank's signal";
-}
-
-// Whether to stop after this step: on a signal here or, with other ranks, on any of them (every
-// rank asks after every step, so they all stop after the same one).
-bool stopping(runtime::Communicator* communicator, const StopSignal& stop) {
-  if (communicator == nullptr) return stop.requested();
-  const std::vector<double> flags = communicator->all_gather(stop.requested() ? 1.0 : 0.0);
-  return std::any_of(flags.begin(), flags.end(), [](double flag) { return flag != 0.0; });
-}
-
 [[noreturn]] void stop_now(models::Trainer& trainer, const TrainOptions& o,
                            const std::filesystem::path& out, const StopSignal& stop) {
   const std::filesystem::path path = checkpoint_path(out, trainer.iteration());
@@ -281,36 +266,6 @@ nlohmann::json summary_json(const TrainOptions& o, models::Trainer& trainer,
   }
   if (last_eval) summary["eval"] = eval_json(*last_eval);
   return summary;
-}
-
-// Joins the run this process is a rank of (torchrun, mpirun or --gpus's launcher): the
-// communicator the trainer averages gradients over, on the rank's GPU. Null for one process.
-std::unique_ptr<runtime::Communicator> join_run(const std::optional<runtime::LaunchConfig>& launch,
-                                                const TrainOptions& o,
-                                                models::TrainerOptions& options) {
-  if (!launch) return nullptr;
-  const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.nccl_timeout * 1e3));
-  std::unique_ptr<runtime::Communicator> communicator =
-      models::make_communicator({*launch, timeout, o.run.deterministic}, options.session.backend);
-  options.session.executor.communicator = communicator.get();
-  if (communicator != nullptr) options.session.device = launch->local_rank;
-  return communicator;
-}
-
-// A rank other than 0: the same steps (and evaluations, which keep the ranks in step), nothing
-// written; a signal stops it after the step, as rank 0, whose checkpoint holds the weights.
-int train_quietly(models::Trainer& trainer, const TrainOptions& o) {
-  const StopSignal stop;
-  while (trainer.iteration() < o.iters) {
-    trainer.step();
-    const std::int64_t it = trainer.iteration();
-    if (o.eval_every > 0 && (it % o.eval_every == 0 || it == o.iters)) trainer.evaluate();
-    if (stopping(trainer.options().session.executor.communicator, stop)) {
-      throw Interrupted(signal_name(stop) + " after iteration " + std::to_string(it) + " of " +
-                        std::to_string(o.iters) + " (rank 0 wrote the checkpoint)");
-    }
-  }
-  return 0;
 }
 
 }  // namespace
