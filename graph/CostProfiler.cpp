@@ -92,6 +92,7 @@ CostModel measure_costs(const Graph& graph, LayerSet& layers, const Plan& plan,
     ExecutorOptions o = options;
     o.profile_layers = profile;
     o.poison_freed = false;
+    o.communicator = nullptr;  // each rank measures its own device, talking to no other
     Executor executor(graph, layers, plan, context, o);
     void* images = executor.input_staging();
     std::memset(images, 0, graph.tensor_bytes(kNetworkInput));

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <new>
 #include <utility>
 
@@ -26,6 +27,11 @@ namespace {
 
 bool managed(const Plan& plan) { return plan.memory == DeviceMemory::Managed; }
 bool for_training(const Plan& plan) { return plan.purpose == Purpose::Training; }
+
+// Training with other ranks (an inference plan has no gradients to average).
+bool distributed(const ExecutorOptions& options, const Plan& plan) {
+  return options.communicator != nullptr && options.communicator->size() > 1 && for_training(plan);
+}
 
 // The phase timed() leaves untimed: evaluation keeps the last step's layer times.
 constexpr std::size_t kUntimed = 4;
@@ -117,8 +123,9 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
                                 : static_cast<runtime::MemoryResource&>(pinned_upstream_),
                  plan.peer_bytes),
       peer_(peer_pool_),
-      params_(std::make_unique<ParameterStore>(graph, device_, options.seed, context.compute(),
-                                               plan.optimizer_state_buffers, plan.purpose)),
+      params_(std::make_unique<ParameterStore>(
+          graph, device_, options.seed, context.compute(), plan.optimizer_state_buffers,
+          plan.purpose, distributed(options, plan) ? backward_order(plan) : std::vector<NodeId>{})),
       label_staging_(pinned_upstream_,
                      static_cast<std::size_t>(graph.batch()) * sizeof(std::int32_t)),
       loss_stats_buffer_(pinned_upstream_, sizeof(layers::LossStats)),
@@ -141,6 +148,11 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
                    " optimizer state tensors per parameter, " +
                    layers::optimizer_name(options.optimizer.kind) + " keeps " +
                    std::to_string(layers::state_buffers(options.optimizer.kind)));
+  if (distributed(options, plan)) {
+    sync_ =
+        std::make_unique<GradientSync>(*options.communicator, *params_, options.buckets, context);
+    sync_->broadcast_parameters(context.compute(), *params_);
+  }
   for (std::size_t i = 0; i < options.input_slots; ++i) {
     staging_.emplace_back(pinned_upstream_, graph.tensor_bytes(kNetworkInput));
   }
@@ -262,7 +274,9 @@ StepResult Executor::train_step(const void* images, const std::int32_t* labels, 
     start_host_profile();
     take_staged_input(images);
     input_in_place_ = std::exchange(in_place_images_, nullptr) == images && !managed(plan_);
+    if (sync_) sync_->begin_step();
     run_actions(plan_.actions, images, /*training=*/true);
+    if (sync_) sync_->before_update(context_.compute());
     input_in_place_ = false;
     next_images_ = nullptr;  // named for this step's StageInput only
     if (before_update) before_update();
@@ -270,8 +284,11 @@ StepResult Executor::train_step(const void* images, const std::int32_t* labels, 
     step_done_->record(context_.compute());
     finish_step(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - enqueue_start).count());
+    if (sync_) sync_->check_completed();
   } catch (...) {
+    if (sync_) sync_->abort(std::current_exception());  // no other rank waits for this one
     abandon_step();
+    if (sync_) sync_->raise_other_ranks_failure();
     throw;
   }
   ++step_;
@@ -419,6 +436,7 @@ void Executor::run(const Action& action, const void* images, bool training) {
       break;
     case Op::Backward:
       backward(t);
+      if (sync_) sync_->after_backward(context_.compute(), t);
       break;
     case Op::AllocateWorkspace:
       workspace_ = Buffer(device_, action.bytes);
@@ -560,6 +578,10 @@ void Executor::finish_step(double host_seconds) {
     layer_times_[i].backward = layer_events_[4 * i + 3]->seconds_since(*layer_events_[4 * i + 2]);
   }
   measure_copies();
+  if (sync_) {
+    transfers_.allreduced_bytes = params_->flat_gradients().bytes();
+    transfers_.allreduce_exposed_seconds = sync_->exposed_seconds();
+  }
 }
 
 // Durations of the copies and migrations from their events, and what the driver moved.
@@ -600,6 +622,7 @@ void Executor::measure_copies() {
 
 void Executor::abandon_step() noexcept {
   // Queued work may still use the buffers: drain every stream before anything is freed.
+  if (sync_) sync_->drain();
   for (runtime::Stream* s : {&context_.compute(), &context_.offload(), &context_.prefetch()}) {
     try {
       s->synchronize();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "graph/EvictionGate.hpp"
+#include "graph/GradientSync.hpp"
 #include "graph/Graph.hpp"
 #include "graph/LayerSet.hpp"
 #include "graph/ParameterStore.hpp"
@@ -46,6 +47,13 @@ struct ExecutorOptions {
   /// undecayed and, under LARS, unscaled by the trust ratio: the usual recipe for large batches
   /// (--no-decay-bn-bias).
   bool decay_biases_and_norms = true;
+
+  /// Data parallelism (Note [Data parallelism]): this rank's endpoint of a group of several (not
+  /// owned; outlives the executor), which the gradients are averaged over, in buckets as the
+  /// backward pass completes them, and the parameters taken from rank 0 at construction. Null or
+  /// a group of one: a single process, gradients in buffers of their own as always.
+  runtime::Communicator* communicator = nullptr;
+  BucketCaps buckets;
 };
 
 /// Device seconds of one node's forward and backward in the last step (profile_layers only).
@@ -131,6 +139,10 @@ struct TransferReport {
   /// Managed memory: what the driver moved, from its counters when migrations_counted(), else
   /// the plan's bytes with the event-timed evictions and migrations (faults untimed, uncounted).
   runtime::MigrationTraffic migration;
+  /// Data parallelism: the gradient bytes averaged over the ranks, and how long the compute
+  /// stream waited for them after its backward pass (Note [Data parallelism]).
+  std::uint64_t allreduced_bytes = 0;
+  double allreduce_exposed_seconds = 0.0;
 };
 
 /// Owns the memory pools, parameters and feature maps of one graph run under one plan. The graph,
@@ -216,6 +228,8 @@ class Executor {
   /// backend's events (CUDA: the device clock). Throws InvalidArgument unless
   /// options.profile_layers and a step has run.
   StepTimeline timeline() const;
+  /// The gradient exchange with the other ranks; null in a single process.
+  const GradientSync* gradient_sync() const noexcept { return sync_.get(); }
   /// Steps taken so far.
   std::int64_t steps() const noexcept { return step_; }
   /// Continues as after `steps` steps (resuming from a checkpoint): the next update uses the
@@ -295,6 +309,7 @@ class Executor {
   runtime::PoolMemoryResource peer_pool_;
   runtime::StatisticsAdaptor peer_;
   std::unique_ptr<ParameterStore> params_;
+  std::unique_ptr<GradientSync> sync_;    // with a communicator of several ranks
   std::vector<runtime::Buffer> staging_;  // pinned input batches, one per slot
   runtime::Buffer label_staging_;         // pinned labels: their upload never waits for the stream
   // Pinned, so that the CUDA loss copies its statistics here instead of calling the host back.

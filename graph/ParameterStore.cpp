@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstddef>
+#include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
@@ -87,7 +89,7 @@ std::vector<std::vector<float>> initial_values(const std::vector<Parameter>& par
 
 ParameterStore::ParameterStore(const Graph& graph, runtime::MemoryResource& memory,
                                std::uint64_t seed, runtime::Stream& upload, int state_buffers,
-                               Purpose purpose)
+                               Purpose purpose, const std::vector<NodeId>& gradient_order)
     : by_node_(graph.nodes().size()) {
   for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes().size()); ++id) {
     const Node& node = graph.node(id);
@@ -98,13 +100,14 @@ ParameterStore::ParameterStore(const Graph& graph, runtime::MemoryResource& memo
                   runtime::Buffer(memory, bytes), {}, {}};
       // The state starts from the first gradient: no initial value; inference keeps neither.
       if (p.trainable() && purpose == Purpose::Training) {
-        p.grad = runtime::Buffer(memory, bytes);
+        if (gradient_order.empty()) p.grad = runtime::Buffer(memory, bytes);
         for (int i = 0; i < state_buffers; ++i) p.state.at(i) = runtime::Buffer(memory, bytes);
       }
       by_node_[static_cast<std::size_t>(id)].push_back(params_.size());
       params_.push_back(std::move(p));
     }
   }
+  if (!gradient_order.empty()) flatten_gradients(gradient_order, memory, upload);
   // One host staging buffer per parameter, alive until the copies have completed.
   std::vector<std::vector<float>> staging = initial_values(params_, seed);
   for (std::size_t i = 0; i < params_.size(); ++i) {
@@ -112,6 +115,37 @@ ParameterStore::ParameterStore(const Graph& graph, runtime::MemoryResource& memo
     staging[i] = runtime::relayout(staging[i], spec.shape, runtime::Layout::Nchw, spec.layout);
     upload.copy_async(params_[i].value.data(), staging[i].data(), params_[i].value.bytes());
   }
+  upload.synchronize();
+}
+
+void ParameterStore::flatten_gradients(const std::vector<NodeId>& order,
+                                       runtime::MemoryResource& memory, runtime::Stream& upload) {
+  for (const NodeId node : order) {
+    for (const std::size_t p : of_node(node)) {
+      if (params_[p].trainable()) gradient_order_.push_back(p);
+    }
+  }
+  const std::int64_t flattened = std::accumulate(
+      gradient_order_.begin(), gradient_order_.end(), std::int64_t{0},
+      [&](std::int64_t n, std::size_t p) { return n + params_[p].spec.shape.numel(); });
+  VDNN_EXPECTS(flattened == trainable_count(),
+               "flat gradients: a node with trainable parameters is missing from the backward "
+               "order");
+  std::size_t total = 0;
+  for (const std::size_t p : gradient_order_) {
+    total += runtime::MemoryResource::align_up(params_[p].spec.shape.bytes(runtime::DType::F32));
+  }
+  flat_gradients_ = runtime::Buffer(memory, total);
+  auto* base = static_cast<std::byte*>(flat_gradients_.data());
+  std::size_t offset = 0;
+  for (const std::size_t p : gradient_order_) {
+    const std::size_t bytes = params_[p].spec.shape.bytes(runtime::DType::F32);
+    params_[p].grad = runtime::Buffer::borrowed(base + offset, bytes);
+    offset += runtime::MemoryResource::align_up(bytes);
+  }
+  // Zeros, so that the padding between gradients, which every all-reduce carries, stays finite.
+  const std::vector<std::byte> zeros(total);
+  upload.copy_async(flat_gradients_.data(), zeros.data(), total);
   upload.synchronize();
 }
 

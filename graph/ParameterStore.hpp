@@ -47,11 +47,17 @@ struct Parameter {
 /// other parameter keeps PyTorch's order. Values are the same numbers in either order. Each
 /// trainable parameter gets `state_buffers` (<= layers::kMaxStateBuffers) optimizer state tensors,
 /// which hold no value until the first update writes them. For Purpose::Inference the store holds
-/// the values alone: no gradients, no optimizer state (Note [Inference plan]). Throws OutOfMemory.
+/// the values alone: no gradients, no optimizer state (Note [Inference plan]). With a
+/// `gradient_order` (training: the nodes in the order the backward pass runs them), every
+/// trainable gradient is a view of one flat buffer, zeroed, laid out in that order at
+/// 256-byte-aligned offsets: what the pool, which rounds every allocation to 256 bytes, would
+/// take for them one by one, so the plan holds as before (Note [Data parallelism]). Throws
+/// OutOfMemory, InvalidArgument when a node with trainable parameters is not in the order.
 class ParameterStore {
  public:
   ParameterStore(const Graph& graph, runtime::MemoryResource& memory, std::uint64_t seed,
-                 runtime::Stream& upload, int state_buffers, Purpose purpose = Purpose::Training);
+                 runtime::Stream& upload, int state_buffers, Purpose purpose = Purpose::Training,
+                 const std::vector<NodeId>& gradient_order = {});
 
   std::vector<Parameter>& all() noexcept { return params_; }
   const std::vector<Parameter>& all() const noexcept { return params_; }
@@ -62,8 +68,19 @@ class ParameterStore {
   /// Number of trainable scalars (torchvision's parameter count).
   std::int64_t trainable_count() const noexcept;
 
+  /// The flat gradient buffer (empty without a gradient order).
+  const runtime::Buffer& flat_gradients() const noexcept { return flat_gradients_; }
+  /// Indices into all() of the trainable parameters in the flat buffer's order (empty without
+  /// a gradient order).
+  const std::vector<std::size_t>& gradient_order() const noexcept { return gradient_order_; }
+
  private:
+  void flatten_gradients(const std::vector<NodeId>& order, runtime::MemoryResource& memory,
+                         runtime::Stream& upload);
+
   std::vector<Parameter> params_;
+  runtime::Buffer flat_gradients_;
+  std::vector<std::size_t> gradient_order_;
   std::vector<std::vector<std::size_t>> by_node_;
 };
 

@@ -32,6 +32,9 @@ class ExecutionContext {
   virtual Stream& compute() = 0;
   virtual Stream& offload() = 0;   // device -> pinned host copies
   virtual Stream& prefetch() = 0;  // pinned host -> device copies
+  /// A further stream of this backend, owned by the caller, who destroys it before the context
+  /// (made at setup: the collectives of data parallelism, Note [Data parallelism]).
+  virtual std::unique_ptr<Stream> make_stream(const std::string& name) = 0;
   /// A new event for this backend's streams (made at setup, never inside a step). `timing`:
   /// usable with Event::seconds_since (CUDA events without it synchronize faster).
   virtual std::unique_ptr<Event> make_event(bool timing = false) = 0;

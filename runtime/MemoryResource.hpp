@@ -65,6 +65,14 @@ class Buffer {
     return *this;
   }
   ~Buffer() { reset(); }
+  /// A buffer that owns nothing: `bytes` at `data` inside memory another buffer owns, which must
+  /// outlive it (a gradient's slice of the flat gradient buffer, Note [Data parallelism]).
+  static Buffer borrowed(void* data, std::size_t bytes) noexcept {
+    Buffer view;
+    view.data_ = data;
+    view.bytes_ = bytes;
+    return view;
+  }
 
   void* data() const noexcept { return data_; }
   std::size_t bytes() const noexcept { return bytes_; }

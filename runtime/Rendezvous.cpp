@@ -165,6 +165,19 @@ std::optional<LaunchConfig> launch_from_env(const std::function<const char*(cons
   return c;
 }
 
+int free_port() {
+  const Fd probe(::socket(AF_INET, SOCK_STREAM, 0));
+  sockaddr_in at{};
+  at.sin_family = AF_INET;
+  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(at);
+  if (probe.get() < 0 || ::bind(probe.get(), reinterpret_cast<sockaddr*>(&at), sizeof(at)) != 0 ||
+      ::getsockname(probe.get(), reinterpret_cast<sockaddr*>(&at), &length) != 0) {
+    throw RendezvousError(std::string("cannot find a free port: ") + std::strerror(errno));
+  }
+  return ntohs(at.sin_port);
+}
+
 RendezvousServer::RendezvousServer(int port, int world_size) : world_size_(world_size) {
   VDNN_EXPECTS(world_size >= 1 && world_size <= kMaxWorld && port >= 0 && port <= 65535,
                "RendezvousServer: a world of 1-65536 ranks on a port in 0-65535");

@@ -41,6 +41,11 @@ struct LaunchConfig {
 std::optional<LaunchConfig> launch_from_env(
     const std::function<const char*(const char*)>& env = nullptr);
 
+/// A TCP port free on this host now, for a master port (`vdnn train --gpus N`): bound on the
+/// loopback and released, so another process may still take it first. Throws RendezvousError
+/// when no socket can be bound.
+int free_port();
+
 /// Rank 0's side of the exchange: it listens on `port` (0: any free port, see port()) from
 /// construction, so that it can be made before the other ranks start.
 class RendezvousServer {

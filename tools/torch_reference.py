@@ -17,6 +17,10 @@ Modes:
   compile                 torch.compile (Inductor's defaults)
   compile_budget          torch.compile with torch._functorch.config.activation_memory_budget
                           (--compile-budget, 0.5 by default): its min-cut recompute planner
+  ddp                     eager under DistributedDataParallel (NCCL, its default 25 MiB buckets),
+                          one process per GPU under torchrun (--standalone --nproc-per-node N
+                          tools/torch_reference.py --modes ddp ...): --batch per GPU; rank 0 alone
+                          prints the row, with world_size and img/s of all ranks together
 A compile mode that has not compiled and measured within --compile-limit seconds reports an error
 saying so (DenseNet-264 once compiled for over 5 minutes). --channels-last trains in
 torch.channels_last (model and input); the default is NCHW.
@@ -64,7 +68,8 @@ IMPORTED_AT = time.clock_gettime(time.CLOCK_BOOTTIME)
 # DenseNet-BC-264 as configs/densenet264.json: growth 32, dense blocks of 6/12/64/48 layers.
 densenet264 = functools.partial(torchvision.models.DenseNet, growth_rate=32, block_config=(6, 12, 64, 48),
                                 num_init_features=64)
-MODES = ("eager", "save_on_cpu", "checkpoint", "checkpoint_save_on_cpu", "compile", "compile_budget")
+MODES = ("eager", "save_on_cpu", "checkpoint", "checkpoint_save_on_cpu", "compile", "compile_budget",
+         "ddp")
 COMPILED = ("compile", "compile_budget")
 
 
@@ -205,6 +210,8 @@ def prepare(args, mode):
     if args.channels_last:
         model = model.to(memory_format=torch.channels_last)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
+    if mode == "ddp":
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[torch.cuda.current_device()])
     step_model = torch.compile(model) if mode in COMPILED else model
     loss_fn = torch.nn.CrossEntropyLoss()
     x = torch.randn(args.batch, 3, args.size, args.size, device="cuda")
@@ -248,11 +255,14 @@ def measure(args, mode):
             if it >= args.warmup:
                 times.append(start.elapsed_time(end))
     ms = statistics.median(times)
+    world = torch.distributed.get_world_size() if mode == "ddp" else 1
     row = {
         "ms_per_iter": ms,
-        "images_per_s": args.batch * 1000.0 / ms,
+        "images_per_s": world * args.batch * 1000.0 / ms,
         "peak_device_bytes": torch.cuda.max_memory_allocated(),
     }
+    if mode == "ddp":
+        row["world_size"] = world
     if args.profile_kernels:
         row["kernels"] = kernel_profile(args, mode, (step_model, opt, loss_fn, x, y))
     return row
@@ -275,6 +285,17 @@ def kernel_profile(args, mode, prepared, steps=3):
             rows.append([e.key[:120], device_us / 1000.0 / steps, e.count / steps])
     rows.sort(key=lambda r: -r[1])
     return rows[:args.profile_kernels]
+
+
+def start_ddp(modes):
+    """One process per GPU under torchrun: this rank's GPU and the NCCL group; every rank but 0
+    prints nothing (stdout to /dev/null)."""
+    if modes != ["ddp"] or "LOCAL_RANK" not in os.environ:
+        sys.exit("torch_reference.py: --modes ddp runs alone, under torchrun")
+    torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+    torch.distributed.init_process_group("nccl")
+    if torch.distributed.get_rank() != 0:
+        sys.stdout = open(os.devnull, "w")
 
 
 def process_start():
@@ -405,6 +426,8 @@ def main():
         sys.exit("torch_reference.py: no CUDA device")
     torch.backends.cudnn.allow_tf32 = True
     torch.backends.cudnn.benchmark = True
+    if "ddp" in modes:
+        start_ddp(modes)
     if args.first_step_child:
         row = {"mode": modes[0]}
         try:

@@ -9,7 +9,9 @@
 #include "models/ConfigError.hpp"
 #include "models/train/Divergence.hpp"
 #include "models/train/Safetensors.hpp"
+#include "runtime/Communicator.hpp"
 #include "runtime/Error.hpp"
+#include "runtime/Rendezvous.hpp"
 #include "runtime/memory/OversubscriptionGuard.hpp"
 #include "runtime/memory/PeerMemoryResource.hpp"
 
@@ -45,6 +47,10 @@ void rethrow_public() {
     throw OutOfMemory(e.what(), e.bytes_requested(), e.bytes_limit());
   } catch (const runtime::CudaError& e) {
     throw DeviceError(e.what());
+  } catch (const runtime::CommunicatorError& e) {
+    throw DistributedError(e.what(), e.failed_rank());
+  } catch (const runtime::RendezvousError& e) {
+    throw DistributedError(e.what(), -1);
   } catch (const runtime::InvalidArgument& e) {
     throw InvalidArgument(e.what());
   } catch (const runtime::Error& e) {

@@ -3,6 +3,7 @@
 #include <vdnn/Trainer.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <utility>
@@ -18,9 +19,11 @@
 #include "models/api/SessionResults.hpp"
 #include "models/api/TrainerOptions.hpp"
 #include "models/data/Augmentation.hpp"
+#include "models/train/Distributed.hpp"
 #include "models/train/ParameterAccess.hpp"
 #include "models/train/Trainer.hpp"
 #include "runtime/Device.hpp"
+#include "runtime/Rendezvous.hpp"
 
 namespace vdnn {
 namespace {
@@ -67,6 +70,19 @@ layers::OptimizerConfig optimizer_config(const TrainerConfig& c) {
   o.lars_trust = c.lars_trust;
   o.clip_grad_norm = c.clip_grad_norm;
   layers::validate(o);
+  return o;
+}
+
+models::DistributedOptions distributed_options(const TrainerConfig& c) {
+  const DistributedConfig& d = c.distributed;
+  if (!(d.timeout_seconds > 0.0 && d.timeout_seconds <= 1e6)) {
+    throw InvalidArgument("distributed.timeout_seconds must be in (0, 1e6], got " +
+                          std::to_string(d.timeout_seconds));
+  }
+  models::DistributedOptions o;
+  o.launch = {d.rank, d.world_size, d.local_rank, d.master_addr, d.master_port};
+  o.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(d.timeout_seconds * 1000.0));
+  o.deterministic = c.deterministic;
   return o;
 }
 
@@ -140,6 +156,17 @@ models::TrainerOptions api::trainer_options(const TrainerConfig& c, const graph:
 
 namespace {
 
+// The run's options, joined to the other ranks through `communicator` when there are any (on
+// the rank's own GPU).
+models::TrainerOptions run_options(const TrainerConfig& c, const Network& network,
+                                   runtime::Communicator* communicator) {
+  models::TrainerOptions t =
+      api::trainer_options(c, network.definition().def, network.definition().config_json);
+  t.session.executor.communicator = communicator;
+  if (communicator != nullptr) t.session.device = c.distributed.local_rank;
+  return t;
+}
+
 StepStats step_stats(const models::StepRecord& r) {
   StepStats s;
   s.iteration = r.iteration;
@@ -163,17 +190,32 @@ bool cuda_available() noexcept {
 
 std::vector<std::string> policy_names() { return graph::policy_names(); }
 
+DistributedConfig distributed_from_environment() {
+  return api::translate_errors([] {
+    DistributedConfig d;
+    if (const std::optional<runtime::LaunchConfig> l = runtime::launch_from_env()) {
+      d.world_size = l->world_size;
+      d.rank = l->rank;
+      d.local_rank = l->local_rank;
+      d.master_addr = l->master_addr;
+      d.master_port = l->master_port;
+    }
+    return d;
+  });
+}
+
 struct Trainer::Run {
   TrainerConfig config;
+  // Before the trainer, which talks through it, and destroyed after it.
+  std::unique_ptr<runtime::Communicator> communicator;
   models::Trainer trainer;
   Trainer* owner = nullptr;  // the object on_gradients callbacks are given (kept across moves)
   std::vector<std::byte> batch_scratch;  // caller batches converted to the network input's form
 
   Run(const Network& network, const TrainerConfig& c)
       : config(c),
-        trainer(
-            network.definition().def, c.batch,
-            api::trainer_options(c, network.definition().def, network.definition().config_json)) {}
+        communicator(models::make_communicator(distributed_options(c), resolve_backend(c.backend))),
+        trainer(network.definition().def, c.batch, run_options(c, network, communicator.get())) {}
 };
 
 Trainer::Trainer(const Network& network, const TrainerConfig& config)

@@ -10,6 +10,7 @@
 #include "graph/ImageInput.hpp"
 #include "graph/MemoryCheck.hpp"
 #include "models/data/BatchLoader.hpp"
+#include "models/data/ShardedDataset.hpp"
 #include "models/data/image/ImageSource.hpp"
 #include "models/train/Checkpoint.hpp"
 #include "models/train/Divergence.hpp"
@@ -38,6 +39,15 @@ void check_host(const graph::Graph& graph, const graph::NetworkDef& def, const T
   if (o.evaluation) extra.push_back({"the " + o.data + " test split", data});
   graph::check_host_memory(graph, o.session.policy, o.session.budget_bytes, o.session.backend,
                            extra, runtime::available_host_memory());
+}
+
+// A rank's shard of the training stream (Note [Data parallelism]); the stream itself in a single
+// process.
+std::shared_ptr<Dataset> shard(std::shared_ptr<Dataset> data,
+                               const runtime::Communicator* communicator, std::int64_t batch) {
+  if (communicator == nullptr || communicator->size() == 1) return data;
+  return std::make_shared<ShardedDataset>(std::move(data), communicator->rank(),
+                                          communicator->size(), batch);
 }
 
 }  // namespace
@@ -94,7 +104,7 @@ Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOption
   cost_cache_ = std::move(cache.costs);
   session_ = std::make_unique<graph::Session>(std::move(graph), options_.session);
   setup_.begin("data", "loading the data");
-  dataset_ = train.get();
+  dataset_ = shard(train.get(), options_.session.executor.communicator, batch);
   if (test.valid()) test_data_ = test.get();
   graph::Executor& executor = session_->executor();
   std::vector<void*> slots;
@@ -138,6 +148,20 @@ const StepRecord& Trainer::step_on_device(const void* images, const std::int32_t
 const StepRecord& Trainer::train_on(const void* images, const std::int32_t* labels,
                                     std::chrono::steady_clock::time_point start,
                                     double data_wait_ms) {
+  runtime::Communicator* communicator = options_.session.executor.communicator;
+  if (communicator == nullptr) return record_step(images, labels, start, data_wait_ms);
+  try {
+    return record_step(images, labels, start, data_wait_ms);
+  } catch (const std::exception& e) {
+    // A divergence or a hook's error here: no other rank waits for this one to come.
+    communicator->abort(e.what());
+    throw;
+  }
+}
+
+const StepRecord& Trainer::record_step(const void* images, const std::int32_t* labels,
+                                       std::chrono::steady_clock::time_point start,
+                                       double data_wait_ms) {
   graph::Executor& executor = session_->executor();
   const std::int64_t batch = session_->graph().batch();
   const std::int64_t it = iteration();
@@ -155,6 +179,9 @@ const StepRecord& Trainer::train_on(const void* images, const std::int32_t* labe
   r.images_per_s = static_cast<double>(batch) * 1000.0 / r.ms;
   r.peak_device_bytes = executor.memory().device_peak;
   r.transfers = executor.transfers();
+  if (runtime::Communicator* c = options_.session.executor.communicator; c != nullptr) {
+    r.rank_ms = c->all_gather(r.ms);
+  }
   history_.push_back(r);
   // The callbacks see a diverged step too (metrics.jsonl records the NaN) before the throw.
   for (const StepCallback& callback : callbacks_) callback(history_.back());

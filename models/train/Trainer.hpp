@@ -24,7 +24,9 @@ class BatchLoader;
 
 /// Every default of a training run lives here (the CLI's defaults are set from its own options).
 struct TrainerOptions {
-  graph::SessionOptions session;   // backend, policy, budget, seed (session.executor.seed), ...
+  graph::SessionOptions session;  // backend, policy, budget, seed (session.executor.seed), ...
+  // With session.executor.communicator of several ranks, each rank trains on its shard of the
+  // data (ShardedDataset) at `batch` per rank (Note [Data parallelism]).
   std::string data = "synthetic";  // synthetic | cifar10:DIR | imagefolder:DIR | webdataset:...
   std::optional<Augment> augment;  // of the train split; unset: default_augment(data)
   bool skip_bad_images = false;    // image sources: skip what cannot be read (make_dataset)
@@ -65,6 +67,7 @@ struct StepRecord {
   double data_wait_ms = 0.0;  // of ms, the time spent waiting for the batch from the loader
   std::uint64_t peak_device_bytes = 0;  // measured by the executor's allocator statistics
   graph::TransferReport transfers;      // the step's copies and migrations
+  std::vector<double> rank_ms;          // several ranks: every rank's ms, in rank order; else empty
 };
 
 /// What one evaluation measured over the test split, as metrics.jsonl records it.
@@ -176,9 +179,12 @@ class Trainer {
   std::vector<std::function<void()>> gradient_hooks_;
   std::optional<double> learning_rate_;  // set_learning_rate's, over the schedule
 
-  // The step on `images` and `labels` (the loader's or the caller's), started at `start`.
+  // The step on `images` and `labels` (the loader's or the caller's), started at `start`; an
+  // error ends the group of ranks there is one.
   const StepRecord& train_on(const void* images, const std::int32_t* labels,
                              std::chrono::steady_clock::time_point start, double data_wait_ms);
+  const StepRecord& record_step(const void* images, const std::int32_t* labels,
+                                std::chrono::steady_clock::time_point start, double data_wait_ms);
 };
 
 /// Medians over the steps of a run after `warmup` steps (all steps when there are no more).

@@ -12,7 +12,8 @@
 namespace vdnn::runtime::cpu {
 
 CpuContext::CpuContext(StressOptions stress, std::uint64_t free_device_bytes, EmulatedPeer peer)
-    : compute_("compute", stress),
+    : stress_(stress),
+      compute_("compute", stress),
       offload_("offload", stress),
       prefetch_("prefetch", stress),
       free_device_bytes_(free_device_bytes),
@@ -35,6 +36,10 @@ MemoryResource& CpuContext::peer_upstream(int peer) {
 std::uint64_t CpuContext::free_peer_bytes(int peer) {
   check_peer(peer);
   return peer_.free_bytes;
+}
+
+std::unique_ptr<Stream> CpuContext::make_stream(const std::string& name) {
+  return std::make_unique<CpuStream>(name, stress_);
 }
 
 std::unique_ptr<Event> CpuContext::make_event(bool /*timing*/) {

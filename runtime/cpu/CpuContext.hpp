@@ -36,6 +36,8 @@ class CpuContext final : public ExecutionContext {
   Stream& compute() override { return compute_; }
   Stream& offload() override { return offload_; }
   Stream& prefetch() override { return prefetch_; }
+  /// A CpuStream with the context's stress options.
+  std::unique_ptr<Stream> make_stream(const std::string& name) override;
   std::unique_ptr<Event> make_event(bool timing) override;
   MemoryResource& device_upstream() override { return host_; }
   MemoryResource& pinned_upstream() override { return host_; }
@@ -61,6 +63,7 @@ class CpuContext final : public ExecutionContext {
 
   HostMemoryResource host_;         // first: the streams' queued work may still touch its memory
   HostMemoryResource peer_memory_;  // the emulated peer's
+  StressOptions stress_;            // of every stream
   CpuStream compute_;
   CpuStream offload_;
   CpuStream prefetch_;

@@ -27,6 +27,10 @@ CudaContext::~CudaContext() {
   }
 }
 
+std::unique_ptr<Stream> CudaContext::make_stream(const std::string& name) {
+  return std::make_unique<StreamAdapter>(name, std::make_unique<CudaStream>());
+}
+
 std::unique_ptr<Event> CudaContext::make_event(bool timing) {
   return std::make_unique<EventAdapter>(timing ? EventTiming::kEnabled : EventTiming::kDisabled);
 }

@@ -27,6 +27,8 @@ class CudaContext final : public ExecutionContext {
   Stream& compute() override { return compute_; }
   Stream& offload() override { return offload_; }
   Stream& prefetch() override { return prefetch_; }
+  /// A StreamAdapter owning a new non-blocking stream of this device.
+  std::unique_ptr<Stream> make_stream(const std::string& name) override;
   std::unique_ptr<Event> make_event(bool timing) override;
   MemoryResource& device_upstream() override { return device_memory_; }
   MemoryResource& pinned_upstream() override { return pinned_memory_; }

@@ -4,10 +4,12 @@
 
 #include <cuda_runtime_api.h>
 
+#include <memory>
 #include <string>
 
 #include "runtime/Stream.hpp"
 #include "runtime/cuda/CudaEvent.hpp"
+#include "runtime/cuda/CudaStream.hpp"
 
 namespace vdnn::runtime::cuda {
 
@@ -18,6 +20,9 @@ namespace vdnn::runtime::cuda {
 class StreamAdapter final : public Stream {
  public:
   StreamAdapter(std::string name, cudaStream_t stream) : name_(std::move(name)), stream_(stream) {}
+  /// Owns `stream` (a stream of its own: CudaContext::make_stream).
+  StreamAdapter(std::string name, std::unique_ptr<CudaStream> stream)
+      : name_(std::move(name)), owned_(std::move(stream)), stream_(owned_->get()) {}
 
   const std::string& name() const noexcept override { return name_; }
   void enqueue(std::function<void()> task) override { task(); }
@@ -28,6 +33,7 @@ class StreamAdapter final : public Stream {
 
  private:
   std::string name_;
+  std::unique_ptr<CudaStream> owned_;  // null when the DeviceContext owns the stream
   cudaStream_t stream_;
 };
 

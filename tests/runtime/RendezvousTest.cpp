@@ -123,5 +123,13 @@ TEST(Rendezvous, ASilentMasterEndsInARendezvousError) {
   EXPECT_THROW(rendezvous_receive("127.0.0.1", port, 1, milliseconds(200)), RendezvousError);
 }
 
+TEST(Rendezvous, AFreePortCanBeListenedOn) {
+  const int port = free_port();
+  EXPECT_GT(port, 0);
+  EXPECT_LE(port, 65535);
+  const RendezvousServer server(port, 1);
+  EXPECT_EQ(server.port(), port);
+}
+
 }  // namespace
 }  // namespace vdnn::runtime

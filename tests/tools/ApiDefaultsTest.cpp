@@ -24,6 +24,8 @@ TEST(ApiDefaults, TrainerConfigMatchesTheCommandLine) {
   EXPECT_TRUE(cli.run.peer.gpus.empty());
   EXPECT_TRUE(cli.run.peer.budget.empty());
   EXPECT_EQ(api.check_gradients, cli.check_gradients);
+  EXPECT_EQ(api.distributed.world_size, cli.gpus);
+  EXPECT_EQ(api.distributed.timeout_seconds, cli.nccl_timeout);
   EXPECT_EQ(api.backend, vdnn::Backend::Auto);
   EXPECT_EQ(cli.run.device, "auto");
   EXPECT_EQ(api.data, cli.run.data);

@@ -6,7 +6,9 @@
 #include "graph/Graph.hpp"
 #include "models/ConfigLoader.hpp"
 #include "models/train/Divergence.hpp"
+#include "runtime/Communicator.hpp"
 #include "runtime/Error.hpp"
+#include "runtime/Rendezvous.hpp"
 #include "tools/cli/StopSignal.hpp"
 
 namespace vdnn::tools {
@@ -29,6 +31,12 @@ int report_error(const std::exception_ptr& error) noexcept {
   } catch (const models::Diverged& e) {
     std::cerr << "vdnn: diverged: " << e.what() << "\n";
     return kExitDiverged;
+  } catch (const runtime::CommunicatorError& e) {
+    std::cerr << "vdnn: distributed error: " << e.what() << "\n";
+    return kExitRankFailed;
+  } catch (const runtime::RendezvousError& e) {
+    std::cerr << "vdnn: distributed error: " << e.what() << "\n";
+    return kExitRankFailed;
   } catch (const Interrupted& e) {
     std::cerr << "vdnn: interrupted: " << e.what() << "\n";
     return kExitInterrupted;

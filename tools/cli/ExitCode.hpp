@@ -12,6 +12,9 @@ enum ExitCode : int {
   kExitDoesNotFit = 3,    // the network does not fit the memory budget or the machine
   kExitDiverged = 4,      // training stopped at a non-finite loss
   kExitInterrupted = 5,   // SIGINT/SIGTERM: the step finished, a checkpoint was written
+  /// Several processes (issue 27): another rank failed, died or hung past --nccl-timeout, or the
+  /// ranks could not meet; `--gpus N`'s launcher exits with it naming the first rank that failed.
+  kExitRankFailed = 6,
 };
 
 /// Prints `error` to stderr with a prefix saying what kind of problem it is and returns the

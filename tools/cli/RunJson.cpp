@@ -51,6 +51,10 @@ Json transfer_metrics(const graph::TransferReport& c, bool managed) {
          {"staged_input_bytes", c.staged_input_bytes},
          {"stage_input_gbps", gbps(c.staged_input_bytes, c.stage_input_seconds)}};
   if (c.peer_offloaded_bytes + c.peer_prefetched_bytes > 0) j.update(peer_link_metrics(c));
+  if (c.allreduced_bytes > 0) {  // several ranks (issue 27)
+    j.update(Json{{"allreduced_bytes", c.allreduced_bytes},
+                  {"allreduce_exposed_ms", c.allreduce_exposed_seconds * 1e3}});
+  }
   if (!managed) return j;
   const runtime::MigrationTraffic& m = c.migration;
   j.update(Json{{"evicted_bytes", c.evicted_bytes},

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
@@ -15,11 +16,14 @@
 #include "models/ConfigLoader.hpp"
 #include "models/data/image/ClassIndex.hpp"
 #include "models/train/Trainer.hpp"
+#include "runtime/Rendezvous.hpp"
 #include "tools/cli/CheckpointFiles.hpp"
+#include "tools/cli/Launcher.hpp"
 #include "tools/cli/OutputDir.hpp"
 #include "tools/cli/PlanJson.hpp"
 #include "tools/cli/ProcessClock.hpp"
 #include "tools/cli/Progress.hpp"
+#include "tools/cli/RankRun.hpp"
 #include "tools/cli/RunJson.hpp"
 #include "tools/cli/StopSignal.hpp"
 #include "tools/cli/TraceWriter.hpp"
@@ -134,7 +138,7 @@ void checkpoint_if_due(models::Trainer& trainer, const TrainOptions& o,
     trainer.save(path);
     prune_checkpoints(out, o.keep);
   }
-  throw Interrupted(stop.name() + " after iteration " + std::to_string(trainer.iteration()) +
+  throw Interrupted(signal_name(stop) + " after iteration " + std::to_string(trainer.iteration()) +
                     " of " + std::to_string(o.iters) + "; checkpoint " + path.string() +
                     " (continue with --resume latest)");
 }
@@ -175,6 +179,17 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
                   "metrics.jsonl. 0: never")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+  cmd->add_option("--gpus", o.gpus,
+                  "Data parallelism on this host: N processes, one per GPU, each at --batch on "
+                  "its shard of the data (so N x --batch in all); under torchrun or mpirun the "
+                  "launch comes from their variables instead")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--nccl-timeout", o.nccl_timeout,
+                  "Seconds a rank waits for the others (setup, each all-reduce) before it stops "
+                  "with exit code 6")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 1e6));
   cmd->add_option(
       "--eval-data", o.eval_data,
       "Evaluate on this source instead of --data's test split: its test split where "
@@ -246,6 +261,9 @@ nlohmann::json summary_json(const TrainOptions& o, models::Trainer& trainer,
                       {"first_step_end_seconds", first_step_end}});
   summary.update(transfers.medians());
   summary.update(managed_summary(session));
+  if (const runtime::Communicator* c = trainer.options().session.executor.communicator) {
+    summary["world_size"] = c->size();  // --batch per rank: world_size x batch in all
+  }
   if (last_eval) summary["eval"] = eval_json(*last_eval);
   return summary;
 }
@@ -253,18 +271,24 @@ nlohmann::json summary_json(const TrainOptions& o, models::Trainer& trainer,
 }  // namespace
 
 int run_train(const TrainOptions& o) {
+  const std::optional<runtime::LaunchConfig> launch = runtime::launch_from_env();
+  if (!launch && o.gpus > 1) return launch_local_ranks(o.gpus);
+  // Rank 0 alone writes the output directory (Note [Data parallelism]).
+  const bool writer = !launch || launch->rank == 0;
   const graph::NetworkDef def = models::load_network(o.config);
   const std::filesystem::path out = o.out.empty() ? "runs/" + def.name : o.out;
-  prepare_output_dir(out);
+  if (writer) prepare_output_dir(out);
   Progress progress(o.iters);
   models::TrainerOptions options =
       trainer_options(o.run, o.policy, o.mem_budget, o.iters, o.profile_layers || !o.trace.empty());
-  options.setup_progress = progress.setup_sink();
+  if (writer) options.setup_progress = progress.setup_sink();
   options.config_json = file_text(o.config);
   options.evaluation = o.eval_every > 0;
   options.eval_data = o.eval_data;
+  const std::unique_ptr<runtime::Communicator> communicator = join_run(launch, o, options);
   models::Trainer trainer(def, o.batch, std::move(options));
   restore(trainer, o, out);
+  if (!writer) return train_quietly(trainer, o);
   if (const std::vector<std::string> classes = trainer.dataset().class_names(); !classes.empty()) {
     models::write_class_index((out / models::kClassIndexFileName).string(), classes);
   }
@@ -287,6 +311,7 @@ int run_train(const TrainOptions& o) {
              {"data_wait_ms", r.data_wait_ms},
              {"peak_device_bytes", r.peak_device_bytes}};
     row.update(rates);
+    if (!r.rank_ms.empty()) row["rank_ms"] = r.rank_ms;  // several ranks: each one's step
     metrics << row.dump() << "\n";
     progress.update(r.iteration + 1, r.loss, r.accuracy, r.images_per_s);
   });
@@ -300,7 +325,7 @@ int run_train(const TrainOptions& o) {
       metrics << Json{{"eval", eval_json(*last_eval)}}.dump() << "\n";
     }
     checkpoint_if_due(trainer, o, out);
-    if (stop.requested()) stop_now(trainer, o, out, stop);
+    if (stopping(communicator.get(), stop)) stop_now(trainer, o, out, stop);
   }
 
   graph::Session& session = trainer.session();

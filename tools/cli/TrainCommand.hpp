@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "models/train/Distributed.hpp"
 #include "tools/cli/RunOptions.hpp"
 
 namespace CLI {
@@ -29,13 +30,19 @@ struct TrainOptions {
   std::string init_from;              // weights (PyTorch names) to start from
   std::int64_t eval_every = 0;  // evaluate the test split every N steps and at the end; 0: never
   std::string eval_data;        // what to evaluate on; empty: the test split of --data
+  int gpus = 1;                 // processes on this host, one per GPU (issue 27)
+  /// Seconds: the longest wait for a rank or a collective.
+  double nccl_timeout = static_cast<double>(models::kDefaultDistributedTimeout.count());
   RunOptions run;
 };
 
 /// Registers the `train` subcommand; `options` receives the parsed values.
 CLI::App* add_train_command(CLI::App& app, TrainOptions& options);
 
-/// Runs training. Throws the library's typed errors; returns 0.
+/// Runs training: one process; with --gpus N (and no torchrun or mpirun variables), the launcher
+/// of N ranks (launch_local_ranks); under torchrun, mpirun or the launcher, one rank of the run,
+/// rank 0 alone writing the output directory. Throws the library's typed errors; returns 0, or
+/// the launcher's code.
 int run_train(const TrainOptions& options);
 
 }  // namespace vdnn::tools

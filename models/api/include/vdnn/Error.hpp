@@ -80,4 +80,17 @@ class VDNN_EXPORT DeviceError : public Error {
   using Error::Error;
 };
 
+/// A data-parallel run failed between processes: a rank aborted (its step threw), died or hung
+/// past the timeout, or the rendezvous failed. failed_rank() is the rank named, -1 where it is
+/// not known (NCCL cannot tell which rank hung).
+class VDNN_EXPORT DistributedError : public Error {
+ public:
+  DistributedError(const std::string& what, int failed_rank)
+      : Error(what), failed_rank_(failed_rank) {}
+  int failed_rank() const noexcept { return failed_rank_; }
+
+ private:
+  int failed_rank_;
+};
+
 }  // namespace vdnn

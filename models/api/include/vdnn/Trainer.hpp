@@ -28,6 +28,28 @@ VDNN_EXPORT bool cuda_available() noexcept;
 /// "vdnn-dyn", "uvm", "uvm-evict", "uvm-prefetch", "recompute", "auto" (README.md explains each).
 VDNN_EXPORT std::vector<std::string> policy_names();
 
+/// Data parallelism over processes, one GPU each (NCCL): every process of the run builds the same
+/// Trainer with its own rank; each trains on its shard of every global batch of world_size x
+/// batch (the rank-th slice), gradients are averaged over the processes as the backward pass
+/// completes them, and the parameters start as rank 0's, so the processes train as one at
+/// world_size x batch. Batch norm keeps per-process statistics. Needs the CUDA backend; the CPU
+/// runs a single process. A rank that fails or hangs past the timeout makes the others' steps
+/// throw DistributedError.
+struct DistributedConfig {
+  int world_size = 1;  // processes in the run; 1: this process alone (the rest unused)
+  int rank = 0;        // this process's, in [0, world_size)
+  int local_rank = 0;  // its GPU on its host: the run's device (TrainerConfig::device unused)
+  std::string master_addr = "127.0.0.1";  // rank 0's host, where the ranks meet at setup
+  int master_port = 29500;                // and its port
+  double timeout_seconds = 300.0;  // the longest wait for a rank or a collective (--nccl-timeout)
+};
+
+/// This process's place in a run as torchrun (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
+/// MASTER_PORT) or Open MPI (OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK with MASTER_ADDR and
+/// MASTER_PORT) describe it; a single process when neither does. Throws InvalidArgument naming a
+/// malformed variable.
+VDNN_EXPORT DistributedConfig distributed_from_environment();
+
 /// Everything a training run needs besides the network. The defaults are those of `vdnn train`.
 struct TrainerConfig {
   std::int64_t batch = 32;
@@ -126,6 +148,11 @@ struct TrainerConfig {
   /// network takes (floats, or image bytes it normalizes). With `evaluation`, `eval_data` must
   /// name the test data (a built-in source of the same element type). Null: `data`.
   std::shared_ptr<DataSource> data_source;
+
+  // Several GPUs (issue 27).
+  /// The data-parallel run this process belongs to; the default is a single process. Values out
+  /// of range, or several processes on the CPU backend: the constructor throws InvalidArgument.
+  DistributedConfig distributed;
 };
 
 /// What one step did.

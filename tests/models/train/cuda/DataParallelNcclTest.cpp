@@ -1,0 +1,151 @@
+// Data parallelism over NCCL on two GPUs (one thread per rank, each its own communicator through
+// the rendezvous): two ranks at batch 8 train as one GPU at batch 16, the same bits on both
+// ranks and again in a second run with --deterministic; a rank that stops coming makes the other
+// fail within the timeout. Skips with fewer than two devices.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "graph/TestNetworks.hpp"
+#include "models/train/Distributed.hpp"
+#include "models/train/ParameterAccess.hpp"
+#include "models/train/Trainer.hpp"
+#include "runtime/Device.hpp"
+#include "runtime/Rendezvous.hpp"
+
+namespace vdnn::models {
+namespace {
+
+constexpr int kRanks = 2;
+constexpr std::int64_t kRankBatch = 8;
+constexpr int kSteps = 10;
+
+graph::NetworkDef plain_cnn() {  // no batch norm: its statistics are per rank
+  using namespace layers;
+  LinearSpec fc;
+  fc.out_features = 10;
+  return testing::network(
+      {testing::layer("conv1", testing::conv(16, 3), {"input"}),
+       testing::layer("relu1", ReluSpec{}, {"conv1"}),
+       testing::layer("conv2", testing::conv(32, 3, 2), {"relu1"}),
+       testing::layer("relu2", ReluSpec{}, {"conv2"}),
+       testing::layer("pool", GlobalAvgPoolSpec{}, {"relu2"}), testing::layer("fc", fc, {"pool"}),
+       testing::layer("loss", SoftmaxCrossEntropySpec{}, {"fc"})},
+      3, 16, 10);
+}
+
+TrainerOptions options(int device, runtime::Communicator* communicator) {
+  TrainerOptions o;
+  o.session.backend = layers::Backend::Cuda;
+  o.session.device = device;
+  o.session.deterministic = true;
+  o.session.allow_tf32 = false;  // FP32 math: the comparison with one GPU is FP32's
+  o.session.executor.seed = 5;
+  o.session.executor.communicator = communicator;
+  o.schedule.base_lr = 0.1;
+  o.schedule.total_steps = kSteps;
+  o.cache = false;
+  return o;
+}
+
+struct RankRun {
+  std::vector<double> losses;
+  std::vector<float> weights;
+  std::string error;
+};
+
+RankRun train(int device, std::int64_t batch, runtime::Communicator* communicator, int steps) {
+  Trainer trainer(plain_cnn(), batch, options(device, communicator));
+  RankRun run;
+  for (int i = 0; i < steps; ++i) run.losses.push_back(trainer.step().loss);
+  for (const NamedTensor& t : named_tensors(trainer.session())) {
+    std::size_t n = 1;
+    for (const std::int64_t d : t.shape) n *= static_cast<std::size_t>(d);
+    std::vector<float> v(n);
+    read_parameter(trainer.session(), t.name, ParameterPart::Value, v.data(), n);
+    run.weights.insert(run.weights.end(), v.begin(), v.end());
+  }
+  return run;
+}
+
+// Each rank on its own thread and GPU, with its own NCCL communicator; body(rank, communicator).
+std::vector<RankRun> on_gpus(std::chrono::milliseconds timeout,
+                             const std::function<RankRun(int, runtime::Communicator&)>& body) {
+  const int port = runtime::free_port();
+  std::vector<RankRun> runs(kRanks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kRanks; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        DistributedOptions d;
+        d.launch = {r, kRanks, r, "127.0.0.1", port};
+        d.timeout = timeout;
+        d.deterministic = true;
+        const auto communicator = make_communicator(d, layers::Backend::Cuda);
+        runs[static_cast<std::size_t>(r)] = body(r, *communicator);
+      } catch (const std::exception& e) {
+        runs[static_cast<std::size_t>(r)].error = e.what();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return runs;
+}
+
+class DataParallelNccl : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (runtime::cuda_device_count() < kRanks) GTEST_SKIP() << "needs two CUDA devices";
+  }
+};
+
+TEST_F(DataParallelNccl, TwoGpusAtBatch8TrainAsOneAtBatch16Bitwise) {
+  const RankRun one = train(0, kRanks * kRankBatch, nullptr, kSteps);
+  const auto body = [](int r, runtime::Communicator& c) {
+    return train(r, kRankBatch, &c, kSteps);
+  };
+  const std::vector<RankRun> first = on_gpus(std::chrono::seconds(120), body);
+  const std::vector<RankRun> again = on_gpus(std::chrono::seconds(120), body);
+  for (int r = 0; r < kRanks; ++r) {
+    ASSERT_EQ(first[static_cast<std::size_t>(r)].error, "");
+    EXPECT_EQ(first[static_cast<std::size_t>(r)].weights, first[0].weights);  // every rank
+    EXPECT_EQ(again[static_cast<std::size_t>(r)].weights, first[0].weights);  // --deterministic
+    EXPECT_EQ(again[static_cast<std::size_t>(r)].losses, first[static_cast<std::size_t>(r)].losses);
+  }
+  // Different reduction orders (cuDNN at another batch, NCCL's ring): FP32 rounding, carried by
+  // ten SGD steps.
+  for (int step = 0; step < kSteps; ++step) {
+    const double mean = (first[0].losses[static_cast<std::size_t>(step)] +
+                         first[1].losses[static_cast<std::size_t>(step)]) /
+                        2.0;
+    EXPECT_NEAR(mean, one.losses[static_cast<std::size_t>(step)], 1e-4) << step;
+  }
+  ASSERT_EQ(first[0].weights.size(), one.weights.size());
+  for (std::size_t i = 0; i < one.weights.size(); ++i) {
+    ASSERT_NEAR(first[0].weights[i], one.weights[i],
+                1e-4 * std::max(1.0f, std::abs(one.weights[i])))
+        << i;
+  }
+}
+
+TEST_F(DataParallelNccl, ARankThatStopsComingFailsTheOtherWithinTheTimeout) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<RankRun> runs =
+      on_gpus(std::chrono::seconds(5), [](int r, runtime::Communicator& c) {
+        // Rank 1 sets up and leaves; rank 0's parameter broadcast then waits for it.
+        return r == 0 ? train(0, kRankBatch, &c, kSteps) : RankRun{};
+      });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+  // The watchdog's timeout, or NCCL's own error when it sees the peer go first.
+  EXPECT_NE(runs[0].error.find("rank 0"), std::string::npos) << runs[0].error;
+  EXPECT_EQ(runs[1].error, "");
+}
+
+}  // namespace
+}  // namespace vdnn::models

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Data parallelism on one host's GPUs (issue 27; run on nvidia-h100-x4 or x2 after the build):
+# ResNet-50 at batch 128 per GPU, TF32, synthetic data: img/s on 1, 2 and 4 GPUs (all of one
+# run) and the exposed all-reduce time; repeatability at 2 GPUs with --deterministic; kill -9 of
+# one rank mid-run, after which the launcher must exit 6 within --nccl-timeout.
+#   tools/dp-gpu.sh OUT [CONFIG] [BATCH] [ITERS]
+set -euo pipefail
+out=${1:?usage: tools/dp-gpu.sh OUT [CONFIG] [BATCH] [ITERS]}
+config=${2:-configs/resnet50.json}
+batch=${3:-128}
+iters=${4:-40}
+vdnn=${VDNN_BIN:-build/bin/vdnn}
+gpus=$(nvidia-smi -L | wc -l)
+mkdir -p "$out"
+summary() { python3 -c 'import json,sys
+s = json.load(open(sys.argv[1])); n = s.get("world_size", 1); per = s["images_per_s"]
+exposed = s.get("allreduce_exposed_ms", 0.0)
+print("%d GPU(s): %.0f img/s (%.0f per GPU), exposed all-reduce %.2f ms/step" % (n, n * per, per, exposed))' "$1"; }
+for n in 1 2 4; do
+  [ "$n" -le "$gpus" ] || continue
+  rm -rf "$out/scale-$n"
+  "$vdnn" train --device cuda --config "$config" --batch "$batch" --iters "$iters" --gpus "$n" \
+    --out "$out/scale-$n" >"$out/scale-$n.log" 2>&1
+  summary "$out/scale-$n/summary.json"
+done
+# --deterministic at 2 GPUs: two runs, bitwise the same losses.
+for run in a b; do
+  rm -rf "$out/det-$run"
+  "$vdnn" train --device cuda --config "$config" --batch 32 --iters 10 --gpus 2 --deterministic \
+    --out "$out/det-$run" >"$out/det-$run.log" 2>&1
+done
+cmp <(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["losses"])' "$out/det-a/summary.json") \
+    <(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["losses"])' "$out/det-b/summary.json")
+echo "dp-gpu: 2 GPUs --deterministic: losses bitwise equal across runs"
+# kill -9 of rank 1 mid-run: the launcher stops rank 0 and exits 6.
+rm -rf "$out/kill"
+start=$(date +%s)
+"$vdnn" train --device cuda --config "$config" --batch "$batch" --iters 100000 --gpus 2 \
+  --nccl-timeout 60 --out "$out/kill" >"$out/kill.log" 2>&1 &
+launcher=$!
+sleep 60
+pkill -9 -P "$launcher" -f 'vdnn train' -n
+set +e
+wait "$launcher"
+code=$?
+set -e
+echo "dp-gpu: kill -9 of a rank: launcher exit code $code after $(( $(date +%s) - start - 60 )) s (want 6)"
+grep -E "rank [0-9]+ of 2" "$out/kill.log" || true
+[ "$code" -eq 6 ]
