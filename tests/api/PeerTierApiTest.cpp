@@ -12,12 +12,10 @@
 
 namespace {
 
+// The API tests' CPU run under `policy`.
 vdnn::TrainerConfig cpu_config(const std::string& policy) {
-  vdnn::TrainerConfig config;
-  config.batch = 4;
-  config.backend = vdnn::Backend::Cpu;
+  vdnn::TrainerConfig config = vdnn::testing::tiny_cpu_config();
   config.policy = policy;
-  config.seed = 7;
   return config;
 }
 
