@@ -73,8 +73,8 @@ void BatchNorm2dCpu::batch_statistics(const T* x, T* running_mean, T* running_va
     const double var = squares[ch] / count;
     inv_std_[ch] = 1.0 / std::sqrt(var + spec_.eps);
     running_mean[c] = static_cast<T>((1.0 - momentum) * running_mean[c] + momentum * mean_[ch]);
-    running_var[c] = static_cast<T>((1.0 - momentum) * running_var[c] +
-                                    momentum * var * count / (count - 1.0));
+    running_var[c] =
+        static_cast<T>((1.0 - momentum) * running_var[c] + momentum * var * count / (count - 1.0));
   }
 }
 

@@ -18,9 +18,9 @@ namespace vdnn::layers::cpu {
 /// LayerOptions::batch_norm_group of several ranks (synchronized batch norm), training forward
 /// sums its per-channel sums over the ranks first, so the statistics (and the running buffers,
 /// unbiased with the global count) are the global batch's, and backward sums its two per-channel
-/// sums for the input gradient likewise; every rank runs these layers in the same order. Backward reads the
-/// input (backward_needs: inputs), differentiates the normalization the last forward used, writes
-/// grad_params (weight, bias) where non-empty and the input gradient honouring
+/// sums for the input gradient likewise; every rank runs these layers in the same order. Backward
+/// reads the input (backward_needs: inputs), differentiates the normalization the last forward
+/// used, writes grad_params (weight, bias) where non-empty and the input gradient honouring
 /// GradTarget::accumulate. Allocates only at construction. Not thread-safe; see layers/Layer.hpp
 /// for the argument contract.
 class BatchNorm2dCpu final : public Layer {
@@ -46,7 +46,7 @@ class BatchNorm2dCpu final : public Layer {
   std::vector<double> mean_;
   std::vector<double> inv_std_;
   runtime::Communicator* group_;  // the ranks the statistics are taken over; null: this one
-  bool batch_stats_ = true;  // whether the last forward normalized with batch statistics
+  bool batch_stats_ = true;       // whether the last forward normalized with batch statistics
 };
 
 }  // namespace vdnn::layers::cpu

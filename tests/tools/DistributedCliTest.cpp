@@ -1,5 +1,6 @@
 // `vdnn train --gpus N` and runs under torchrun's variables on the CPU: a world of one trains as
-// one process (with --sync-bn too); ranks that fail make the launcher stop the others and exit 6 naming the rank; bad
+// one process (with --sync-bn too); ranks that fail make the launcher stop the others and exit 6
+// naming the rank; bad
 // --gpus and --nccl-timeout values are usage errors.
 #include <gtest/gtest.h>
 
