@@ -54,6 +54,12 @@ struct ExecutorOptions {
   /// a group of one: a single process, gradients in buffers of their own as always.
   runtime::Communicator* communicator = nullptr;
   BucketCaps buckets;
+  /// Synchronized batch norm (--sync-bn): the group whose ranks batch norm's training statistics
+  /// are taken over (layers::LayerOptions::batch_norm_group; not owned, outlives the executor).
+  /// The CPU's LocalCommunicatorGroup needs a group of its own here, apart from `communicator`'s:
+  /// the layers' collectives run on the compute stream while the gradients' run beside it. Null
+  /// or a group of one: each rank's statistics are its own (PyTorch DDP's default).
+  runtime::Communicator* batch_norm_communicator = nullptr;
 };
 
 /// Device seconds of one node's forward and backward in the last step (profile_layers only).

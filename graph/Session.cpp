@@ -35,6 +35,7 @@ layers::LayerOptions layer_options(const SessionOptions& options,
   o.label_smoothing = options.label_smoothing;
   o.cache = &cache;
   o.disk_cache = options.disk_cache;
+  o.batch_norm_group = options.executor.batch_norm_communicator;
 #ifdef VDNN_HAVE_CUDA
   if (auto* cuda = dynamic_cast<runtime::cuda::CudaContext*>(&context)) o.cuda = &cuda->device();
 #else

@@ -12,6 +12,10 @@
 #include "layers/LayerSpec.hpp"
 #include "runtime/TensorView.hpp"
 
+namespace vdnn::runtime {
+class Communicator;
+}  // namespace vdnn::runtime
+
 namespace vdnn::runtime::cuda {
 class DeviceContext;
 }  // namespace vdnn::runtime::cuda
@@ -168,6 +172,11 @@ struct LayerOptions {
   /// Loss layers: torch.nn.CrossEntropyLoss's label_smoothing eps in [0, 1]: the target is
   /// (1 - eps) * onehot + eps / K over K classes.
   double label_smoothing = 0.0;
+  /// Batch norm: the group whose ranks its training statistics and input-gradient sums are taken
+  /// over (synchronized batch norm, Note [Data parallelism]; the CUDA backend's layers refuse a
+  /// group of several ranks: not built yet); not owned, outlives the layers. Null or a group of
+  /// one: this rank's batch alone.
+  runtime::Communicator* batch_norm_group = nullptr;
 };
 
 }  // namespace vdnn::layers

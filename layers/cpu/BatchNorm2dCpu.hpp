@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "layers/Layer.hpp"
+#include "runtime/Communicator.hpp"
 
 namespace vdnn::layers::cpu {
 
@@ -13,9 +14,13 @@ namespace vdnn::layers::cpu {
 /// running = (1 - momentum) * running + momentum * batch, with the unbiased batch variance; it
 /// throws runtime::InvalidArgument when a channel has a single value (N * H * W == 1). Inference
 /// forward normalizes with the running buffers. A recompute (ForwardArgs::recompute) normalizes
-/// with the statistics the last training forward saved and updates nothing. Backward reads the
-/// input (backward_needs: inputs), differentiates the normalization the last forward used, writes
-/// grad_params (weight, bias) where non-empty and the input gradient honouring
+/// with the statistics the last training forward saved and updates nothing. With
+/// LayerOptions::batch_norm_group of several ranks (synchronized batch norm), training forward
+/// sums its per-channel sums over the ranks first, so the statistics (and the running buffers,
+/// unbiased with the global count) are the global batch's, and backward sums its two per-channel
+/// sums for the input gradient likewise; every rank runs these layers in the same order. Backward
+/// reads the input (backward_needs: inputs), differentiates the normalization the last forward
+/// used, writes grad_params (weight, bias) where non-empty and the input gradient honouring
 /// GradTarget::accumulate. Allocates only at construction. Not thread-safe; see layers/Layer.hpp
 /// for the argument contract.
 class BatchNorm2dCpu final : public Layer {
@@ -30,6 +35,8 @@ class BatchNorm2dCpu final : public Layer {
 
  private:
   template <typename T>
+  void batch_statistics(const T* x, T* running_mean, T* running_var);
+  template <typename T>
   void forward_typed(const ForwardArgs& args);
   template <typename T>
   void backward_typed(const BackwardArgs& args);
@@ -38,7 +45,8 @@ class BatchNorm2dCpu final : public Layer {
   // Per channel, saved by forward for backward.
   std::vector<double> mean_;
   std::vector<double> inv_std_;
-  bool batch_stats_ = true;  // whether the last forward normalized with batch statistics
+  runtime::Communicator* group_;  // the ranks the statistics are taken over; null: this one
+  bool batch_stats_ = true;       // whether the last forward normalized with batch statistics
 };
 
 }  // namespace vdnn::layers::cpu

@@ -20,7 +20,8 @@ BatchNorm2dCuda::BatchNorm2dCuda(const BatchNorm2dSpec& spec, std::vector<Shape>
             batch_norm_layout(options)),
       context_(&checked_context(options, "BatchNorm2dCuda", Precisions::F32OrBf16)),
       // this->: the moved-from parameter input_shapes hides the accessor here.
-      state_(std::make_unique<State>(spec, this->input_shapes()[0], layout(), options.dtype)) {}
+      state_(std::make_unique<State>(spec, this->input_shapes()[0], layout(), options.dtype,
+                                     options.batch_norm_group)) {}
 
 BatchNorm2dCuda::~BatchNorm2dCuda() = default;
 

@@ -14,6 +14,7 @@
 
 #include "layers/cuda/BatchNormKernels.cuh"
 #include "layers/cuda/CudaLayerChecks.hpp"
+#include "runtime/Communicator.hpp"
 #include "runtime/Error.hpp"
 #include "runtime/cuda/CudaCheck.hpp"
 
@@ -259,7 +260,7 @@ Layout batch_norm_layout(const LayerOptions& options) noexcept {
 }
 
 BatchNormCore::BatchNormCore(const BatchNorm2dSpec& spec, const Shape& x_shape, Layout layout,
-                             DType dtype)
+                             DType dtype, const runtime::Communicator* group)
     : spec_(spec),
       shape_(x_shape),
       layout_(layout),
@@ -269,6 +270,8 @@ BatchNormCore::BatchNormCore(const BatchNorm2dSpec& spec, const Shape& x_shape, 
       per_channel_(6 * sizeof(float) * static_cast<std::size_t>(channels_)),
       partials_(2 * sizeof(double) * static_cast<std::size_t>(channels_ * parts_)) {
   VDNN_EXPECTS(dtype == DType::F32 || dtype == DType::BF16, "batchnorm2d runs F32 or BF16");
+  VDNN_EXPECTS(group == nullptr || group->size() == 1,
+               "synchronized batch norm (--sync-bn) is not built for the CUDA backend yet");
   // The NHWC reduction puts the column tiles on the grid's y dimension.
   VDNN_EXPECTS(layout == Layout::Nchw || channels_ <= 65535 * bn::kRowTileVecs<1>,
                "batchnorm2d in NHWC takes at most 65535 * 32 channels");

@@ -37,8 +37,11 @@ class BatchNormCore {
  public:
   /// Allocates the saved statistics and the reduction scratch for inputs of `x_shape` (rank 4,
   /// NCHW-logical) stored in `layout` with elements of `dtype` (F32 or BF16, else
-  /// runtime::InvalidArgument). Throws runtime::CudaError when the allocation fails.
-  BatchNormCore(const BatchNorm2dSpec& spec, const Shape& x_shape, Layout layout, DType dtype);
+  /// runtime::InvalidArgument). `group` is LayerOptions::batch_norm_group: synchronized batch norm
+  /// is not built on CUDA yet, so a group of several ranks throws runtime::InvalidArgument. Throws
+  /// runtime::CudaError when the allocation fails.
+  BatchNormCore(const BatchNorm2dSpec& spec, const Shape& x_shape, Layout layout, DType dtype,
+                const runtime::Communicator* group);
   BatchNormCore(const BatchNormCore&) = delete;
   BatchNormCore& operator=(const BatchNormCore&) = delete;
   BatchNormCore(BatchNormCore&&) = delete;

@@ -22,7 +22,8 @@ BatchNormReluCuda::BatchNormReluCuda(const BatchNormReluSpec& spec, std::vector<
       spec_(spec),
       context_(&checked_context(options, "BatchNormReluCuda", Precisions::F32OrBf16)),
       // this->: the moved-from parameter input_shapes hides the accessor here.
-      state_(std::make_unique<State>(spec.bn, this->input_shapes()[0], layout(), options.dtype)) {}
+      state_(std::make_unique<State>(spec.bn, this->input_shapes()[0], layout(), options.dtype,
+                                     options.batch_norm_group)) {}
 
 BatchNormReluCuda::~BatchNormReluCuda() = default;
 

@@ -163,6 +163,7 @@ models::TrainerOptions run_options(const TrainerConfig& c, const Network& networ
   models::TrainerOptions t =
       api::trainer_options(c, network.definition().def, network.definition().config_json);
   t.session.executor.communicator = communicator;
+  if (c.sync_batch_norm) t.session.executor.batch_norm_communicator = communicator;
   if (communicator != nullptr) t.session.device = c.distributed.local_rank;
   return t;
 }

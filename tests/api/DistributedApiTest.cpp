@@ -1,5 +1,6 @@
 // TrainerConfig::distributed: a single process by default, the run's place read from torchrun's
-// variables, bad values and several processes on the CPU backend refused by name.
+// variables, bad values and several processes on the CPU backend refused by name;
+// TrainerConfig::sync_batch_norm off by default and bit-neutral for one process.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -31,6 +32,15 @@ TEST(DistributedApi, TheDefaultIsOneProcessThatTrains) {
   EXPECT_EQ(config.distributed.timeout_seconds, 300.0);
   Trainer trainer(testing::tiny_resnet("distributed"), config);
   EXPECT_TRUE(std::isfinite(trainer.step().loss));
+}
+
+TEST(DistributedApi, SyncBatchNormIsOffByDefaultAndChangesNoBitOfOneProcess) {
+  TrainerConfig config = testing::tiny_cpu_config();
+  EXPECT_FALSE(config.sync_batch_norm);
+  Trainer local(testing::tiny_resnet("distributed"), config);
+  config.sync_batch_norm = true;
+  Trainer synced(testing::tiny_resnet("distributed"), config);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(synced.step().loss, local.step().loss) << i;
 }
 
 TEST(DistributedApi, BadValuesAndProcessesOnTheCpuAreRefusedByName) {

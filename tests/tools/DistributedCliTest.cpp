@@ -1,5 +1,6 @@
 // `vdnn train --gpus N` and runs under torchrun's variables on the CPU: a world of one trains as
-// one process; ranks that fail make the launcher stop the others and exit 6 naming the rank; bad
+// one process (with --sync-bn too); ranks that fail make the launcher stop the others and exit 6
+// naming the rank; bad
 // --gpus and --nccl-timeout values are usage errors.
 #include <gtest/gtest.h>
 
@@ -23,13 +24,20 @@ std::string train_args(const fs::path& out) {
          " --batch 2 --iters 2 --device cpu --out " + out.string();
 }
 
-TEST(DistributedCli, AWorldOfOneUnderTorchrunTrainsAsOneProcess) {
+// `vdnn train` with `flags` under torchrun's variables for a world of one: a run that finishes.
+void expect_world_of_one_trains(const std::string& flags) {
   const fs::path out = temp_dir("torchrun-one");
   const CliRun run = shell("RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 " + std::string(VDNN_CLI_PATH) + " " +
-                           train_args(out));
+                           train_args(out) + flags);
   EXPECT_EQ(run.code, 0) << run.output;
   EXPECT_TRUE(fs::exists(out / "summary.json"));
   fs::remove_all(out);
+}
+
+TEST(DistributedCli, AWorldOfOneUnderTorchrunTrainsAsOneProcess) { expect_world_of_one_trains(""); }
+
+TEST(DistributedCli, SyncBnInAWorldOfOneTrainsAsOneProcess) {
+  expect_world_of_one_trains(" --sync-bn");
 }
 
 TEST(DistributedCli, FailedRanksStopTheLaunchWithExitCode6NamingTheRank) {

@@ -17,6 +17,7 @@ std::unique_ptr<runtime::Communicator> join_run(const std::optional<runtime::Lau
   std::unique_ptr<runtime::Communicator> communicator =
       models::make_communicator({*launch, timeout, o.run.deterministic}, options.session.backend);
   options.session.executor.communicator = communicator.get();
+  if (o.sync_bn) options.session.executor.batch_norm_communicator = communicator.get();
   if (communicator != nullptr) options.session.device = launch->local_rank;
   return communicator;
 }

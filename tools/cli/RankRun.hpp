@@ -17,7 +17,8 @@ namespace vdnn::tools {
 
 /// Joins the run this process is a rank of (torchrun, mpirun or --gpus's launcher: `launch`):
 /// the communicator (--nccl-timeout, --deterministic) `options`' executor averages gradients
-/// over, on the rank's GPU. Null for one process. Throws as models::make_communicator.
+/// over, on the rank's GPU, and with --sync-bn takes batch norm's statistics over. Null for one
+/// process. Throws as models::make_communicator.
 std::unique_ptr<runtime::Communicator> join_run(const std::optional<runtime::LaunchConfig>& launch,
                                                 const TrainOptions& o,
                                                 models::TrainerOptions& options);

@@ -32,6 +32,7 @@ struct TrainOptions {
   std::string eval_data;        // what to evaluate on; empty: the test split of --data
   int gpus = 1;                 // processes on this host, one per GPU (issue 27)
   /// Seconds: the longest wait for a rank or a collective.
+  bool sync_bn = false;  // batch norm statistics over every rank (issue 27)
   double nccl_timeout = static_cast<double>(models::kDefaultDistributedTimeout.count());
   RunOptions run;
 };

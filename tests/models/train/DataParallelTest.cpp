@@ -1,6 +1,7 @@
 // Data parallelism on the CPU (issue 27): four ranks (threads, an in-process communicator) at
 // batch 8 train as one process at batch 32, under every policy; a rank that throws mid-step makes
-// the others stop with an error naming it, long before the timeout.
+// the others stop with an error naming it, long before the timeout; with synchronized batch norm
+// the same holds for a network with batch norm, which without it trains differently.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -47,11 +48,37 @@ graph::NetworkDef plain_cnn(std::int64_t width = 16) {
       3, 16, 10);
 }
 
-TrainerOptions options(graph::Policy policy, runtime::Communicator* communicator) {
+// With batch norm, plain and fused with its ReLU, whose statistics differ per rank unless synced.
+graph::NetworkDef bn_cnn() {
+  using namespace layers;
+  LinearSpec fc;
+  fc.out_features = 10;
+  return testing::network(
+      {
+          testing::layer("conv1", testing::conv(8, 3), {"input"}),
+          testing::layer("bn1", BatchNorm2dSpec{}, {"conv1"}),
+          testing::layer("relu1", ReluSpec{}, {"bn1"}),
+          testing::layer("conv2", testing::conv(16, 3, 2), {"relu1"}),
+          testing::layer("bn2", BatchNormReluSpec{}, {"conv2"}),
+          testing::layer("pool", GlobalAvgPoolSpec{}, {"bn2"}),
+          testing::layer("fc", fc, {"pool"}),
+          testing::layer("loss", SoftmaxCrossEntropySpec{}, {"fc"}),
+      },
+      3, 16, 10);
+}
+
+// Who a rank trains with: its gradients' group and its batch norms' (null: its own statistics).
+struct Groups {
+  runtime::Communicator* gradients = nullptr;
+  runtime::Communicator* batch_norm = nullptr;
+};
+
+TrainerOptions options(graph::Policy policy, Groups groups) {
   TrainerOptions o;
   o.session.policy = policy;
   o.session.executor.seed = 5;
-  o.session.executor.communicator = communicator;
+  o.session.executor.communicator = groups.gradients;
+  o.session.executor.batch_norm_communicator = groups.batch_norm;
   o.session.executor.buckets = {1024, 4096};  // several buckets (the defaults would make one)
   o.schedule.base_lr = 0.1;
   o.schedule.total_steps = kSteps;
@@ -81,11 +108,12 @@ std::vector<float> weights(graph::Session& session) {
   return all;
 }
 
-RankRun train(graph::Policy policy, std::int64_t batch, runtime::Communicator* communicator,
-              const runtime::cpu::StressOptions& stress = {}) {
-  TrainerOptions o = options(policy, communicator);
+RankRun train(graph::Policy policy, std::int64_t batch, Groups groups,
+              const runtime::cpu::StressOptions& stress = {},
+              const graph::NetworkDef& network = plain_cnn()) {
+  TrainerOptions o = options(policy, groups);
   o.session.stress = stress;
-  Trainer trainer(plain_cnn(), batch, o);
+  Trainer trainer(network, batch, o);
   RankRun run;
   for (int i = 0; i < kSteps; ++i) run.losses.push_back(trainer.step().loss);
   run.weights = weights(trainer.session());
@@ -121,27 +149,46 @@ std::vector<std::string> on_ranks(const std::function<void(int)>& body) {
 // shard, a sum for a mean or a bucket reduced early would give (1e-2 and more).
 constexpr double kTolerance = 1e-5;
 
-void expect_close(const std::vector<float>& a, const std::vector<float>& b,
-                  const std::string& what) {
-  ASSERT_EQ(a.size(), b.size()) << what;
+// The ranks' mean loss per step, against one process's.
+void expect_same_losses(const std::vector<RankRun>& ranks, const RankRun& one,
+                        const std::string& what) {
+  for (int step = 0; step < kSteps; ++step) {
+    double mean = 0.0;  // of the ranks' per-rank means: the mean over the global batch
+    for (const RankRun& r : ranks) mean += r.losses[static_cast<std::size_t>(step)] / kRanks;
+    EXPECT_NEAR(mean, one.losses[static_cast<std::size_t>(step)], kTolerance) << what << step;
+  }
+}
+
+// The largest difference of `a` from `b`, relative where |b| > 1.
+double worst_difference(const std::vector<float>& a, const std::vector<float>& b) {
   double worst = 0.0;
   for (std::size_t i = 0; i < a.size(); ++i) {
     const double scale = std::max(1.0, std::abs(static_cast<double>(b[i])));
     worst = std::max(worst, std::abs(static_cast<double>(a[i]) - b[i]) / scale);
   }
-  EXPECT_LT(worst, kTolerance) << what;
+  return worst;
 }
 
-// The four ranks' runs, their streams (the communication stream too) delayed at random from
-// `seed` when it is set.
-std::vector<RankRun> train_ranks(graph::Policy policy, std::optional<std::uint64_t> seed) {
+void expect_close(const std::vector<float>& a, const std::vector<float>& b,
+                  const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  EXPECT_LT(worst_difference(a, b), kTolerance) << what;
+}
+
+// The four ranks' runs of `network`, their streams (the communication stream too) delayed at
+// random from `seed` when it is set; with `sync_bn`, batch norm over a group of its own.
+std::vector<RankRun> train_ranks(graph::Policy policy, std::optional<std::uint64_t> seed,
+                                 const graph::NetworkDef& network = plain_cnn(),
+                                 bool sync_bn = false) {
   runtime::LocalCommunicatorGroup group(kRanks, milliseconds(120000));
+  runtime::LocalCommunicatorGroup bn_group(kRanks, milliseconds(120000));
   std::vector<RankRun> ranks(kRanks);
   const std::vector<std::string> errors = on_ranks([&](int r) {
     runtime::cpu::StressOptions stress;
     stress.enabled = seed.has_value();
     stress.seed = seed.value_or(0) + static_cast<std::uint64_t>(r);
-    ranks[static_cast<std::size_t>(r)] = train(policy, kRankBatch, &group.endpoint(r), stress);
+    const Groups groups{&group.endpoint(r), sync_bn ? &bn_group.endpoint(r) : nullptr};
+    ranks[static_cast<std::size_t>(r)] = train(policy, kRankBatch, groups, stress, network);
   });
   for (const std::string& e : errors) EXPECT_EQ(e, "");
   return ranks;
@@ -150,14 +197,9 @@ std::vector<RankRun> train_ranks(graph::Policy policy, std::optional<std::uint64
 TEST(DataParallel, FourRanksAtBatch8TrainAsOneAtBatch32UnderEveryPolicy) {
   for (const std::string& name : graph::policy_names()) {
     const graph::Policy policy = graph::parse_policy(name);
-    const RankRun one = train(policy, kRanks * kRankBatch, nullptr);
+    const RankRun one = train(policy, kRanks * kRankBatch, {});
     const std::vector<RankRun> ranks = train_ranks(policy, std::nullopt);
-    for (int step = 0; step < kSteps; ++step) {
-      double mean = 0.0;  // of the ranks' per-rank means: the mean over the global batch
-      for (const RankRun& r : ranks) mean += r.losses[static_cast<std::size_t>(step)] / kRanks;
-      EXPECT_NEAR(mean, one.losses[static_cast<std::size_t>(step)], kTolerance)
-          << name << " " << step;
-    }
+    expect_same_losses(ranks, one, name);
     for (const RankRun& r : ranks) {
       EXPECT_EQ(r.weights, ranks[0].weights) << name;  // bitwise
       // Every gradient, padding included, and a wait that was measured.
@@ -179,6 +221,26 @@ TEST(DataParallel, FourRanksAtBatch8TrainAsOneAtBatch32UnderEveryPolicy) {
   }
 }
 
+TEST(DataParallel, SyncBatchNormTrainsFourRanksAsOneUnderEveryPolicy) {
+  for (const std::string& name : graph::policy_names()) {
+    const graph::Policy policy = graph::parse_policy(name);
+    const RankRun one = train(policy, kRanks * kRankBatch, {}, {}, bn_cnn());
+    const std::vector<RankRun> ranks = train_ranks(policy, std::nullopt, bn_cnn(), true);
+    expect_same_losses(ranks, one, name);
+    for (const RankRun& r : ranks) EXPECT_EQ(r.weights, ranks[0].weights) << name;  // bitwise
+    // The running statistics too: they are among the weights.
+    expect_close(ranks[0].weights, one.weights, name);
+  }
+}
+
+TEST(DataParallel, BatchNormPerRankTrainsDifferentlyFromOneProcess) {
+  const RankRun one = train(graph::Policy::Baseline, kRanks * kRankBatch, {}, {}, bn_cnn());
+  const std::vector<RankRun> ranks = train_ranks(graph::Policy::Baseline, std::nullopt, bn_cnn());
+  ASSERT_EQ(ranks[0].weights.size(), one.weights.size());
+  // Far beyond the tolerance that synchronized batch norm meets.
+  EXPECT_GT(worst_difference(ranks[0].weights, one.weights), 100 * kTolerance);
+}
+
 TEST(DataParallel, StreamInterleavingsChangeNoBit) {
   const std::vector<RankRun> calm = train_ranks(graph::Policy::VdnnAll, std::nullopt);
   for (const std::uint64_t seed : {1U, 2U}) {
@@ -198,7 +260,7 @@ TEST(DataParallel, ARankThatThrowsMidStepStopsTheOthersWithItsName) {
   runtime::LocalCommunicatorGroup group(kRanks, milliseconds(120000));
   const auto start = std::chrono::steady_clock::now();
   const std::vector<std::string> errors = on_ranks([&](int r) {
-    Trainer trainer(plain_cnn(), kRankBatch, options(graph::Policy::VdnnAll, &group.endpoint(r)));
+    Trainer trainer(plain_cnn(), kRankBatch, options(graph::Policy::VdnnAll, {&group.endpoint(r)}));
     std::vector<float> images(static_cast<std::size_t>(kRankBatch * 3 * 16 * 16), 0.0f);
     const std::vector<std::int32_t> bad_labels(kRankBatch, 10);  // out of range for 10 classes
     for (int i = 0; i < kSteps; ++i) {
@@ -225,7 +287,7 @@ TEST(DataParallel, ARankWithAnotherNetworkIsNamedAtSetup) {
     threads.emplace_back([&, r] {
       try {
         Trainer trainer(plain_cnn(r == 0 ? 16 : 12), kRankBatch,
-                        options(graph::Policy::Baseline, &group.endpoint(r)));
+                        options(graph::Policy::Baseline, {&group.endpoint(r)}));
       } catch (const runtime::CommunicatorError& e) {
         errors[static_cast<std::size_t>(r)] = e.what();
       }

@@ -153,6 +153,12 @@ struct TrainerConfig {
   /// The data-parallel run this process belongs to; the default is a single process. Values out
   /// of range, or several processes on the CPU backend: the constructor throws InvalidArgument.
   DistributedConfig distributed;
+  /// Synchronized batch norm (--sync-bn): in a run of several processes, every batch norm's
+  /// training statistics are the global batch's (its sums taken over the ranks, as
+  /// torch.nn.SyncBatchNorm); false: each rank's own (PyTorch DDP's default). No effect on a single
+  /// process. The CUDA backend does not have it yet: several processes with it make the
+  /// constructor throw InvalidArgument.
+  bool sync_batch_norm = false;
 };
 
 /// What one step did.
