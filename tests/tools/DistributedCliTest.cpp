@@ -24,9 +24,10 @@ std::string train_args(const fs::path& out) {
          " --batch 2 --iters 2 --device cpu --out " + out.string();
 }
 
-// `vdnn train` with `flags` under torchrun's variables for a world of one: a run that finishes.
-void expect_world_of_one_trains(const std::string& flags) {
-  const fs::path out = temp_dir("torchrun-one");
+// `vdnn train` with `flags` under torchrun's variables for a world of one: a run that finishes,
+// in an output folder of its own (`name`: ctest runs the tests side by side).
+void expect_world_of_one_trains(const std::string& name, const std::string& flags) {
+  const fs::path out = temp_dir(name);
   const CliRun run = shell("RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 " + std::string(VDNN_CLI_PATH) + " " +
                            train_args(out) + flags);
   EXPECT_EQ(run.code, 0) << run.output;
@@ -34,10 +35,12 @@ void expect_world_of_one_trains(const std::string& flags) {
   fs::remove_all(out);
 }
 
-TEST(DistributedCli, AWorldOfOneUnderTorchrunTrainsAsOneProcess) { expect_world_of_one_trains(""); }
+TEST(DistributedCli, AWorldOfOneUnderTorchrunTrainsAsOneProcess) {
+  expect_world_of_one_trains("torchrun-one", "");
+}
 
 TEST(DistributedCli, SyncBnInAWorldOfOneTrainsAsOneProcess) {
-  expect_world_of_one_trains(" --sync-bn");
+  expect_world_of_one_trains("torchrun-one-sync-bn", " --sync-bn");
 }
 
 TEST(DistributedCli, FailedRanksStopTheLaunchWithExitCode6NamingTheRank) {
