@@ -13,7 +13,7 @@ namespace {
 constexpr std::string_view kCheapLayers[] = {
     "batchnorm2d",         "relu",   "add",     "maxpool2d", "avgpool2d",
     "global_avgpool",      "concat", "flatten", "dropout",   "batchnorm2d_relu",
-    "batchnorm2d_add_relu"};
+    "batchnorm2d_add_relu", "silu",   "gelu",    "sigmoid",   "hardswish", "mul"};
 
 // conv2d, or conv2d_relu: fused or not, the layer reads its input as a convolution does.
 bool is_conv(const Node& node) { return layers::conv_of(node.spec) != nullptr; }
