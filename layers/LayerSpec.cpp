@@ -108,8 +108,8 @@ std::string_view type_name(const LayerSpec& spec) {
 const std::vector<std::string_view>& known_type_names() {
   // Order follows the LayerSpec variant's alternatives; the fused ones, last, are not config types.
   static const std::vector<std::string_view> kNames = {
-      "conv2d", "batchnorm2d", "relu",   "maxpool2d", "avgpool2d", "global_avgpool",
-      "linear", "add",         "concat", "dropout",   "flatten",   "softmax_cross_entropy",
+      "conv2d", "batchnorm2d", "relu",    "maxpool2d", "avgpool2d", "global_avgpool",
+      "linear", "add",         "concat",  "dropout",   "flatten",   "softmax_cross_entropy",
       "silu",   "gelu",        "sigmoid", "hardswish", "mul"};
   static_assert(std::variant_size_v<LayerSpec> == 21, "keep kNames in step with LayerSpec");
   return kNames;
@@ -278,8 +278,7 @@ Shape infer_output_shape(const LayerSpec& spec, const std::vector<Shape>& inputs
           [&](const HardswishSpec&) { return x; },
           [&](const MulSpec&) {
             const Shape& s = inputs[1];
-            if (x.rank() != 4 ||
-                (s != x && s != Shape::nchw(x.n(), x.c(), 1, 1))) {
+            if (x.rank() != 4 || (s != x && s != Shape::nchw(x.n(), x.c(), 1, 1))) {
               shape_error(name, "an NCHW input and a scale of its shape or N x C x 1 x 1", inputs);
             }
             return x;

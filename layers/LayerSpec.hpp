@@ -104,16 +104,16 @@ struct NormalizeSpec {
   runtime::DType to = runtime::DType::F32;
 };
 
-using LayerSpec = std::variant<Conv2dSpec, BatchNorm2dSpec, ReluSpec, MaxPool2dSpec, AvgPool2dSpec,
-                               GlobalAvgPoolSpec, LinearSpec, AddSpec, ConcatSpec, DropoutSpec,
-                               FlattenSpec, SoftmaxCrossEntropySpec, SiluSpec, GeluSpec,
-                               SigmoidSpec, HardswishSpec, MulSpec, BatchNormReluSpec,
-                               Conv2dReluSpec, CastSpec, NormalizeSpec>;
+using LayerSpec =
+    std::variant<Conv2dSpec, BatchNorm2dSpec, ReluSpec, MaxPool2dSpec, AvgPool2dSpec,
+                 GlobalAvgPoolSpec, LinearSpec, AddSpec, ConcatSpec, DropoutSpec, FlattenSpec,
+                 SoftmaxCrossEntropySpec, SiluSpec, GeluSpec, SigmoidSpec, HardswishSpec, MulSpec,
+                 BatchNormReluSpec, Conv2dReluSpec, CastSpec, NormalizeSpec>;
 
 /// Name of the layer type: "conv2d", "batchnorm2d", "relu", "maxpool2d", "avgpool2d",
 /// "global_avgpool", "linear", "add", "concat", "dropout", "flatten", "softmax_cross_entropy",
-/// "silu", "gelu", "sigmoid", "hardswish", "mul" (the types a config may write), then the fused "batchnorm2d_relu", "batchnorm2d_add_relu" and
-/// "conv2d_relu", "cast" and "normalize".
+/// "silu", "gelu", "sigmoid", "hardswish", "mul" (the types a config may write), then the fused
+/// "batchnorm2d_relu", "batchnorm2d_add_relu" and "conv2d_relu", "cast" and "normalize".
 std::string_view type_name(const LayerSpec& spec);
 /// The types a config may write, in LayerSpec's order (the first alternatives of the variant).
 const std::vector<std::string_view>& known_type_names();

@@ -21,8 +21,7 @@ template <Activation A, typename T>
 void activation_backward_all(const BackwardArgs& args) {
   const GradTarget& target = args.grad_inputs[0];
   if (target.tensor.empty()) return;
-  const T* saved =
-      activation_grad_from_output(A) ? args.output.as<T>() : args.inputs[0].as<T>();
+  const T* saved = activation_grad_from_output(A) ? args.output.as<T>() : args.inputs[0].as<T>();
   const T* dy = args.grad_output.as<T>();
   T* dx = target.tensor.as<T>();
   const std::int64_t n = args.grad_output.numel();

@@ -21,8 +21,8 @@ template <Activation A>
 void ActivationCuda<A>::forward(const ForwardArgs& args) {
   with_element_type(dtype(), [&](auto element) {
     using T = decltype(element);
-    activation_forward<A>(context_->compute_stream(), args.inputs[0].as<T>(),
-                          args.output.as<T>(), args.output.numel());
+    activation_forward<A>(context_->compute_stream(), args.inputs[0].as<T>(), args.output.as<T>(),
+                          args.output.numel());
   });
 }
 

@@ -328,11 +328,11 @@ VDNN_ELEMENTWISE_LAUNCHERS(runtime::BFloat16)
 #undef VDNN_ELEMENTWISE_LAUNCHERS
 
 // The activation launchers of each activation and element type.
-#define VDNN_ACTIVATION_LAUNCHERS(A, T)                                                \
+#define VDNN_ACTIVATION_LAUNCHERS(A, T)                                             \
   template void activation_forward<A, T>(cudaStream_t, const T*, T*, std::int64_t); \
   template void activation_backward<A, T>(cudaStream_t, const T*, const T*, T*, std::int64_t, bool);
-#define VDNN_ACTIVATION_TYPES(A)          \
-  VDNN_ACTIVATION_LAUNCHERS(A, float)     \
+#define VDNN_ACTIVATION_TYPES(A)      \
+  VDNN_ACTIVATION_LAUNCHERS(A, float) \
   VDNN_ACTIVATION_LAUNCHERS(A, runtime::BFloat16)
 VDNN_ACTIVATION_TYPES(Activation::Silu)
 VDNN_ACTIVATION_TYPES(Activation::Gelu)

@@ -48,8 +48,8 @@ __global__ void scale_grad_kernel(const T* __restrict__ dy, const T* __restrict_
   const std::int64_t c = j - n * index.channels;
   float sum = 0.0f;
   for (std::int64_t p = threadIdx.x; p < index.plane; p += blockDim.x) {
-    const std::int64_t e = index.channels_last ? (n * index.plane + p) * index.channels + c
-                                               : j * index.plane + p;
+    const std::int64_t e =
+        index.channels_last ? (n * index.plane + p) * index.channels + c : j * index.plane + p;
     sum += to_float(dy[e]) * to_float(x[e]);
   }
   sum = block_reduce(sum, Sum{});

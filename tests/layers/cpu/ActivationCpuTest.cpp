@@ -74,8 +74,8 @@ double load(runtime::BFloat16 v) { return runtime::to_float(v); }
 template <typename T>
 std::vector<double> forward_values(Activation a, DType dtype) {
   const Shape shape = shape_of(kInputs);
-  const auto layer = layers::make_layer(layers::Backend::Cpu, spec_of(a), {shape},
-                                        layers::LayerOptions{dtype, 0});
+  const auto layer =
+      layers::make_layer(layers::Backend::Cpu, spec_of(a), {shape}, layers::LayerOptions{dtype, 0});
   std::vector<T> x(kInputs.size());
   for (std::size_t i = 0; i < x.size(); ++i) store(kInputs[i], x[i]);
   std::vector<T> y(x.size());

@@ -20,13 +20,14 @@ using runtime::TensorView;
 TEST(MulCpu, BroadcastsTheScaleOverEachPlane) {
   const Shape x_shape = Shape::nchw(2, 2, 1, 2);
   const Shape s_shape = Shape::nchw(2, 2, 1, 1);
-  const auto layer = layers::make_layer(layers::Backend::Cpu, layers::MulSpec{},
-                                        {x_shape, s_shape}, layers::LayerOptions{DType::F32, 0});
+  const auto layer = layers::make_layer(layers::Backend::Cpu, layers::MulSpec{}, {x_shape, s_shape},
+                                        layers::LayerOptions{DType::F32, 0});
   std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8};
   std::vector<float> s = {10, -1, 0.5, 2};
   std::vector<float> y(x.size());
   layers::ForwardArgs args;
-  args.inputs = {TensorView{x.data(), x_shape, DType::F32}, TensorView{s.data(), s_shape, DType::F32}};
+  args.inputs = {TensorView{x.data(), x_shape, DType::F32},
+                 TensorView{s.data(), s_shape, DType::F32}};
   args.output = TensorView{y.data(), x_shape, DType::F32};
   layer->forward(args);
   EXPECT_EQ(y, (std::vector<float>{10, 20, -3, -4, 2.5, 3, 14, 16}));
@@ -35,15 +36,16 @@ TEST(MulCpu, BroadcastsTheScaleOverEachPlane) {
 TEST(MulCpu, ScaleGradientSumsEachPlane) {
   const Shape x_shape = Shape::nchw(1, 2, 1, 3);
   const Shape s_shape = Shape::nchw(1, 2, 1, 1);
-  const auto layer = layers::make_layer(layers::Backend::Cpu, layers::MulSpec{},
-                                        {x_shape, s_shape}, layers::LayerOptions{DType::F64, 0});
+  const auto layer = layers::make_layer(layers::Backend::Cpu, layers::MulSpec{}, {x_shape, s_shape},
+                                        layers::LayerOptions{DType::F64, 0});
   std::vector<double> x = {1, 2, 3, -1, 0, 4};
   std::vector<double> s = {2, 3};
   std::vector<double> dy = {1, 1, 2, 0.5, 7, 1};
   std::vector<double> dx(x.size(), 0.0);
   std::vector<double> ds = {100, 200};
   layers::BackwardArgs args;
-  args.inputs = {TensorView{x.data(), x_shape, DType::F64}, TensorView{s.data(), s_shape, DType::F64}};
+  args.inputs = {TensorView{x.data(), x_shape, DType::F64},
+                 TensorView{s.data(), s_shape, DType::F64}};
   args.grad_output = TensorView{dy.data(), x_shape, DType::F64};
   args.grad_inputs = {{TensorView{dx.data(), x_shape, DType::F64}, false},
                       {TensorView{ds.data(), s_shape, DType::F64}, true}};

@@ -1,7 +1,8 @@
 // The CUDA layers that take NHWC (Note [Layout]) against their CPU layers, each built through
 // make_layer in an NCHW and an NHWC network over a table of shapes, with GradTarget::accumulate off
-// and on: ReLU, the smooth activations, Mul (plain and broadcast), Add, Dropout, Concat, Flatten, Linear, the loss and the pooling layers (max-pool
-// ties included). Also make_layer's refusal of layout pairs a layer cannot take.
+// and on: ReLU, the smooth activations, Mul (plain and broadcast), Add, Dropout, Concat, Flatten,
+// Linear, the loss and the pooling layers (max-pool ties included). Also make_layer's refusal of
+// layout pairs a layer cannot take.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -110,14 +111,14 @@ TEST_F(LayoutCuda, ElementwiseLayersMatchCpuInBothLayouts) {
     const std::string shape = s.to_string();
     cases.push_back({"relu " + shape, layers::ReluSpec{}, {s}});
     for (const LayerSpec& activation : smooth_activations()) {
-      cases.push_back({std::string(layers::type_name(activation)) + " " + shape, activation, {s},
-                       kActivationTolerance});
+      const std::string name = std::string(layers::type_name(activation)) + " " + shape;
+      cases.push_back({name, activation, std::vector<Shape>(1, s), kActivationTolerance});
     }
     cases.push_back({"add2 " + shape, layers::AddSpec{}, {s, s}});
     if (s.rank() == 4) {  // mul takes feature maps; a broadcast scale's gradient sums in float
       cases.push_back({"mul " + shape, layers::MulSpec{}, {s, s}});
-      cases.push_back({"mul broadcast " + shape, layers::MulSpec{},
-                       {s, Shape::nchw(s.n(), s.c(), 1, 1)}, kReductionTolerance});
+      const std::vector<Shape> inputs = {s, Shape::nchw(s.n(), s.c(), 1, 1)};
+      cases.push_back({"mul broadcast " + shape, layers::MulSpec{}, inputs, kReductionTolerance});
     }
     cases.push_back({"add3 " + shape, layers::AddSpec{}, {s, s, s}});
     // 1 / (1 - p) is a power of two: an accumulated product is exact, FMA or not.
