@@ -1,6 +1,6 @@
 // The planner and the smooth activations (Note [Recomputation]): under `recompute` the maps of
-// silu, gelu, sigmoid, hardswish and mul are rebuilt in backward like ReLU's, the convolutions'
-// kept.
+// silu, gelu, hardswish and mul are rebuilt in backward from the convolution outputs their
+// backward keeps; sigmoid's, whose backward reads only its output, stays.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -57,13 +57,18 @@ Plan plan(const Graph& g, Policy policy) {
   return make_plan(g, r);
 }
 
-TEST(ActivationPlan, RecomputeRebuildsActivationAndMulMapsAndKeepsConvolutionOutputs) {
+TEST(ActivationPlan, RecomputeRebuildsActivationAndMulMapsFromTheInputsTheirBackwardKeeps) {
   const Graph g = activation_chain();
   const Plan p = plan(g, Policy::Recompute);
-  for (const char* name : {"silu", "gelu", "sigmoid", "hardswish", "scale"}) {
+  for (const char* name : {"silu", "gelu", "hardswish", "scale"}) {
     EXPECT_EQ(p.placement_of(node_named(g, name)), Placement::Recomputed) << name;
+    EXPECT_EQ(p.placement_of(g.node(node_named(g, name)).inputs.front()), Placement::Resident)
+        << name << "'s input, which its backward reads";
   }
-  EXPECT_EQ(p.placement_of(node_named(g, "conv1")), Placement::Resident);
+  // sigmoid's backward reads only its output, so no backward keeps its input and it cannot be
+  // rebuilt from it: the map stays.
+  EXPECT_EQ(p.placement_of(node_named(g, "conv3")), Placement::ForwardOnly);
+  EXPECT_EQ(p.placement_of(node_named(g, "sigmoid")), Placement::Resident);
   EXPECT_GT(p.recomputed_bytes, 0u);
   EXPECT_LT(p.predicted_peak, plan(g, Policy::Baseline).predicted_peak);
 }
