@@ -108,9 +108,10 @@ std::string_view type_name(const LayerSpec& spec) {
 const std::vector<std::string_view>& known_type_names() {
   // Order follows the LayerSpec variant's alternatives; the fused ones, last, are not config types.
   static const std::vector<std::string_view> kNames = {
-      "conv2d", "batchnorm2d", "relu",   "maxpool2d", "avgpool2d", "global_avgpool",
-      "linear", "add",         "concat", "dropout",   "flatten",   "softmax_cross_entropy"};
-  static_assert(std::variant_size_v<LayerSpec> == 16, "keep kNames in step with LayerSpec");
+      "conv2d", "batchnorm2d", "relu",    "maxpool2d", "avgpool2d", "global_avgpool",
+      "linear", "add",         "concat",  "dropout",   "flatten",   "softmax_cross_entropy",
+      "silu",   "gelu",        "sigmoid", "hardswish", "mul"};
+  static_assert(std::variant_size_v<LayerSpec> == 21, "keep kNames in step with LayerSpec");
   return kNames;
 }
 
@@ -142,6 +143,7 @@ Arity arity(const LayerSpec& spec) {
   if (const auto* fused = std::get_if<BatchNormReluSpec>(&spec)) {
     return fused->residual ? Arity{2, 2} : Arity{1, 1};
   }
+  if (std::holds_alternative<MulSpec>(spec)) return {2, 2};
   return {1, 1};
 }
 
@@ -172,6 +174,23 @@ BackwardNeeds backward_needs(const LayerSpec& spec) {
                           return BackwardNeeds{true, true};
                         },
                         [](const SoftmaxCrossEntropySpec&) {
+                          return BackwardNeeds{true, false};
+                        },
+                        // sigmoid's derivative is y (1 - y); the others' need x.
+                        [](const SigmoidSpec&) {
+                          return BackwardNeeds{false, true};
+                        },
+                        [](const SiluSpec&) {
+                          return BackwardNeeds{true, false};
+                        },
+                        [](const GeluSpec&) {
+                          return BackwardNeeds{true, false};
+                        },
+                        [](const HardswishSpec&) {
+                          return BackwardNeeds{true, false};
+                        },
+                        // each operand's gradient is the other's product with dy.
+                        [](const MulSpec&) {
                           return BackwardNeeds{true, false};
                         },
                         [](const auto&) {
@@ -253,6 +272,17 @@ Shape infer_output_shape(const LayerSpec& spec, const std::vector<Shape>& inputs
           },
           [&](const SoftmaxCrossEntropySpec&) { return Shape{1}; },
           [&](const ReluSpec&) { return x; },
+          [&](const SiluSpec&) { return x; },
+          [&](const GeluSpec&) { return x; },
+          [&](const SigmoidSpec&) { return x; },
+          [&](const HardswishSpec&) { return x; },
+          [&](const MulSpec&) {
+            const Shape& s = inputs[1];
+            if (x.rank() != 4 || (s != x && s != Shape::nchw(x.n(), x.c(), 1, 1))) {
+              shape_error(name, "an NCHW input and a scale of its shape or N x C x 1 x 1", inputs);
+            }
+            return x;
+          },
           [&](const CastSpec&) { return x; },
           [&](const NormalizeSpec&) {
             if (x.rank() != 4 || x.c() != 3)

@@ -58,6 +58,22 @@ struct DropoutSpec {
 struct FlattenSpec {};
 /// Mean softmax cross-entropy over the batch; its output is the scalar loss, shape [1].
 struct SoftmaxCrossEntropySpec {};
+/// The smooth element-wise activations, as PyTorch defines them (layers/ActivationMath.hpp):
+/// silu x * sigmoid(x), gelu x * Phi(x) (the exact erf form, PyTorch's default), sigmoid, and
+/// hardswish x * relu6(x + 3) / 6.
+enum class Activation : std::uint8_t { Silu, Gelu, Sigmoid, Hardswish };
+template <Activation A>
+struct ActivationSpec {
+  static constexpr Activation kActivation = A;
+};
+using SiluSpec = ActivationSpec<Activation::Silu>;
+using GeluSpec = ActivationSpec<Activation::Gelu>;
+using SigmoidSpec = ActivationSpec<Activation::Sigmoid>;
+using HardswishSpec = ActivationSpec<Activation::Hardswish>;
+/// y = x * s of two inputs: s of x's shape, or [N, C, 1, 1] broadcast over H and W (squeeze-
+/// excitation's scale). Backward gives dx = dy * s and ds = dy * x, summed over H and W where s
+/// is broadcast.
+struct MulSpec {};
 /// A fused chain (Note [Fusion]): batchnorm2d -> relu, or with `residual` batchnorm2d -> add ->
 /// relu, the add's other operand as a second input: y = relu(bn(x) [+ r]). Only graph::fuse makes
 /// it, never a config; the node keeps the batch norm's name and parameters.
@@ -88,15 +104,16 @@ struct NormalizeSpec {
   runtime::DType to = runtime::DType::F32;
 };
 
-using LayerSpec = std::variant<Conv2dSpec, BatchNorm2dSpec, ReluSpec, MaxPool2dSpec, AvgPool2dSpec,
-                               GlobalAvgPoolSpec, LinearSpec, AddSpec, ConcatSpec, DropoutSpec,
-                               FlattenSpec, SoftmaxCrossEntropySpec, BatchNormReluSpec,
-                               Conv2dReluSpec, CastSpec, NormalizeSpec>;
+using LayerSpec =
+    std::variant<Conv2dSpec, BatchNorm2dSpec, ReluSpec, MaxPool2dSpec, AvgPool2dSpec,
+                 GlobalAvgPoolSpec, LinearSpec, AddSpec, ConcatSpec, DropoutSpec, FlattenSpec,
+                 SoftmaxCrossEntropySpec, SiluSpec, GeluSpec, SigmoidSpec, HardswishSpec, MulSpec,
+                 BatchNormReluSpec, Conv2dReluSpec, CastSpec, NormalizeSpec>;
 
 /// Name of the layer type: "conv2d", "batchnorm2d", "relu", "maxpool2d", "avgpool2d",
-/// "global_avgpool", "linear", "add", "concat", "dropout", "flatten", "softmax_cross_entropy" (the
-/// types a config may write), then the fused "batchnorm2d_relu", "batchnorm2d_add_relu" and
-/// "conv2d_relu", "cast" and "normalize".
+/// "global_avgpool", "linear", "add", "concat", "dropout", "flatten", "softmax_cross_entropy",
+/// "silu", "gelu", "sigmoid", "hardswish", "mul" (the types a config may write), then the fused
+/// "batchnorm2d_relu", "batchnorm2d_add_relu" and "conv2d_relu", "cast" and "normalize".
 std::string_view type_name(const LayerSpec& spec);
 /// The types a config may write, in LayerSpec's order (the first alternatives of the variant).
 const std::vector<std::string_view>& known_type_names();
@@ -117,7 +134,7 @@ bool param_read_in_precision(const LayerSpec& spec, std::size_t index);
 /// Number of inputs a layer takes.
 struct Arity {
   int min = 1;
-  int max = 1;  // kUnbounded for Add and Concat
+  int max = 1;  // kUnbounded for Add and Concat; 2 for Mul
   static constexpr int kUnbounded = 1 << 30;
 };
 Arity arity(const LayerSpec& spec);

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "layers/Optimizer.hpp"
+#include "layers/cpu/ActivationCpu.hpp"
 #include "layers/cpu/AddCpu.hpp"
 #include "layers/cpu/AvgPool2dCpu.hpp"
 #include "layers/cpu/BatchNorm2dCpu.hpp"
@@ -20,12 +21,14 @@
 #include "layers/cpu/GlobalAvgPoolCpu.hpp"
 #include "layers/cpu/LinearCpu.hpp"
 #include "layers/cpu/MaxPool2dCpu.hpp"
+#include "layers/cpu/MulCpu.hpp"
 #include "layers/cpu/NormalizeCpu.hpp"
 #include "layers/cpu/OptimizerCpu.hpp"
 #include "layers/cpu/ReluCpu.hpp"
 #include "layers/cpu/SoftmaxCrossEntropyCpu.hpp"
 #include "runtime/Error.hpp"
 #ifdef VDNN_HAVE_CUDA
+#include "layers/cuda/ActivationCuda.hpp"
 #include "layers/cuda/AddCuda.hpp"
 #include "layers/cuda/AvgPool2dCuda.hpp"
 #include "layers/cuda/BatchNorm2dCuda.hpp"
@@ -38,6 +41,7 @@
 #include "layers/cuda/GlobalAvgPoolCuda.hpp"
 #include "layers/cuda/LinearCuda.hpp"
 #include "layers/cuda/MaxPool2dCuda.hpp"
+#include "layers/cuda/MulCuda.hpp"
 #include "layers/cuda/NormalizeCuda.hpp"
 #include "layers/cuda/OptimizerCuda.hpp"
 #include "layers/cuda/ReluCuda.hpp"
@@ -77,6 +81,11 @@ VDNN_LAYER(Concat);
 VDNN_LAYER(Dropout);
 VDNN_LAYER(Flatten);
 VDNN_LAYER(SoftmaxCrossEntropy);
+VDNN_LAYER(Silu);
+VDNN_LAYER(Gelu);
+VDNN_LAYER(Sigmoid);
+VDNN_LAYER(Hardswish);
+VDNN_LAYER(Mul);
 VDNN_LAYER(BatchNormRelu);
 VDNN_LAYER(Cast);
 VDNN_LAYER(Normalize);

@@ -11,9 +11,11 @@ namespace {
 // Layers whose forward costs about one pass over their tensors: running them again in backward is
 // cheaper than keeping their outputs (Note [Recomputation]).
 constexpr std::string_view kCheapLayers[] = {
-    "batchnorm2d",         "relu",   "add",     "maxpool2d", "avgpool2d",
-    "global_avgpool",      "concat", "flatten", "dropout",   "batchnorm2d_relu",
-    "batchnorm2d_add_relu"};
+    // batch norm, pooling and the joins
+    "batchnorm2d", "batchnorm2d_relu", "batchnorm2d_add_relu", "maxpool2d", "avgpool2d",
+    "global_avgpool", "add", "concat", "mul", "flatten", "dropout",
+    // the element-wise activations
+    "relu", "silu", "gelu", "sigmoid", "hardswish"};
 
 // conv2d, or conv2d_relu: fused or not, the layer reads its input as a convolution does.
 bool is_conv(const Node& node) { return layers::conv_of(node.spec) != nullptr; }

@@ -1,11 +1,13 @@
 // The element-wise kernels behind ElementwiseKernels.hpp: one thread per element (KernelGrid.hpp),
-// or per vector of four elements for the memory-bound passes (ReLU, add) where the count and
+// or per vector of four elements for the memory-bound passes (ReLU, the smooth activations, add)
+// where the count and
 // the pointers allow (Vectors.cuh). The feature-map kernels are templates on the device element
 // type T (float or __nv_bfloat16), computing in float.
 #include "layers/cuda/ElementwiseKernels.hpp"
 
 #include <initializer_list>
 
+#include "layers/ActivationMath.hpp"
 #include "layers/DropoutMask.hpp"
 #include "layers/cuda/Elements.cuh"
 #include "layers/cuda/KernelGrid.hpp"
@@ -141,6 +143,47 @@ struct ReluBackward {
   }
 };
 
+// y = f(x) for activation A (layers/ActivationMath.hpp), in float.
+template <Activation A, typename T>
+struct ActivationForward {
+  const T* x;
+  T* y;
+  template <int kVec>
+  __device__ void apply(std::int64_t i) const {
+    float v[kVec];
+    load_vec<kVec>(x, i, v);
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) v[k] = activation_value<A>(v[k]);
+    store_vec<kVec>(y, i, v);
+  }
+};
+
+// dx (+)= dy * f'(.) from `saved`, the input or (sigmoid) the output.
+template <Activation A, typename T>
+struct ActivationBackward {
+  const T* saved;
+  const T* dy;
+  T* dx;
+  bool accumulate;
+  template <int kVec>
+  __device__ void apply(std::int64_t i) const {
+    float out[kVec];
+    float g[kVec];
+    float s[kVec];
+    load_vec<kVec>(saved, i, s);
+    load_vec<kVec>(dy, i, g);
+    if (accumulate) {
+      load_vec_mutable<kVec>(dx, i, out);
+    }
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      const float v = activation_grad<A>(s[k], g[k]);
+      out[k] = accumulate ? out[k] + v : v;
+    }
+    store_vec<kVec>(dx, i, out);
+  }
+};
+
 // The mask index of element i: the element's own index (NCHW, or any layout of rank 2).
 struct SameIndex {
   __device__ std::int64_t operator()(std::int64_t i) const { return i; }
@@ -237,6 +280,21 @@ void relu_mask_in_place(cudaStream_t stream, const T* y, T* g, std::int64_t n) {
   launch_vectors(stream, n, {y, g}, ReluMaskInPlace<D>{device_pointer(y), device_pointer(g)});
 }
 
+template <Activation A, typename T>
+void activation_forward(cudaStream_t stream, const T* x, T* y, std::int64_t n) {
+  using D = DeviceElementOf<T>;
+  launch_vectors(stream, n, {x, y}, ActivationForward<A, D>{device_pointer(x), device_pointer(y)});
+}
+
+template <Activation A, typename T>
+void activation_backward(cudaStream_t stream, const T* saved, const T* dy, T* dx, std::int64_t n,
+                         bool accumulate) {
+  using D = DeviceElementOf<T>;
+  launch_vectors(stream, n, {saved, dy, dx},
+                 ActivationBackward<A, D>{device_pointer(saved), device_pointer(dy),
+                                          device_pointer(dx), accumulate});
+}
+
 template <typename T>
 void dropout_apply(cudaStream_t stream, double p, std::uint64_t seed, std::uint64_t step,
                    const T* in, T* out, std::int64_t n, bool accumulate) {
@@ -268,5 +326,19 @@ void dropout_apply_channels_last(cudaStream_t stream, double p, std::uint64_t se
 VDNN_ELEMENTWISE_LAUNCHERS(float)
 VDNN_ELEMENTWISE_LAUNCHERS(runtime::BFloat16)
 #undef VDNN_ELEMENTWISE_LAUNCHERS
+
+// The activation launchers of each activation and element type.
+#define VDNN_ACTIVATION_LAUNCHERS(A, T)                                             \
+  template void activation_forward<A, T>(cudaStream_t, const T*, T*, std::int64_t); \
+  template void activation_backward<A, T>(cudaStream_t, const T*, const T*, T*, std::int64_t, bool);
+#define VDNN_ACTIVATION_TYPES(A)      \
+  VDNN_ACTIVATION_LAUNCHERS(A, float) \
+  VDNN_ACTIVATION_LAUNCHERS(A, runtime::BFloat16)
+VDNN_ACTIVATION_TYPES(Activation::Silu)
+VDNN_ACTIVATION_TYPES(Activation::Gelu)
+VDNN_ACTIVATION_TYPES(Activation::Sigmoid)
+VDNN_ACTIVATION_TYPES(Activation::Hardswish)
+#undef VDNN_ACTIVATION_TYPES
+#undef VDNN_ACTIVATION_LAUNCHERS
 
 }  // namespace vdnn::layers::cuda

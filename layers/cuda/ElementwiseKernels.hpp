@@ -1,5 +1,5 @@
-// Host-side launchers of the element-wise kernels of the CUDA ReLU, Add, Concat, Flatten and
-// Dropout layers (F32 or BF16). Each enqueues on `stream` (never the
+// Host-side launchers of the element-wise kernels of the CUDA ReLU, smooth activations, Add,
+// Concat, Flatten and Dropout layers (F32 or BF16). Each enqueues on `stream` (never the
 // NULL stream), checks the launch and returns without waiting; pointers are device memory of at
 // least the counts given, and counts are positive and at most INT_MAX elements (KernelGrid.hpp).
 // Also the layout rules of the layers that take either memory order (Note [Layout]).
@@ -58,6 +58,17 @@ void relu_backward(cudaStream_t stream, const T* y, const T* dy, T* dx, std::int
 /// conv2d_relu's output gradient, BackwardArgs::grad_output). Throws runtime::CudaError.
 template <typename T>
 void relu_mask_in_place(cudaStream_t stream, const T* y, T* g, std::int64_t n);
+
+/// y = f(x) for activation A (layers/ActivationMath.hpp), computed in float. Instantiated for the
+/// four activations. Throws runtime::CudaError.
+template <Activation A, typename T>
+void activation_forward(cudaStream_t stream, const T* x, T* y, std::int64_t n);
+
+/// dx (+)= dy * f'(.) for activation A, from `saved`: the forward output for sigmoid, else the
+/// forward input (activation_grad_from_output). Throws runtime::CudaError.
+template <Activation A, typename T>
+void activation_backward(cudaStream_t stream, const T* saved, const T* dy, T* dx, std::int64_t n,
+                         bool accumulate);
 
 /// out (+)= in * mask(i), with DropoutCpu's mask of (p, seed, step): bitwise the same multipliers,
 /// so forward (in = x) and backward (in = dy) match the CPU backend exactly (in BF16: the CPU's

@@ -1,6 +1,9 @@
-// The CUDA ReLU, Add, Dropout, Flatten and Concat layers in BF16 against their CPU layers in F32 on
-// the same bf16-rounded inputs, in NCHW and NHWC, overwriting and accumulating input gradients.
-// Tolerances (relative to the largest |cpu| of each tensor, see cuda_matches_cpu):
+// The CUDA ReLU, smooth activations, Mul, Add, Dropout, Flatten and Concat layers in BF16 against
+// their CPU layers in F32 on the same bf16-rounded inputs, in NCHW and NHWC, overwriting and
+// accumulating input gradients. Tolerances (relative to the largest |cpu| of each tensor, see
+// cuda_matches_cpu):
+// - silu, gelu, sigmoid, hardswish: the device's float result may differ from the CPU's by a few
+//   ulps, so one bf16 rounding (two when accumulating).
 // - relu, dropout with 1 / (1 - p) a power of two, flatten, concat: exact when overwriting (a
 //   selection, copy or exact product of bf16 values, stored once); one bf16 rounding when
 //   accumulating (old + new in float, rounded once).
@@ -48,11 +51,25 @@ TEST_F(ElementwiseBf16Cuda, ElementwiseLayersMatchCpuInBothLayouts) {
   for (const Shape& s : element_shapes()) {
     const std::string shape = s.to_string();
     cases.push_back({"relu " + shape, layers::ReluSpec{}, {s}, kBf16Exact, kBf16Rounding});
+    for (const layers::LayerSpec& activation :
+         {layers::LayerSpec{layers::SiluSpec{}}, layers::LayerSpec{layers::GeluSpec{}},
+          layers::LayerSpec{layers::SigmoidSpec{}}, layers::LayerSpec{layers::HardswishSpec{}}}) {
+      const std::string name = std::string(layers::type_name(activation)) + " " + shape;
+      cases.push_back({name, activation, {s}, kBf16Rounding, 2 * kBf16Rounding});
+    }
     for (const std::size_t inputs : {2, 3, 4}) {
       // inputs - 1 roundings of partial sums, which may exceed the final sums: one more of margin.
       const double add_tolerance = static_cast<double>(inputs) * kBf16Rounding;
       cases.push_back({"add" + std::to_string(inputs) + " " + shape, layers::AddSpec{},
                        std::vector<Shape>(inputs, s), add_tolerance, add_tolerance});
+    }
+    // mul: one product rounded once; the broadcast scale's gradient a float sum rounded once.
+    if (s.rank() == 4) {
+      cases.push_back(
+          {"mul " + shape, layers::MulSpec{}, {s, s}, kBf16Rounding, 2 * kBf16Rounding});
+      const std::vector<Shape> inputs = {s, Shape{s.n(), s.c(), 1, 1}};
+      cases.push_back(
+          {"mul broadcast " + shape, layers::MulSpec{}, inputs, kBf16Rounding, 2 * kBf16Rounding});
     }
     cases.push_back({"dropout0.5 " + shape, dropout(0.5), {s}, kBf16Exact, kBf16Rounding});
     cases.push_back({"dropout0.3 " + shape, dropout(0.3), {s}, kBf16Rounding, 2 * kBf16Rounding});

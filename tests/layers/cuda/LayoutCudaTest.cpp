@@ -1,7 +1,8 @@
 // The CUDA layers that take NHWC (Note [Layout]) against their CPU layers, each built through
 // make_layer in an NCHW and an NHWC network over a table of shapes, with GradTarget::accumulate off
-// and on: ReLU, Add, Dropout, Concat, Flatten, Linear, the loss and the pooling layers (max-pool
-// ties included). Also make_layer's refusal of layout pairs a layer cannot take.
+// and on: ReLU, the smooth activations, Mul (plain and broadcast), Add, Dropout, Concat, Flatten,
+// Linear, the loss and the pooling layers (max-pool ties included). Also make_layer's refusal of
+// layout pairs a layer cannot take.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -26,6 +27,8 @@ using runtime::Shape;
 constexpr double kExact = 0.0;
 // cuDNN may scale a window sum by the reciprocal of the divisor; the global mean sums in a tree.
 constexpr double kAverageTolerance = 1e-6;
+// The smooth activations: the device's expf and erff may differ from the host's by a few ulps.
+constexpr double kActivationTolerance = 1e-6;
 // GEMMs and the loss reduce in another order than Eigen.
 constexpr double kReductionTolerance = 1e-5;
 
@@ -48,6 +51,12 @@ layers::DropoutSpec dropout(double p) {
   layers::DropoutSpec spec;
   spec.p = p;
   return spec;
+}
+
+const std::vector<LayerSpec>& smooth_activations() {
+  static const std::vector<LayerSpec> kSpecs = {layers::SiluSpec{}, layers::GeluSpec{},
+                                                layers::SigmoidSpec{}, layers::HardswishSpec{}};
+  return kSpecs;
 }
 
 class LayoutCuda : public CudaLayerTest {
@@ -101,7 +110,16 @@ TEST_F(LayoutCuda, ElementwiseLayersMatchCpuInBothLayouts) {
   for (const Shape& s : element_shapes()) {
     const std::string shape = s.to_string();
     cases.push_back({"relu " + shape, layers::ReluSpec{}, {s}});
+    for (const LayerSpec& activation : smooth_activations()) {
+      const std::string name = std::string(layers::type_name(activation)) + " " + shape;
+      cases.push_back({name, activation, std::vector<Shape>(1, s), kActivationTolerance});
+    }
     cases.push_back({"add2 " + shape, layers::AddSpec{}, {s, s}});
+    if (s.rank() == 4) {  // mul takes feature maps; a broadcast scale's gradient sums in float
+      cases.push_back({"mul " + shape, layers::MulSpec{}, {s, s}});
+      const std::vector<Shape> inputs = {s, Shape::nchw(s.n(), s.c(), 1, 1)};
+      cases.push_back({"mul broadcast " + shape, layers::MulSpec{}, inputs, kReductionTolerance});
+    }
     cases.push_back({"add3 " + shape, layers::AddSpec{}, {s, s, s}});
     // 1 / (1 - p) is a power of two: an accumulated product is exact, FMA or not.
     cases.push_back({"dropout0.5 " + shape, dropout(0.5), {s}});
