@@ -66,9 +66,7 @@ TEST_P(ExecutorPrecision, MeasuredPeakIsThePlansAndStepsReturnEveryByteButTheNex
 
 INSTANTIATE_TEST_SUITE_P(Executor, ExecutorPrecision,
                          ::testing::Values(runtime::DType::F32, runtime::DType::BF16),
-                         [](const auto& info) {
-                           return std::string(runtime::dtype_name(info.param));
-                         });
+                         [](const auto& p) { return std::string(runtime::dtype_name(p.param)); });
 
 TEST(Executor, NoUpstreamAllocationAfterSetup) {
   Session session(testing::load_config("resnet20-cifar.json", 4), options(Policy::VdnnAll));
