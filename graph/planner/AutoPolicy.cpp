@@ -39,35 +39,47 @@ constexpr double kHiddenWindows[] = {0.0, 0.5, 1.0};
 constexpr int kMaxDepths[] = {1, 2, 4, 8, 16, 32, 64};
 constexpr Placement kFallbacks[] = {Placement::Resident, Placement::Offloaded};
 
+// Seconds per byte of rebuilding `t` in backward: its producer's forward (Note [Recomputation]).
+double recompute_cost(const Graph& g, const CostModel& costs, NodeId t) {
+  if (t == kNetworkInput) return std::numeric_limits<double>::infinity();
+  return (costs.forward(t) + costs.gap) / static_cast<double>(tensor_bytes(g, t));
+}
+
 // Every map that baseline keeps and the loss does not read may leave the device: offloaded, at the
 // cost of its copy where the copy streams are busy (none while the first `hidden_windows` forward
-// passes' worth of copies, counted in production order, hides behind compute), or recomputed, at
-// the cost of its producer's forward. An offload goes over the peer link while the peer budget
-// lasts, in production order as the step builder fills the peer (every offloaded map is there at
-// once by the end of forward, so the sum is the peak), else over the host link (Note [Peer tier]).
-// Each map takes its cheaper way; moves come cheapest per byte first, hidden offloads in
-// production order.
+// passes' worth of copies hides behind compute), or recomputed, at the cost of its producer's
+// forward. The hidden copies go to the maps dearest to rebuild first: a link that can carry only
+// part of the maps carries those, and the cheap ones (batch norms, ReLUs) are rebuilt (issue 28:
+// filled in production order, ResNet-50's early batch-norm outputs took a fast peer link's window
+// and the later convolutions' outputs were offloaded past it, stalling forward). An offload goes
+// over the peer link while the peer budget lasts, in that order, else over the host link (Note
+// [Peer tier]). Each map takes its cheaper way; moves come cheapest per byte first, hidden
+// offloads dearest to rebuild first.
 std::vector<Move> moves_by_cost(const Graph& g, const std::vector<Placement>& kept,
                                 const CostModel& costs, double hidden_windows,
                                 std::uint64_t peer_budget) {
+  std::vector<NodeId> leaving;
+  for (NodeId t = kNetworkInput; t < static_cast<NodeId>(g.nodes().size()); ++t) {
+    if (kept[index_of(g, t)] == Placement::Resident && !read_by_loss(g, t)) leaving.push_back(t);
+  }
+  std::stable_sort(leaving.begin(), leaving.end(), [&](NodeId a, NodeId b) {
+    return recompute_cost(g, costs, a) > recompute_cost(g, costs, b);
+  });
   const double window = hidden_windows * costs.forward_seconds();
   double copying = 0.0;
   std::uint64_t peer_left = peer_budget;
   std::vector<Move> moves;
-  for (NodeId t = kNetworkInput; t < static_cast<NodeId>(g.nodes().size()); ++t) {
-    if (kept[index_of(g, t)] != Placement::Resident || read_by_loss(g, t)) continue;
+  for (NodeId t : leaving) {
     const std::uint64_t stored = runtime::MemoryResource::align_up(tensor_bytes(g, t));
     const Tier tier = stored <= peer_left ? Tier::Peer : Tier::Host;
     const auto bytes = static_cast<double>(tensor_bytes(g, t));
     const double copy = bytes / std::min(costs.copy_rate(tier, false), costs.copy_rate(tier, true));
     const double offload = copy / bytes;
-    const double recompute = t == kNetworkInput ? std::numeric_limits<double>::infinity()
-                                                : (costs.forward(t) + costs.gap) / bytes;
+    const double recompute = recompute_cost(g, costs, t);
     const bool hidden = copying + copy <= window;
     if (hidden) copying += copy;
     if (hidden || offload <= recompute) {
       if (tier == Tier::Peer) peer_left -= stored;
-      // hidden: first, in production order
       moves.push_back({t, Placement::Offloaded, hidden ? -1.0 : offload});
     } else {
       moves.push_back({t, Placement::Recomputed, recompute});
@@ -146,8 +158,10 @@ struct Fewest {
   std::vector<NodeId> dearest_first;
 };
 
-// The fewest moves whose plan fits, by bisection (more moves never raise the peak much; the
-// search needs O(log N) plans).
+// The fewest moves whose plan fits: by bisection on the peak (more moves never raise it much; the
+// search needs O(log N) plans), then, as fragmentation does not shrink with the moves, the first of
+// a few larger counts, at doubling steps, that the allocator places (issue 28: requiring every
+// move's plan to place dropped ResNet-50's candidates that rebuild chains of two, the fastest).
 std::optional<Fewest> fewest_moves(const Graph& g, const Liveness& live, const PlanRequest& request,
                                    const std::vector<Placement>& kept, const CostModel& costs,
                                    Knobs knobs) {
@@ -156,14 +170,23 @@ std::optional<Fewest> fewest_moves(const Graph& g, const Liveness& live, const P
   const auto plan_of = [&](std::size_t count) {
     return with_moves(g, live, request, kept, moves, count, knobs);
   };
-  if (!fits(g, plan_of(moves.size()))) return std::nullopt;
+  const auto peak_fits = [&](std::size_t count) {
+    return plan_of(count).predicted_peak <= request.budget_bytes;
+  };
+  if (!peak_fits(moves.size())) return std::nullopt;
   std::size_t bad = 0;  // plan_of(0) is baseline's, which does not fit
   std::size_t good = moves.size();
   while (good - bad > 1) {
     const std::size_t mid = bad + (good - bad) / 2;
-    (fits(g, plan_of(mid)) ? good : bad) = mid;
+    (peak_fits(mid) ? good : bad) = mid;
   }
-  Fewest f{plan_of(good), {}};
+  Plan plan = plan_of(good);
+  for (std::size_t step = 1; !fits(g, plan); step *= 2) {
+    if (good == moves.size()) return std::nullopt;
+    good = std::min(moves.size(), good + step);
+    plan = plan_of(good);
+  }
+  Fewest f{std::move(plan), {}};
   for (auto m = moves.rbegin(); m != moves.rend(); ++m) f.dearest_first.push_back(m->tensor);
   return f;
 }
