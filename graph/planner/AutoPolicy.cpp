@@ -7,6 +7,7 @@
 #include <iterator>
 #include <limits>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "graph/PoolSimulation.hpp"
@@ -24,11 +25,17 @@ struct Move {
   double seconds_per_byte = 0.0;
 };
 
+// Which maps the hidden copies go to first: the first produced (their copies start earliest), or
+// those dearest to rebuild (a fast link that carries only part of the maps carries those, and the
+// cheap ones, batch norms and ReLUs, are rebuilt; Note [Peer tier]).
+enum class HiddenFirst : std::uint8_t { Produced, DearestToRebuild };
+
 // The knobs of one candidate: how much of the forward pass hides offload copies (in forward
-// passes), how many maps one rebuild may chain (its memory in backward), and where a map goes
-// whose rebuild is not allowed.
+// passes) and which maps they go to first, how many maps one rebuild may chain (its memory in
+// backward), and where a map goes whose rebuild is not allowed.
 struct Knobs {
   double hidden_windows = 0.0;
+  HiddenFirst hidden_first = HiddenFirst::Produced;
   int max_depth = 1;
   Placement fallback = Placement::Resident;
 };
@@ -47,24 +54,23 @@ double recompute_cost(const Graph& g, const CostModel& costs, NodeId t) {
 
 // Every map that baseline keeps and the loss does not read may leave the device: offloaded, at the
 // cost of its copy where the copy streams are busy (none while the first `hidden_windows` forward
-// passes' worth of copies hides behind compute), or recomputed, at the cost of its producer's
-// forward. The hidden copies go to the maps dearest to rebuild first: a link that can carry only
-// part of the maps carries those, and the cheap ones (batch norms, ReLUs) are rebuilt (issue 28:
-// filled in production order, ResNet-50's early batch-norm outputs took a fast peer link's window
-// and the later convolutions' outputs were offloaded past it, stalling forward). An offload goes
-// over the peer link while the peer budget lasts, in that order, else over the host link (Note
-// [Peer tier]). Each map takes its cheaper way; moves come cheapest per byte first, hidden
-// offloads dearest to rebuild first.
+// passes' worth of copies, taken in the order `first` names, hides behind compute), or recomputed,
+// at the cost of its producer's forward. An offload goes over the peer link while the peer budget
+// lasts, in that order (as the step builder fills the peer; every offloaded map is there at once by
+// the end of forward, so the sum is the peak), else over the host link (Note [Peer tier]). Each
+// map takes its cheaper way; moves come cheapest per byte first, hidden offloads in that order.
 std::vector<Move> moves_by_cost(const Graph& g, const std::vector<Placement>& kept,
-                                const CostModel& costs, double hidden_windows,
+                                const CostModel& costs, double hidden_windows, HiddenFirst first,
                                 std::uint64_t peer_budget) {
-  std::vector<NodeId> leaving;
+  std::vector<NodeId> leaving;  // in production order
   for (NodeId t = kNetworkInput; t < static_cast<NodeId>(g.nodes().size()); ++t) {
     if (kept[index_of(g, t)] == Placement::Resident && !read_by_loss(g, t)) leaving.push_back(t);
   }
-  std::stable_sort(leaving.begin(), leaving.end(), [&](NodeId a, NodeId b) {
-    return recompute_cost(g, costs, a) > recompute_cost(g, costs, b);
-  });
+  if (first == HiddenFirst::DearestToRebuild) {
+    std::stable_sort(leaving.begin(), leaving.end(), [&](NodeId a, NodeId b) {
+      return recompute_cost(g, costs, a) > recompute_cost(g, costs, b);
+    });
+  }
   const double window = hidden_windows * costs.forward_seconds();
   double copying = 0.0;
   std::uint64_t peer_left = peer_budget;
@@ -80,7 +86,7 @@ std::vector<Move> moves_by_cost(const Graph& g, const std::vector<Placement>& ke
     if (hidden) copying += copy;
     if (hidden || offload <= recompute) {
       if (tier == Tier::Peer) peer_left -= stored;
-      moves.push_back({t, Placement::Offloaded, hidden ? -1.0 : offload});
+      moves.push_back({t, Placement::Offloaded, hidden ? -1.0 : offload});  // hidden: first
     } else {
       moves.push_back({t, Placement::Recomputed, recompute});
     }
@@ -158,33 +164,47 @@ struct Fewest {
   std::vector<NodeId> dearest_first;
 };
 
-// The fewest moves whose plan fits: by bisection on the peak (more moves never raise it much; the
-// search needs O(log N) plans), then, as fragmentation does not shrink with the moves, the first of
-// a few larger counts, at doubling steps, that the allocator places (issue 28: requiring every
-// move's plan to place dropped ResNet-50's candidates that rebuild chains of two, the fastest).
+// The fewest moves whose plan fits `fit`, by bisection between `bad` (too few) and `good` (enough),
+// and that plan.
+template <typename PlanOf, typename Fit>
+std::pair<std::size_t, Plan> bisect(std::size_t bad, std::size_t good, const PlanOf& plan_of,
+                                    const Fit& fit) {
+  Plan plan = plan_of(good);
+  while (good - bad > 1) {
+    const std::size_t mid = bad + (good - bad) / 2;
+    Plan trial = plan_of(mid);
+    if (fit(trial)) {
+      good = mid;
+      plan = std::move(trial);
+    } else {
+      bad = mid;
+    }
+  }
+  return {good, std::move(plan)};
+}
+
+// The fewest moves whose plan fits, by bisection (more moves never raise the peak much; the search
+// needs O(log N) plans). Fragmentation does not shrink with the moves, though: where the allocator
+// cannot place the plan of every move, the bisection runs on the peak alone and the first of a few
+// larger counts, at doubling steps, that the allocator places is taken (issue 28: without it
+// ResNet-50 b128 at 25% lost the candidates that rebuild chains of two maps, the fastest).
 std::optional<Fewest> fewest_moves(const Graph& g, const Liveness& live, const PlanRequest& request,
                                    const std::vector<Placement>& kept, const CostModel& costs,
                                    Knobs knobs) {
   const std::vector<Move> moves =
-      moves_by_cost(g, kept, costs, knobs.hidden_windows, peer_budget(request));
+      moves_by_cost(g, kept, costs, knobs.hidden_windows, knobs.hidden_first, peer_budget(request));
   const auto plan_of = [&](std::size_t count) {
     return with_moves(g, live, request, kept, moves, count, knobs);
   };
-  const auto peak_fits = [&](std::size_t count) {
-    return plan_of(count).predicted_peak <= request.budget_bytes;
-  };
-  if (!peak_fits(moves.size())) return std::nullopt;
-  std::size_t bad = 0;  // plan_of(0) is baseline's, which does not fit
-  std::size_t good = moves.size();
-  while (good - bad > 1) {
-    const std::size_t mid = bad + (good - bad) / 2;
-    (peak_fits(mid) ? good : bad) = mid;
-  }
-  Plan plan = plan_of(good);
-  for (std::size_t step = 1; !fits(g, plan); step *= 2) {
-    if (good == moves.size()) return std::nullopt;
-    good = std::min(moves.size(), good + step);
-    plan = plan_of(good);
+  const auto placed = [&](const Plan& p) { return fits(g, p); };
+  const auto peak_fits = [&](const Plan& p) { return p.predicted_peak <= request.budget_bytes; };
+  // plan_of(0) is baseline's, which does not fit
+  auto [count, plan] = placed(plan_of(moves.size())) ? bisect(0, moves.size(), plan_of, placed)
+                                                     : bisect(0, moves.size(), plan_of, peak_fits);
+  for (std::size_t step = 1; !placed(plan); step *= 2) {
+    if (count == moves.size()) return std::nullopt;
+    count = std::min(moves.size(), count + step);
+    plan = plan_of(count);
   }
   Fewest f{std::move(plan), {}};
   for (auto m = moves.rbegin(); m != moves.rend(); ++m) f.dearest_first.push_back(m->tensor);
@@ -243,9 +263,12 @@ std::optional<Plan> auto_plan(const Graph& g, const Liveness& live, const PlanRe
   if (fits(g, baseline)) return baseline;
   std::vector<Knobs> knobs;
   for (double windows : kHiddenWindows) {
-    const std::vector<Move> moves = moves_by_cost(g, kept, costs, windows, peer_budget(request));
-    for (int depth : depths_worth_trying(g, live, kept, moves)) {
-      for (Placement fallback : kFallbacks) knobs.push_back({windows, depth, fallback});
+    for (HiddenFirst first : {HiddenFirst::Produced, HiddenFirst::DearestToRebuild}) {
+      const std::vector<Move> moves =
+          moves_by_cost(g, kept, costs, windows, first, peer_budget(request));
+      for (int depth : depths_worth_trying(g, live, kept, moves)) {
+        for (Placement fallback : kFallbacks) knobs.push_back({windows, first, depth, fallback});
+      }
     }
   }
   // Candidates are independent plans of a const graph: they run on threads of their own. First
