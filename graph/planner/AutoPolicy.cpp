@@ -164,12 +164,11 @@ struct Fewest {
   std::vector<NodeId> dearest_first;
 };
 
-// The fewest moves whose plan fits `fit`, by bisection between `bad` (too few) and `good` (enough),
-// and that plan.
+// The fewest moves whose plan fits `fit`, by bisection from `plan` of `good` moves (enough) and
+// `bad` moves (too few), and that plan.
 template <typename PlanOf, typename Fit>
-std::pair<std::size_t, Plan> bisect(std::size_t bad, std::size_t good, const PlanOf& plan_of,
-                                    const Fit& fit) {
-  Plan plan = plan_of(good);
+std::pair<std::size_t, Plan> bisect(std::size_t bad, std::size_t good, Plan plan,
+                                    const PlanOf& plan_of, const Fit& fit) {
   while (good - bad > 1) {
     const std::size_t mid = bad + (good - bad) / 2;
     Plan trial = plan_of(mid);
@@ -198,9 +197,11 @@ std::optional<Fewest> fewest_moves(const Graph& g, const Liveness& live, const P
   };
   const auto placed = [&](const Plan& p) { return fits(g, p); };
   const auto peak_fits = [&](const Plan& p) { return p.predicted_peak <= request.budget_bytes; };
+  Plan every = plan_of(moves.size());
+  const bool every_placed = placed(every);
   // plan_of(0) is baseline's, which does not fit
-  auto [count, plan] = placed(plan_of(moves.size())) ? bisect(0, moves.size(), plan_of, placed)
-                                                     : bisect(0, moves.size(), plan_of, peak_fits);
+  auto [count, plan] = every_placed ? bisect(0, moves.size(), std::move(every), plan_of, placed)
+                                    : bisect(0, moves.size(), std::move(every), plan_of, peak_fits);
   for (std::size_t step = 1; !placed(plan); step *= 2) {
     if (count == moves.size()) return std::nullopt;
     count = std::min(moves.size(), count + step);
