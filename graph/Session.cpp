@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "graph/SharedPlan.hpp"
 #include "runtime/cpu/CpuContext.hpp"
 #ifdef VDNN_HAVE_CUDA
 #include "runtime/cuda/CudaContext.hpp"
@@ -44,6 +45,18 @@ layers::LayerOptions layer_options(const SessionOptions& options,
   return o;
 }
 
+// The search's result; in a data-parallel run, with rank 0's plan on every rank (Note [Data
+// parallelism]): each rank searched with costs of its own, which may differ.
+SearchResult searched(const Graph& graph, const SessionOptions& options,
+                      runtime::ExecutionContext& context, layers::LayerCache& cache) {
+  SearchResult found = search_run(
+      graph, options, {&context, layer_options(options, context, cache), options.progress});
+  if (options.executor.communicator != nullptr) {
+    use_rank0_plan(*options.executor.communicator, context, found.graph, *found.layers, found.plan);
+  }
+  return found;
+}
+
 std::unique_ptr<Executor> make_executor(const SearchResult& found,
                                         runtime::ExecutionContext& context,
                                         const SessionOptions& options) {
@@ -58,9 +71,7 @@ std::unique_ptr<Executor> make_executor(const SearchResult& found,
 
 Session::Session(Graph graph, const SessionOptions& options)
     : context_(make_context(options)),
-      found_(search_run(
-          graph, options,
-          {context_.get(), layer_options(options, *context_, layer_cache_), options.progress})),
+      found_(searched(graph, options, *context_, layer_cache_)),
       executor_(make_executor(found_, *context_, options)) {}
 
 Session::~Session() = default;
