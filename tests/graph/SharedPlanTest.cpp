@@ -13,7 +13,6 @@
 #include <thread>
 #include <vector>
 
-#include "graph/Planner.hpp"
 #include "graph/Session.hpp"
 #include "graph/SessionHarness.hpp"
 #include "runtime/LocalCommunicator.hpp"
@@ -23,18 +22,20 @@ namespace {
 
 constexpr int kRanks = 2;
 
+// The plan a session of `g` runs under `policy` and `budget` (the CPU's, unfused).
 Plan plan_for(const Graph& g, Policy policy, std::uint64_t budget = 0) {
-  PlanRequest r;
-  r.policy = policy;
-  r.budget_bytes = budget;
-  r.workspace = LayerSet(g, layers::Backend::Cpu, {}).workspaces();
-  return make_plan(g, r);
+  SessionOptions o;
+  o.policy = policy;
+  o.budget_bytes = budget;
+  o.fuse = false;
+  return Session(g, o).plan();
 }
 
+// `fraction` of the way from vdnn-all's peak up to baseline's.
 std::uint64_t budget_between(const Graph& g, double fraction) {
-  const auto all = static_cast<double>(plan_for(g, Policy::VdnnAll).predicted_peak);
-  const auto base = static_cast<double>(plan_for(g, Policy::Baseline).predicted_peak);
-  return static_cast<std::uint64_t>(all + fraction * (base - all));
+  const std::uint64_t all = plan_for(g, Policy::VdnnAll).predicted_peak;
+  const std::uint64_t base = plan_for(g, Policy::Baseline).predicted_peak;
+  return all + static_cast<std::uint64_t>(fraction * static_cast<double>(base - all));
 }
 
 TEST(SharedPlan, EveryPolicysPlanSurvivesItsBytes) {

@@ -13,7 +13,6 @@
 
 #include "graph/TestNetworks.hpp"
 #include "models/train/cuda/NcclRanks.hpp"
-#include "runtime/Device.hpp"
 
 namespace vdnn::models {
 namespace {
@@ -62,12 +61,7 @@ std::vector<RankRun> on_gpus(std::chrono::milliseconds timeout,
   return nccl_test::on_gpus(kRanks, timeout, body);
 }
 
-class DataParallelNccl : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (runtime::cuda_device_count() < kRanks) GTEST_SKIP() << "needs two CUDA devices";
-  }
-};
+class DataParallelNccl : public nccl_test::TwoGpus {};
 
 TEST_F(DataParallelNccl, TwoGpusAtBatch8TrainAsOneAtBatch16Bitwise) {
   const RankRun one = train(0, kRanks * kRankBatch, nullptr, kSteps);

@@ -2,6 +2,8 @@
 // NCCL communicator through the rendezvous, and what a trainer ends with (losses, tensors).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +16,7 @@
 #include "models/train/Distributed.hpp"
 #include "models/train/ParameterAccess.hpp"
 #include "models/train/Trainer.hpp"
+#include "runtime/Device.hpp"
 #include "runtime/Rendezvous.hpp"
 
 namespace vdnn::models::nccl_test {
@@ -73,5 +76,13 @@ inline std::vector<RankRun> on_gpus(
   for (std::thread& t : threads) t.join();
   return runs;
 }
+
+/// Tests of two ranks: they skip with fewer than two CUDA devices.
+class TwoGpus : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (runtime::cuda_device_count() < 2) GTEST_SKIP() << "needs two CUDA devices";
+  }
+};
 
 }  // namespace vdnn::models::nccl_test

@@ -14,7 +14,6 @@
 
 #include "models/ConfigLoader.hpp"
 #include "models/train/cuda/NcclRanks.hpp"
-#include "runtime/Device.hpp"
 
 namespace vdnn::models {
 namespace {
@@ -93,12 +92,7 @@ double worst_ratio(const RankRun& run, const RankRun& one, const std::string& su
   return worst;
 }
 
-class SyncBatchNormNccl : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (runtime::cuda_device_count() < kRanks) GTEST_SKIP() << "needs two CUDA devices";
-  }
-};
+class SyncBatchNormNccl : public nccl_test::TwoGpus {};
 
 TEST_F(SyncBatchNormNccl, ResNet50OnTwoGpusAtBatch8TrainsAsOneAtBatch16) {
   const RankRun one = train(0, kRanks * kRankBatch, nullptr, false);
