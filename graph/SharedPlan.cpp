@@ -23,7 +23,7 @@ void plan_fields(P& p, F&& f) {
   f(p.offloaded_bytes), f(p.prefetched_bytes), f(p.evicted_bytes), f(p.migrated_bytes);
   f(p.faulted_bytes), f(p.recomputed_bytes), f(p.predicted_step_seconds), f(p.cost_source);
   f(p.placement), f(p.actions), f(p.inference), f(p.peer_device), f(p.peer_budget_bytes);
-  f(p.peer_bytes), f(p.peer_offloaded_bytes);
+  f(p.peer_bytes), f(p.peer_offloaded_bytes), f(p.communicator_bytes);
 }
 
 template <typename A, typename F>
@@ -204,8 +204,8 @@ void use_rank0_plan(runtime::Communicator& communicator, runtime::ExecutionConte
   Plan shared = read_plan(reader);
   if (theirs != mine) {
     refuse(communicator,
-           "'s search chose another graph (fusion, layout) than rank 0's, whose "
-           "plan every rank runs");
+           "'s graph (its network, fusion or layout) differs from rank 0's, whose plan every "
+           "rank runs");
   }
   if (const std::string node = short_workspace(graph, layers, shared); !node.empty()) {
     refuse(communicator, "'s " + node +

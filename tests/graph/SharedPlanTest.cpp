@@ -13,8 +13,10 @@
 #include <thread>
 #include <vector>
 
+#include "graph/Planner.hpp"
 #include "graph/Session.hpp"
 #include "graph/SessionHarness.hpp"
+#include "runtime/ByteSize.hpp"
 #include "runtime/LocalCommunicator.hpp"
 
 namespace vdnn::graph {
@@ -136,9 +138,49 @@ TEST(SharedPlan, ARankWithAnotherGraphStopsEveryRankNamingIt) {
   const auto start = std::chrono::steady_clock::now();
   const std::vector<RankSession> ranks = sessions_on_ranks(g, true);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));  // no timeout
-  EXPECT_NE(ranks[1].error.find("rank 1's search chose another graph"), std::string::npos)
+  EXPECT_NE(ranks[1].error.find("rank 1's graph (its network, fusion or layout) differs"),
+            std::string::npos)
       << ranks[1].error;
   EXPECT_NE(ranks[0].error.find("rank 1"), std::string::npos) << ranks[0].error;
+}
+
+// A group of one whose transport holds `bytes` of device memory of its own (NCCL's, on CUDA).
+class OwnMemoryCommunicator final : public runtime::Communicator {
+ public:
+  explicit OwnMemoryCommunicator(std::uint64_t bytes) : bytes_(bytes) {}
+  int rank() const noexcept override { return 0; }
+  int size() const noexcept override { return 1; }
+  void all_reduce(runtime::Stream&, float*, std::size_t, runtime::Reduction) override {}
+  void broadcast(runtime::Stream&, void*, std::size_t) override {}
+  void barrier() override {}
+  std::vector<double> all_gather(double value) override { return {value}; }
+  void raise_if_failed() override {}
+  void abort(const std::string&) noexcept override {}
+  std::uint64_t device_bytes() const noexcept override { return bytes_; }
+
+ private:
+  std::uint64_t bytes_;
+};
+
+TEST(SharedPlan, TheCommunicatorsOwnMemoryIsInsideTheBudget) {
+  const Graph g = testing::load_config("resnet20-cifar.json", 16);
+  const std::uint64_t baseline = plan_for(g, Policy::Baseline).predicted_peak;
+  OwnMemoryCommunicator nccl(baseline / 20);
+  SessionOptions o;
+  o.policy = Policy::VdnnDyn;
+  o.fuse = false;
+  o.budget_bytes = baseline;  // baseline fits alone, not beside NCCL's memory
+  o.executor.communicator = &nccl;
+  const Plan p = Session(g, o).plan();
+  EXPECT_EQ(p.communicator_bytes, nccl.device_bytes());
+  EXPECT_EQ(p.budget_bytes, baseline - nccl.device_bytes());
+  EXPECT_LE(p.predicted_peak, p.budget_bytes);
+  EXPECT_NE(p.policy, Policy::Baseline);
+  EXPECT_NE(
+      format_plan(g, p).find("communicator (NCCL):   " + runtime::format_bytes(baseline / 20)),
+      std::string::npos);
+  o.budget_bytes = nccl.device_bytes();
+  EXPECT_THROW(Session(g, o), DoesNotFit);
 }
 
 }  // namespace
