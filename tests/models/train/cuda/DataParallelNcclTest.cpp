@@ -17,11 +17,10 @@
 namespace vdnn::models {
 namespace {
 
+using nccl_test::kRankBatch;
+using nccl_test::kRanks;
+using nccl_test::kSteps;
 using nccl_test::RankRun;
-
-constexpr int kRanks = 2;
-constexpr std::int64_t kRankBatch = 8;
-constexpr int kSteps = 10;
 
 graph::NetworkDef plain_cnn() {  // no batch norm: its statistics are per rank
   using namespace layers;
@@ -37,22 +36,8 @@ graph::NetworkDef plain_cnn() {  // no batch norm: its statistics are per rank
       3, 16, 10);
 }
 
-TrainerOptions options(int device, runtime::Communicator* communicator) {
-  TrainerOptions o;
-  o.session.backend = layers::Backend::Cuda;
-  o.session.device = device;
-  o.session.deterministic = true;
-  o.session.allow_tf32 = false;  // FP32 math: the comparison with one GPU is FP32's
-  o.session.executor.seed = 5;
-  o.session.executor.communicator = communicator;
-  o.schedule.base_lr = 0.1;
-  o.schedule.total_steps = kSteps;
-  o.cache = false;
-  return o;
-}
-
 RankRun train(int device, std::int64_t batch, runtime::Communicator* communicator, int steps) {
-  Trainer trainer(plain_cnn(), batch, options(device, communicator));
+  Trainer trainer(plain_cnn(), batch, nccl_test::fp32_options(device, communicator, 5, 0.1));
   return nccl_test::train_steps(trainer, steps);
 }
 

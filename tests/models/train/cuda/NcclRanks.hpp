@@ -36,6 +36,28 @@ struct RankRun {
   }
 };
 
+/// The two-GPU tests' runs: kRanks ranks at kRankBatch each against one GPU at their sum.
+inline constexpr int kRanks = 2;
+inline constexpr std::int64_t kRankBatch = 8;
+inline constexpr int kSteps = 10;
+
+/// A run on CUDA device `device` in FP32 (TF32 off, deterministic algorithms: the comparison with
+/// one GPU is FP32's), `communicator`'s rank (null: alone), kSteps steps at rate `lr`.
+inline TrainerOptions fp32_options(int device, runtime::Communicator* communicator,
+                                   std::uint64_t seed, double lr) {
+  TrainerOptions o;
+  o.session.backend = layers::Backend::Cuda;
+  o.session.device = device;
+  o.session.deterministic = true;
+  o.session.allow_tf32 = false;
+  o.session.executor.seed = seed;
+  o.session.executor.communicator = communicator;
+  o.schedule.base_lr = lr;
+  o.schedule.total_steps = kSteps;
+  o.cache = false;
+  return o;
+}
+
 /// `steps` steps of `trainer`, then its parameters' and buffers' values.
 inline RankRun train_steps(Trainer& trainer, int steps) {
   RankRun run;

@@ -18,11 +18,11 @@
 namespace vdnn::models {
 namespace {
 
+using nccl_test::kRankBatch;
+using nccl_test::kRanks;
+using nccl_test::kSteps;
 using nccl_test::RankRun;
 
-constexpr int kRanks = 2;
-constexpr std::int64_t kRankBatch = 8;
-constexpr int kSteps = 10;
 constexpr std::int64_t kSide = 64;  // ResNet-50's last stage at 2 x 2: 32 values a channel a rank
 // Per tensor, ||a - b|| <= kRelative ||b|| + kAbsolute sqrt(numel). Both sides are FP32 (TF32 off,
 // deterministic algorithms) summed in different orders: cuDNN at batch 8 against 16, each rank's
@@ -41,17 +41,8 @@ graph::NetworkDef small_resnet50() {
 }
 
 TrainerOptions options(int device, runtime::Communicator* communicator, bool sync_bn) {
-  TrainerOptions o;
-  o.session.backend = layers::Backend::Cuda;
-  o.session.device = device;
-  o.session.deterministic = true;
-  o.session.allow_tf32 = false;  // FP32 math: the comparison with one GPU is FP32's
-  o.session.executor.seed = 11;
-  o.session.executor.communicator = communicator;
+  TrainerOptions o = nccl_test::fp32_options(device, communicator, 11, 0.05);
   o.session.executor.batch_norm_communicator = sync_bn ? communicator : nullptr;
-  o.schedule.base_lr = 0.05;
-  o.schedule.total_steps = kSteps;
-  o.cache = false;
   return o;
 }
 
