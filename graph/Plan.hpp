@@ -154,6 +154,10 @@ struct Plan {
   std::uint64_t peer_budget_bytes = 0;
   std::uint64_t peer_bytes = 0;            // peer pool the plan needs (as pinned_bytes); 0: none
   std::uint64_t peer_offloaded_bytes = 0;  // per step, the part of offloaded_bytes to the peer
+  /// Device memory the communicator of a data-parallel run took for itself (NCCL's, measured at
+  /// its setup; runtime::Communicator::device_bytes), inside the budget given: budget_bytes is
+  /// that budget less this (Note [Data parallelism]).
+  std::uint64_t communicator_bytes = 0;
 
   /// Where an Offloaded map's copy lies: the tier of its Offload action (Host for any other map).
   Tier tier_of(NodeId tensor) const {

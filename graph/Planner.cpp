@@ -268,6 +268,10 @@ std::string format_plan(const Graph& g, const Plan& plan) {
   out += "budget:                " +
          (plan.budget_bytes == 0 ? std::string("none") : runtime::format_bytes(plan.budget_bytes)) +
          "\n";
+  if (plan.communicator_bytes > 0) {  // Note [Data parallelism]
+    out += "communicator (NCCL):   " + runtime::format_bytes(plan.communicator_bytes) +
+           " of its own device memory, measured at setup, taken out of the budget given\n";
+  }
   if (plan.purpose == Purpose::Inference) {
     out +=
         "inference:             a forward pass in eval mode; every feature map freed after "

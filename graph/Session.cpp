@@ -2,8 +2,11 @@
 // plan), the executor.
 #include "graph/Session.hpp"
 
+#include <cstdint>
 #include <utility>
 
+#include "graph/SharedPlan.hpp"
+#include "runtime/ByteSize.hpp"
 #include "runtime/cpu/CpuContext.hpp"
 #ifdef VDNN_HAVE_CUDA
 #include "runtime/cuda/CudaContext.hpp"
@@ -44,6 +47,38 @@ layers::LayerOptions layer_options(const SessionOptions& options,
   return o;
 }
 
+// `options` with the communicator's own `bytes` of device memory taken out of its budget (none:
+// the device's free memory, measured after the communicator's setup, leaves them out already).
+SessionOptions inside_budget(const SessionOptions& options, std::uint64_t bytes) {
+  SessionOptions planning = options;
+  if (options.budget_bytes == 0 || bytes == 0) return planning;
+  if (options.budget_bytes <= bytes) {
+    throw DoesNotFit("the communicator's own " + runtime::format_bytes(bytes) +
+                         " of device memory (NCCL's) take the whole budget of " +
+                         runtime::format_bytes(options.budget_bytes),
+                     bytes, 0, options.budget_bytes);
+  }
+  planning.budget_bytes -= bytes;
+  return planning;
+}
+
+// The search's result; in a data-parallel run, NCCL's own memory inside the budget and rank 0's
+// plan on every rank (Note [Data parallelism]): each rank searched with costs of its own, which
+// may differ.
+SearchResult searched(const Graph& graph, const SessionOptions& options,
+                      runtime::ExecutionContext& context, layers::LayerCache& cache) {
+  runtime::Communicator* communicator = options.executor.communicator;
+  const SessionOptions planning =
+      inside_budget(options, communicator != nullptr ? communicator->device_bytes() : 0);
+  SearchResult found = search_run(
+      graph, planning, {&context, layer_options(options, context, cache), options.progress});
+  if (communicator != nullptr) {
+    found.plan.communicator_bytes = communicator->device_bytes();
+    use_rank0_plan(*communicator, context, found.graph, *found.layers, found.plan);
+  }
+  return found;
+}
+
 std::unique_ptr<Executor> make_executor(const SearchResult& found,
                                         runtime::ExecutionContext& context,
                                         const SessionOptions& options) {
@@ -58,9 +93,7 @@ std::unique_ptr<Executor> make_executor(const SearchResult& found,
 
 Session::Session(Graph graph, const SessionOptions& options)
     : context_(make_context(options)),
-      found_(search_run(
-          graph, options,
-          {context_.get(), layer_options(options, *context_, layer_cache_), options.progress})),
+      found_(searched(graph, options, *context_, layer_cache_)),
       executor_(make_executor(found_, *context_, options)) {}
 
 Session::~Session() = default;

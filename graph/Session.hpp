@@ -21,7 +21,9 @@ std::unique_ptr<runtime::ExecutionContext> make_context(const SessionOptions& op
 /// Owns a run. Construction throws DoesNotFit (exit code 3 in the CLI) when the policy cannot fit
 /// the budget, runtime::OversubscriptionRefused (also exit code 3) when a managed pool is larger
 /// than the device's free memory and oversubscription is not allowed, InvalidArgument when the
-/// backend is not available in this build.
+/// backend is not available in this build. With options.executor.communicator of several ranks,
+/// every rank runs rank 0's plan (use_rank0_plan; every rank constructs its session at the same
+/// time), and construction throws runtime::CommunicatorError as that does.
 class Session {
  public:
   Session(Graph graph, const SessionOptions& options);

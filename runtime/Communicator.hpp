@@ -55,6 +55,10 @@ class Communicator {
   /// Every rank's `value`, in rank order, on every rank (host to host: per-step numbers such as
   /// step times); blocks as barrier() does and throws as it.
   virtual std::vector<double> all_gather(double value) = 0;
+  /// Device memory the transport itself took when the group was set up, which no memory pool of
+  /// this process sees (NCCL's buffers: the device's free memory before its setup less after it
+  /// and a first collective; the planner keeps it inside the budget); 0 where it takes none.
+  virtual std::uint64_t device_bytes() const noexcept { return 0; }
   /// Throws CommunicatorError once the group has failed (an abort, a timeout, an error of a
   /// collective that completed on the device without saying so).
   virtual void raise_if_failed() = 0;

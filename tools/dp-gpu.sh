@@ -2,7 +2,9 @@
 # Data parallelism on one host's GPUs (issue 27; run on nvidia-h100-x4 or x2 after the build):
 # ResNet-50 at batch 128 per GPU, TF32, synthetic data: img/s on 1, 2 and 4 GPUs (all of one
 # run) and the exposed all-reduce time; repeatability at 2 GPUs with --deterministic; kill -9 of
-# one rank mid-run, after which the launcher must exit 6 within --nccl-timeout.
+# one rank mid-run, after which the launcher must exit 6 within --nccl-timeout; the gpu-labelled
+# NCCL tests (2 GPUs: a plain CNN and ResNet-50 with --sync-bn against one GPU at twice the batch,
+# 10 steps; VDNN_GPU_TESTS names the binary) and a --sync-bn run through the launcher.
 #   tools/dp-gpu.sh OUT [CONFIG] [BATCH] [ITERS]
 set -euo pipefail
 out=${1:?usage: tools/dp-gpu.sh OUT [CONFIG] [BATCH] [ITERS]}
@@ -16,6 +18,14 @@ summary() { python3 -c 'import json,sys
 s = json.load(open(sys.argv[1])); n = s.get("world_size", 1); per = s["images_per_s"]
 exposed = s.get("allreduce_exposed_ms", 0.0)
 print("%d GPU(s): %.0f img/s (%.0f per GPU), exposed all-reduce %.2f ms/step" % (n, n * per, per, exposed))' "$1"; }
+gpu_tests=${VDNN_GPU_TESTS:-build/bin/vdnn_gpu_tests}
+if [ "$gpus" -ge 2 ]; then
+  "$gpu_tests" --gtest_filter='DataParallelNccl.*:SyncBatchNormNccl.*' 2>&1 | tee "$out/nccl-tests.log"
+  rm -rf "$out/sync-bn"
+  "$vdnn" train --device cuda --config "$config" --batch 32 --iters 10 --gpus 2 --sync-bn \
+    --out "$out/sync-bn" >"$out/sync-bn.log" 2>&1
+  summary "$out/sync-bn/summary.json"
+fi
 for n in 1 2 4; do
   [ "$n" -le "$gpus" ] || continue
   rm -rf "$out/scale-$n"

@@ -66,6 +66,13 @@ cudaStream_t stream_of(Stream& stream) {
   return adapter->get();
 }
 
+std::uint64_t free_device_bytes() {
+  std::size_t free = 0;
+  std::size_t total = 0;
+  VDNN_CHECK_CUDA(cudaMemGetInfo(&free, &total));
+  return free;
+}
+
 // The device a rank runs on, made current before anything of it is created.
 int select_device(int local_rank) {
   VDNN_CHECK_CUDA(cudaSetDevice(local_rank));
@@ -83,6 +90,7 @@ class NcclCommunicator final : public Communicator {
         device_(select_device(launch.local_rank)),
         barrier_value_(device_memory_, sizeof(float)),
         gather_slots_(device_memory_, static_cast<std::size_t>(size_) * sizeof(double)) {
+    const std::uint64_t free_before = free_device_bytes();
     if (options.deterministic) {
       ::setenv("NCCL_ALGO", "Ring", 1);
       ::setenv("NCCL_PROTO", "Simple", 1);
@@ -94,6 +102,9 @@ class NcclCommunicator final : public Communicator {
     started(lock, ncclCommInitRankConfig(&comm_, size_, id, rank_, &config), "setting up NCCL");
     lock.unlock();
     watchdog_ = std::thread([this] { watch(); });
+    barrier();  // NCCL connects its peers at the first collective: their buffers count too
+    const std::uint64_t free_after = free_device_bytes();
+    device_bytes_ = free_before > free_after ? free_before - free_after : 0;
   }
 
   NcclCommunicator(const NcclCommunicator&) = delete;
@@ -112,6 +123,7 @@ class NcclCommunicator final : public Communicator {
   }
 
   int rank() const noexcept override { return rank_; }
+  std::uint64_t device_bytes() const noexcept override { return device_bytes_; }
   int size() const noexcept override { return size_; }
 
   void all_reduce(Stream& stream, float* data, std::size_t count, Reduction op) override {
@@ -281,7 +293,8 @@ class NcclCommunicator final : public Communicator {
   int failed_rank_ = -1;
   bool aborted_ = false;
   bool stopping_ = false;
-  std::thread watchdog_;  // last: it reads the members above
+  std::uint64_t device_bytes_ = 0;  // NCCL's own, measured at setup
+  std::thread watchdog_;            // last: it reads the members above
 };
 
 }  // namespace

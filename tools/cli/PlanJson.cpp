@@ -21,6 +21,7 @@ nlohmann::json plan_totals(const graph::Plan& plan) {
                            {"recomputed_bytes", plan.recomputed_bytes},
                            {"predicted_step_ms", plan.predicted_step_seconds * 1e3},
                            {"cost_source", plan.cost_source}};
+  if (plan.communicator_bytes > 0) totals["communicator_bytes"] = plan.communicator_bytes;
   if (plan.peer_device >= 0) {  // Note [Peer tier]
     totals.update({{"peer_device", plan.peer_device},
                    {"peer_budget_bytes", plan.peer_budget_bytes},

@@ -9,22 +9,18 @@
 #include <cmath>
 #include <functional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "graph/TestNetworks.hpp"
-#include "models/train/Distributed.hpp"
-#include "models/train/ParameterAccess.hpp"
-#include "models/train/Trainer.hpp"
-#include "runtime/Device.hpp"
-#include "runtime/Rendezvous.hpp"
+#include "models/train/cuda/NcclRanks.hpp"
 
 namespace vdnn::models {
 namespace {
 
-constexpr int kRanks = 2;
-constexpr std::int64_t kRankBatch = 8;
-constexpr int kSteps = 10;
+using nccl_test::kRankBatch;
+using nccl_test::kRanks;
+using nccl_test::kSteps;
+using nccl_test::RankRun;
 
 graph::NetworkDef plain_cnn() {  // no batch norm: its statistics are per rank
   using namespace layers;
@@ -40,70 +36,17 @@ graph::NetworkDef plain_cnn() {  // no batch norm: its statistics are per rank
       3, 16, 10);
 }
 
-TrainerOptions options(int device, runtime::Communicator* communicator) {
-  TrainerOptions o;
-  o.session.backend = layers::Backend::Cuda;
-  o.session.device = device;
-  o.session.deterministic = true;
-  o.session.allow_tf32 = false;  // FP32 math: the comparison with one GPU is FP32's
-  o.session.executor.seed = 5;
-  o.session.executor.communicator = communicator;
-  o.schedule.base_lr = 0.1;
-  o.schedule.total_steps = kSteps;
-  o.cache = false;
-  return o;
-}
-
-struct RankRun {
-  std::vector<double> losses;
-  std::vector<float> weights;
-  std::string error;
-};
-
 RankRun train(int device, std::int64_t batch, runtime::Communicator* communicator, int steps) {
-  Trainer trainer(plain_cnn(), batch, options(device, communicator));
-  RankRun run;
-  for (int i = 0; i < steps; ++i) run.losses.push_back(trainer.step().loss);
-  for (const NamedTensor& t : named_tensors(trainer.session())) {
-    std::size_t n = 1;
-    for (const std::int64_t d : t.shape) n *= static_cast<std::size_t>(d);
-    std::vector<float> v(n);
-    read_parameter(trainer.session(), t.name, ParameterPart::Value, v.data(), n);
-    run.weights.insert(run.weights.end(), v.begin(), v.end());
-  }
-  return run;
+  Trainer trainer(plain_cnn(), batch, nccl_test::fp32_options(device, communicator, 5, 0.1));
+  return nccl_test::train_steps(trainer, steps);
 }
 
-// Each rank on its own thread and GPU, with its own NCCL communicator; body(rank, communicator).
 std::vector<RankRun> on_gpus(std::chrono::milliseconds timeout,
                              const std::function<RankRun(int, runtime::Communicator&)>& body) {
-  const int port = runtime::free_port();
-  std::vector<RankRun> runs(kRanks);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < kRanks; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        DistributedOptions d;
-        d.launch = {r, kRanks, r, "127.0.0.1", port};
-        d.timeout = timeout;
-        d.deterministic = true;
-        const auto communicator = make_communicator(d, layers::Backend::Cuda);
-        runs[static_cast<std::size_t>(r)] = body(r, *communicator);
-      } catch (const std::exception& e) {
-        runs[static_cast<std::size_t>(r)].error = e.what();
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  return runs;
+  return nccl_test::on_gpus(kRanks, timeout, body);
 }
 
-class DataParallelNccl : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (runtime::cuda_device_count() < kRanks) GTEST_SKIP() << "needs two CUDA devices";
-  }
-};
+class DataParallelNccl : public nccl_test::TwoGpus {};
 
 TEST_F(DataParallelNccl, TwoGpusAtBatch8TrainAsOneAtBatch16Bitwise) {
   const RankRun one = train(0, kRanks * kRankBatch, nullptr, kSteps);
@@ -114,8 +57,8 @@ TEST_F(DataParallelNccl, TwoGpusAtBatch8TrainAsOneAtBatch16Bitwise) {
   const std::vector<RankRun> again = on_gpus(std::chrono::seconds(120), body);
   for (int r = 0; r < kRanks; ++r) {
     ASSERT_EQ(first[static_cast<std::size_t>(r)].error, "");
-    EXPECT_EQ(first[static_cast<std::size_t>(r)].weights, first[0].weights);  // every rank
-    EXPECT_EQ(again[static_cast<std::size_t>(r)].weights, first[0].weights);  // --deterministic
+    EXPECT_EQ(first[static_cast<std::size_t>(r)].flat(), first[0].flat());  // every rank
+    EXPECT_EQ(again[static_cast<std::size_t>(r)].flat(), first[0].flat());  // --deterministic
     EXPECT_EQ(again[static_cast<std::size_t>(r)].losses, first[static_cast<std::size_t>(r)].losses);
   }
   // Different reduction orders (cuDNN at another batch, NCCL's ring): FP32 rounding, carried by
@@ -126,11 +69,11 @@ TEST_F(DataParallelNccl, TwoGpusAtBatch8TrainAsOneAtBatch16Bitwise) {
                         2.0;
     EXPECT_NEAR(mean, one.losses[static_cast<std::size_t>(step)], 1e-4) << step;
   }
-  ASSERT_EQ(first[0].weights.size(), one.weights.size());
-  for (std::size_t i = 0; i < one.weights.size(); ++i) {
-    ASSERT_NEAR(first[0].weights[i], one.weights[i],
-                1e-4 * std::max(1.0f, std::abs(one.weights[i])))
-        << i;
+  const std::vector<float> weights = first[0].flat();
+  const std::vector<float> one_weights = one.flat();
+  ASSERT_EQ(weights.size(), one_weights.size());
+  for (std::size_t i = 0; i < one_weights.size(); ++i) {
+    ASSERT_NEAR(weights[i], one_weights[i], 1e-4 * std::max(1.0f, std::abs(one_weights[i]))) << i;
   }
 }
 
