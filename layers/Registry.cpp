@@ -28,7 +28,6 @@
 #include "layers/cpu/OptimizerCpu.hpp"
 #include "layers/cpu/ReluCpu.hpp"
 #include "layers/cpu/SoftmaxCrossEntropyCpu.hpp"
-#include "layers/cpu/StochasticDepthCpu.hpp"
 #include "runtime/Error.hpp"
 #ifdef VDNN_HAVE_CUDA
 #include "layers/cuda/ActivationCuda.hpp"
@@ -51,7 +50,6 @@
 #include "layers/cuda/OptimizerCuda.hpp"
 #include "layers/cuda/ReluCuda.hpp"
 #include "layers/cuda/SoftmaxCrossEntropyCuda.hpp"
-#include "layers/cuda/StochasticDepthCuda.hpp"
 #endif
 
 namespace vdnn::layers {
