@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "runtime/Shape.hpp"
 #include "runtime/cuda/CudaCheck.hpp"
 
 namespace vdnn::layers::cuda {
@@ -38,11 +39,14 @@ struct ChannelGrid {
   bool channels_last = false;
   std::int64_t parts = 1;
 
-  /// The grid of an N x C x H x W map (positive extents) stored NHWC or NCHW: about a thousand
-  /// first-level blocks where the map is large enough.
-  static ChannelGrid of(std::int64_t samples, std::int64_t channels, std::int64_t pixels,
-                        bool channels_last) {
+  /// The grid of a rank-4 map of NCHW-logical `shape` (positive extents) stored in `layout`:
+  /// about a thousand first-level blocks where the map is large enough.
+  static ChannelGrid of(const runtime::Shape& shape, runtime::Layout layout) {
     constexpr std::int64_t kTargetBlocks = 1024;
+    const std::int64_t samples = shape.n();
+    const std::int64_t channels = shape.c();
+    const std::int64_t pixels = shape.h() * shape.w();
+    const bool channels_last = layout == runtime::Layout::Nhwc;
     const std::int64_t rows = samples * pixels;
     const std::int64_t per_part = channels_last ? kRowLanes : kPlaneThreads;
     const std::int64_t columns =

@@ -132,10 +132,6 @@ PixelChannels pixel_channels(const Shape& s, Layout layout) {
   return {s.c(), s.h() * s.w(), layout == Layout::Nhwc};
 }
 
-ChannelGrid grid_of(const Shape& s, Layout layout) {
-  return ChannelGrid::of(s.n(), s.c(), s.h() * s.w(), layout == Layout::Nhwc);
-}
-
 std::size_t statistics_bytes(const Shape& s) {
   return static_cast<std::size_t>(s.n() * s.h() * s.w()) * sizeof(float2);
 }
@@ -166,7 +162,7 @@ LayerNorm2dCuda::LayerNorm2dCuda(const LayerNorm2dSpec& spec, std::vector<Shape>
 
 WorkspaceBytes LayerNorm2dCuda::workspace() const {
   const Shape& s = input_shapes()[0];
-  return {0, statistics_bytes(s) + grid_of(s, layout()).scratch_bytes(2)};
+  return {0, statistics_bytes(s) + ChannelGrid::of(s, layout()).scratch_bytes(2)};
 }
 
 void LayerNorm2dCuda::forward(const ForwardArgs& args) {
@@ -216,8 +212,8 @@ void LayerNorm2dCuda::backward(const BackwardArgs& args) {
     });
     if (grads.out[0] == nullptr && grads.out[1] == nullptr) return;
     using D = std::remove_const_t<std::remove_pointer_t<decltype(x)>>;
-    channel_reduce<2>(stream, grid_of(s, layout()), AffineGradTerms<D>{x, dy, stats}, scratch,
-                      grads);
+    channel_reduce<2>(stream, ChannelGrid::of(s, layout()), AffineGradTerms<D>{x, dy, stats},
+                      scratch, grads);
   });
 }
 

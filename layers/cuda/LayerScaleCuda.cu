@@ -48,10 +48,6 @@ struct ProductTerms {
   }
 };
 
-ChannelGrid grid_of(const Shape& s, Layout layout) {
-  return ChannelGrid::of(s.n(), s.c(), s.h() * s.w(), layout == Layout::Nhwc);
-}
-
 template <typename T>
 void launch_scale(cudaStream_t stream, const T* in, const float* scale, T* out, const Shape& s,
                   Layout layout, bool accumulate) {
@@ -70,7 +66,7 @@ LayerScaleCuda::LayerScaleCuda(const LayerScaleSpec& spec, std::vector<Shape> in
       context_(&checked_context(options, "LayerScaleCuda", Precisions::F32OrBf16)) {}
 
 WorkspaceBytes LayerScaleCuda::workspace() const {
-  return {0, grid_of(input_shapes()[0], layout()).scratch_bytes(1)};
+  return {0, ChannelGrid::of(input_shapes()[0], layout()).scratch_bytes(1)};
 }
 
 void LayerScaleCuda::forward(const ForwardArgs& args) {
@@ -105,7 +101,7 @@ void LayerScaleCuda::backward(const BackwardArgs& args) {
     }
     if (!scale_grad) return;
     using D = DeviceElementOf<T>;
-    channel_reduce<1>(stream, grid_of(s, layout()),
+    channel_reduce<1>(stream, ChannelGrid::of(s, layout()),
                       ProductTerms<D>{device_pointer(args.grad_output.as<T>()),
                                       device_pointer(args.inputs[0].as<T>())},
                       args.workspace.data, ChannelOutputs<1>{{args.grad_params[0].as<float>()}});
