@@ -13,6 +13,8 @@
 // - dropout with p = 0.3: the product rounds once (and once more when accumulating). The mask
 //   itself is the CPU's bit for bit: a dropped element is 0 on both backends, which a wrong mask
 //   would break by far more than the tolerance.
+// - layernorm2d, layer_scale, stochastic_depth: FP32 statistics, sums and products of bf16
+//   values, each stored value rounded once (twice when accumulating).
 #include <gtest/gtest.h>
 
 #include <cstddef>

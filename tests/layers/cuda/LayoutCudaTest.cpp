@@ -2,8 +2,7 @@
 // make_layer in an NCHW and an NHWC network over a table of shapes, with GradTarget::accumulate off
 // and on: ReLU, the smooth activations, Mul (plain and broadcast), Add, Dropout, Concat, Flatten,
 // Linear, the loss, the pooling layers (max-pool ties included) and ConvNeXt's layernorm2d,
-// layer_scale and stochastic_depth. Also make_layer's refusal of
-// layout pairs a layer cannot take.
+// layer_scale and stochastic_depth. Also make_layer's refusal of layout pairs a layer cannot take.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -152,6 +151,30 @@ TEST_F(LayoutCuda, ConcatMatchesCpuInBothLayouts) {
   expect_cases_match(cases);
 }
 
+// ConvNeXt's layers: channel counts below, at and past a warp (the NHWC statistics take a warp a
+// pixel), odd planes, a 1 x 1 plane.
+std::vector<LayoutCase> convnext_cases() {
+  layers::LayerNorm2dSpec norm;
+  norm.eps = 1e-6;
+  std::vector<LayoutCase> cases;
+  for (const Shape& s : {Shape{2, 3, 4, 5}, Shape{3, 5, 1, 1}, Shape{2, 32, 3, 3},
+                         Shape{2, 40, 7, 9}, Shape{2, 96, 7, 7}}) {
+    const std::string shape = s.to_string();
+    // FP32 statistics and sums against the CPU's double ones.
+    cases.push_back({"layernorm2d " + shape, norm, {s}, kReductionTolerance});
+    cases.push_back({"layer_scale " + shape, layers::LayerScaleSpec{}, {s}, kReductionTolerance});
+    // 1 / (1 - p) a power of two: exact, accumulated or not; else one product rounded once.
+    layers::StochasticDepthSpec drop_path;
+    drop_path.p = 0.5;
+    cases.push_back({"stochastic_depth0.5 " + shape, drop_path, {s}});
+    drop_path.p = 0.1;
+    cases.push_back({"stochastic_depth0.1 " + shape, drop_path, {s}, kActivationTolerance});
+  }
+  return cases;
+}
+
+TEST_F(LayoutCuda, ConvNextLayersMatchCpuInBothLayouts) { expect_cases_match(convnext_cases()); }
+
 // NHWC input only where its bytes are NCHW's: rank 2, or a 1 x 1 plane (after global pooling).
 TEST_F(LayoutCuda, LinearAndLossMatchCpuInBothLayouts) {
   expect_cases_match({
@@ -247,30 +270,6 @@ TEST_F(LayoutCuda, PoolingSkipsAnEmptyInputGradientTarget) {
 // A layer that cannot take a pair keeps NCHW, and make_layer refuses it rather than misread memory.
 TEST_F(LayoutCuda, MakeLayerRefusesPairsALayerCannotTake) {
   const Shape planes{2, 3, 2, 2};
-  // ConvNeXt's layers: channel counts below, at and past a warp (the NHWC statistics take a warp a
-  // pixel), odd planes, a 1 x 1 plane.
-  std::vector<LayoutCase> convnext_cases() {
-    layers::LayerNorm2dSpec norm;
-    norm.eps = 1e-6;
-    std::vector<LayoutCase> cases;
-    for (const Shape& s : {Shape{2, 3, 4, 5}, Shape{3, 5, 1, 1}, Shape{2, 32, 3, 3},
-                           Shape{2, 40, 7, 9}, Shape{2, 96, 7, 7}}) {
-      const std::string shape = s.to_string();
-      // FP32 statistics and sums against the CPU's double ones.
-      cases.push_back({"layernorm2d " + shape, norm, {s}, kReductionTolerance});
-      cases.push_back({"layer_scale " + shape, layers::LayerScaleSpec{}, {s}, kReductionTolerance});
-      // 1 / (1 - p) a power of two: exact, accumulated or not; else one product rounded once.
-      layers::StochasticDepthSpec drop_path;
-      drop_path.p = 0.5;
-      cases.push_back({"stochastic_depth0.5 " + shape, drop_path, {s}});
-      drop_path.p = 0.1;
-      cases.push_back({"stochastic_depth0.1 " + shape, drop_path, {s}, kActivationTolerance});
-    }
-    return cases;
-  }
-
-  TEST_F(LayoutCuda, ConvNextLayersMatchCpuInBothLayouts) { expect_cases_match(convnext_cases()); }
-
   // Linear and the loss read NCHW bytes: an NHWC input of several channels and pixels differs.
   EXPECT_THROW(make(layers::LinearSpec{4, true}, {planes}, Layout::Nchw, Layout::Nhwc),
                runtime::InvalidArgument);
