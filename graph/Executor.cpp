@@ -75,6 +75,17 @@ std::vector<layers::OptimizerSlot> optimizer_slots(const ParameterStore& params,
   return slots;
 }
 
+// Note [Precision]: what rounds the bf16 weight copies from their masters; null without copies.
+std::unique_ptr<layers::WeightCopier> weight_copier(const ParameterStore& params,
+                                                    const LayerSet& layers) {
+  std::vector<layers::WeightCopy> copies;
+  for (const Parameter& p : params.all()) {
+    if (!p.copy.empty()) copies.push_back({p.value_view(DType::F32), p.copy_view()});
+  }
+  if (copies.empty()) return nullptr;
+  return layers::make_weight_copier(layers.backend(), layers.options(), std::move(copies));
+}
+
 // Note [Peer tier]: the peer GPU's memory behind the check of its free memory; null without a
 // peer tier. Throws InvalidArgument for a peer this device cannot reach.
 std::unique_ptr<runtime::PeerMemoryResource> make_peer_upstream(
@@ -137,6 +148,7 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
                      ? layers::make_optimizer(layers.backend(), layers.options(), options.optimizer,
                                               optimizer_slots_.size())
                      : nullptr),
+      copier_(weight_copier(*params_, layers)),
       step_started_(context.make_event(/*timing=*/true)),
       step_done_(context.make_event(/*timing=*/true)),
       eviction_gate_(
@@ -188,7 +200,9 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
     a.backward.grad_inputs.resize(node.inputs.size());
     for (std::size_t p : params_->of_node(id)) {
       const Parameter& param = params_->all()[p];
-      a.forward.params.push_back(param.value_view(DType::F32));
+      // Note [Precision]: a BF16 layer reads its weight's bf16 copy.
+      a.forward.params.push_back(param.copy.empty() ? param.value_view(DType::F32)
+                                                    : param.copy_view());
       if (param.trainable()) a.backward.grad_params.push_back(param.grad_view(DType::F32));
     }
     a.backward.params = a.forward.params;
@@ -272,6 +286,7 @@ StepResult Executor::train_step(const void* images, const std::int32_t* labels, 
     const auto enqueue_start = std::chrono::steady_clock::now();
     step_started_->record(context_.compute());
     start_host_profile();
+    refresh_copies();
     take_staged_input(images);
     input_in_place_ = std::exchange(in_place_images_, nullptr) == images && !managed(plan_);
     if (sync_) sync_->begin_step();
@@ -302,6 +317,7 @@ StepResult Executor::evaluate(const void* images, const std::int32_t* labels, fl
   logits_out_ = logits;
   try {
     take_staged_input(images);
+    refresh_copies();
     run_actions(plan_.inference, images, /*training=*/false);
     context_.compute().synchronize();
     device_pool_.retire_completed();
@@ -519,6 +535,12 @@ void Executor::timed(NodeId id, std::size_t phase, Enqueue enqueue) {
 void Executor::set_steps(std::int64_t steps) {
   VDNN_EXPECTS(steps >= 0, "a step count is never negative, got " + std::to_string(steps));
   step_ = steps;
+}
+
+// Note [Precision]: the bf16 weight copies from the masters as they are now (the last update, or
+// a caller's writes), one launch on the compute stream before the pass reads them.
+void Executor::refresh_copies() {
+  if (copier_) context_.compute().enqueue([this] { copier_->refresh(); });
 }
 
 void Executor::update(double lr) {

@@ -20,6 +20,7 @@
 #include "graph/Plan.hpp"
 #include "layers/Layer.hpp"
 #include "layers/Optimizer.hpp"
+#include "layers/WeightCopies.hpp"
 #include "runtime/BFloat16.hpp"
 #include "runtime/ExecutionContext.hpp"
 #include "runtime/MigrationCounters.hpp"
@@ -280,6 +281,7 @@ class Executor {
   template <typename Enqueue>
   void timed(NodeId node, std::size_t phase, Enqueue enqueue);
   void update(double lr);
+  void refresh_copies();
   /// Zeroes the host times of profile_layers at the start of a step.
   void start_host_profile();
   /// Waits for the step's work and measures it; `host_seconds`: what enqueuing it took.
@@ -326,6 +328,7 @@ class Executor {
   runtime::Buffer loss_seed_;
   std::vector<layers::OptimizerSlot> optimizer_slots_;  // every trainable parameter, in store order
   std::unique_ptr<layers::Optimizer> optimizer_;
+  std::unique_ptr<layers::WeightCopier> copier_;  // the bf16 weight copies (null: none)
   std::vector<std::unique_ptr<runtime::ResidentTensor>> tensors_;  // per node; input last
   // Note [Input staging]: the next pass's input, kept by this step's StageInput and uploaded
   // there from staged_from_, which stage_next() named as next_images_.

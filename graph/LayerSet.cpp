@@ -45,6 +45,7 @@ LayerSet::LayerSet(const Graph& graph, layers::Backend backend, const layers::La
     layer.layout = graph.node(id).layout;
     layer.input_layout = graph.input_layout(id);
     layer.dtype = graph.input_dtype(id);  // Note [Precision]: what the layer reads
+    layer.bf16_weight_copies = true;      // the executor's (graph::has_bf16_copy)
     layers_.push_back(
         layers::make_layer(backend, graph.node(id).spec, graph.input_shapes(id), layer));
   }

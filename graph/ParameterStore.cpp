@@ -87,17 +87,27 @@ std::vector<std::vector<float>> initial_values(const std::vector<Parameter>& par
 
 }  // namespace
 
+bool has_bf16_copy(const Graph& graph, NodeId node, std::size_t index) {
+  return graph.input_dtype(node) == runtime::DType::BF16 &&
+         layers::param_read_in_precision(graph.node(node).spec, index);
+}
+
 ParameterStore::ParameterStore(const Graph& graph, runtime::MemoryResource& memory,
                                std::uint64_t seed, runtime::Stream& upload, int state_buffers,
                                Purpose purpose, const std::vector<NodeId>& gradient_order)
     : by_node_(graph.nodes().size()) {
   for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes().size()); ++id) {
     const Node& node = graph.node(id);
-    for (layers::ParamSpec& spec : layers::param_specs(node.spec, graph.input_shapes(id))) {
+    std::vector<layers::ParamSpec> specs = layers::param_specs(node.spec, graph.input_shapes(id));
+    for (std::size_t index = 0; index < specs.size(); ++index) {
+      layers::ParamSpec& spec = specs[index];
       if (layers::conv_of(node.spec) != nullptr && spec.name == "weight") spec.layout = node.layout;
       const std::size_t bytes = spec.shape.bytes(runtime::DType::F32);
       Parameter p{node.name + "." + spec.name,    id, std::move(spec),
                   runtime::Buffer(memory, bytes), {}, {}};
+      if (has_bf16_copy(graph, id, index)) {
+        p.copy = runtime::Buffer(memory, p.spec.shape.bytes(runtime::DType::BF16));
+      }
       // The state starts from the first gradient: no initial value; inference keeps neither.
       if (p.trainable() && purpose == Purpose::Training) {
         if (gradient_order.empty()) p.grad = runtime::Buffer(memory, bytes);

@@ -27,6 +27,9 @@ struct Parameter {
   /// The optimizer's state tensors (layers::state_buffers of them; the rest empty): SGD's and
   /// LARS's momentum buffer, AdamW's exp_avg and exp_avg_sq.
   std::array<runtime::Buffer, layers::kMaxStateBuffers> state;
+  /// The bf16 copy a BF16 layer reads instead of the value (layers::param_read_in_precision; Note
+  /// [Precision]); empty for the others. The executor rounds it from the value once per pass.
+  runtime::Buffer copy;
 
   bool trainable() const noexcept { return spec.kind == layers::ParamKind::Trainable; }
   runtime::TensorView value_view(runtime::DType dtype) const {
@@ -34,6 +37,11 @@ struct Parameter {
   }
   runtime::TensorView grad_view(runtime::DType dtype) const {
     return {grad.data(), spec.shape, dtype, spec.layout};
+  }
+  /// The BF16 copy's view; empty without a copy.
+  runtime::TensorView copy_view() const {
+    if (copy.empty()) return {};
+    return {copy.data(), spec.shape, runtime::DType::BF16, spec.layout};
   }
   runtime::TensorView state_view(std::size_t index, runtime::DType dtype) const {
     return {state.at(index).data(), spec.shape, dtype, spec.layout};
@@ -46,13 +54,18 @@ struct Parameter {
 /// gradient and optimizer state too), the order the convolution runs, so no step converts it; every
 /// other parameter keeps PyTorch's order. Values are the same numbers in either order. Each
 /// trainable parameter gets `state_buffers` (<= layers::kMaxStateBuffers) optimizer state tensors,
-/// which hold no value until the first update writes them. For Purpose::Inference the store holds
-/// the values alone: no gradients, no optimizer state (Note [Inference plan]). With a
+/// which hold no value until the first update writes them. A parameter that a BF16 layer reads in
+/// bf16 (has_bf16_copy) also gets a bf16 copy. For Purpose::Inference the store holds the values
+/// (and copies) alone: no gradients, no optimizer state (Note [Inference plan]). With a
 /// `gradient_order` (training: the nodes in the order the backward pass runs them), every
 /// trainable gradient is a view of one flat buffer, zeroed, laid out in that order at
 /// 256-byte-aligned offsets: what the pool, which rounds every allocation to 256 bytes, would
 /// take for them one by one, so the plan holds as before (Note [Data parallelism]). Throws
 /// OutOfMemory, InvalidArgument when a node with trainable parameters is not in the order.
+/// Whether parameter `index` (in layers::param_specs order) of `node` has a bf16 copy: a weight
+/// that layers::param_read_in_precision names, of a node whose input dtype is BF16.
+bool has_bf16_copy(const Graph& graph, NodeId node, std::size_t index);
+
 class ParameterStore {
  public:
   ParameterStore(const Graph& graph, runtime::MemoryResource& memory, std::uint64_t seed,

@@ -7,7 +7,9 @@
 #include <iterator>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "graph/ParameterStore.hpp"
 #include "graph/PoolSimulation.hpp"
 #include "graph/planner/PlanBuilder.hpp"
 #include "runtime/ByteSize.hpp"
@@ -53,13 +55,17 @@ std::optional<Plan> fastest_plan(const Graph& g, const Liveness& live, const Pla
   return best;
 }
 
-// Every parameter and buffer, trainable ones `trainable_copies` times (value, gradient, state).
+// Every parameter and buffer, trainable ones `trainable_copies` times (value, gradient, state), and
+// the bf16 copies of the weights BF16 layers read (Note [Precision]).
 std::uint64_t parameter_copies_bytes(const Graph& g, std::uint64_t trainable_copies) {
   std::uint64_t bytes = 0;
   for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id) {
-    for (const layers::ParamSpec& p : layers::param_specs(g.node(id).spec, g.input_shapes(id))) {
-      const std::uint64_t b = p.shape.bytes(runtime::DType::F32);
-      bytes += p.kind == layers::ParamKind::Trainable ? trainable_copies * b : b;
+    const std::vector<layers::ParamSpec> specs =
+        layers::param_specs(g.node(id).spec, g.input_shapes(id));
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      const std::uint64_t b = specs[i].shape.bytes(runtime::DType::F32);
+      bytes += specs[i].kind == layers::ParamKind::Trainable ? trainable_copies * b : b;
+      if (has_bf16_copy(g, id, i)) bytes += specs[i].shape.bytes(runtime::DType::BF16);
     }
   }
   return bytes;

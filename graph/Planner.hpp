@@ -56,10 +56,11 @@ class DoesNotFit : public runtime::OutOfMemory {
 Plan make_plan(const Graph& graph, const PlanRequest& request);
 
 /// Device bytes that stay allocated across steps: parameters and buffers, gradients and
-/// `optimizer_state_buffers` optimizer state tensors of trainable parameters, and the loss
-/// gradient seed.
+/// `optimizer_state_buffers` optimizer state tensors of trainable parameters, the bf16 copies of
+/// the weights BF16 layers read (graph::has_bf16_copy), and the loss gradient seed.
 std::uint64_t resident_bytes(const Graph& graph, int optimizer_state_buffers);
-/// Device bytes that stay allocated for inference: parameters and buffers, once.
+/// Device bytes that stay allocated for inference: parameters and buffers, once, and the bf16
+/// weight copies.
 std::uint64_t parameter_bytes(const Graph& graph);
 
 /// Per node, the device bytes a plan under a budget leaves free while its forward (or recompute)

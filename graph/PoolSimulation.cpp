@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "graph/ParameterStore.hpp"
 #include "layers/LayerSpec.hpp"
 #include "runtime/Stream.hpp"
 #include "runtime/memory/PoolMemoryResource.hpp"
@@ -69,12 +70,17 @@ class Replay {
     // (inference: the values alone, no seed; Note [Inference plan]).
     const bool training = plan.purpose == Purpose::Training;
     for (NodeId id = 0; id < static_cast<NodeId>(g_.nodes().size()); ++id) {
-      for (const layers::ParamSpec& p :
-           layers::param_specs(g_.node(id).spec, g_.input_shapes(id))) {
-        const int copies = p.kind == layers::ParamKind::Trainable && training
-                               ? 2 + plan.optimizer_state_buffers
-                               : 1;
-        for (int c = 0; c < copies; ++c) take(device_, p.shape.bytes(runtime::DType::F32));
+      const std::vector<layers::ParamSpec> specs =
+          layers::param_specs(g_.node(id).spec, g_.input_shapes(id));
+      for (std::size_t i = 0; i < specs.size(); ++i) {
+        const layers::ParamSpec& p = specs[i];
+        const std::uint64_t bytes = p.shape.bytes(runtime::DType::F32);
+        take(device_, bytes);  // the value, then its bf16 copy, gradient and state
+        if (has_bf16_copy(g_, id, i)) take(device_, p.shape.bytes(runtime::DType::BF16));
+        const int more = p.kind == layers::ParamKind::Trainable && training
+                             ? 1 + plan.optimizer_state_buffers
+                             : 0;
+        for (int c = 0; c < more; ++c) take(device_, bytes);
       }
     }
     take(device_, plan.shared_workspace_bytes);

@@ -152,6 +152,11 @@ class Layer {
 /// How layers are built.
 struct LayerOptions {
   DType dtype = DType::F32;
+  /// BF16 layers: the parameters layers::param_read_in_precision names come as bf16 views in the
+  /// layer's weight layout, the copies graph::ParameterStore rounds once per step (Note
+  /// [Precision]), so the layer reserves no scratch to round them on each use. False: they come
+  /// in F32 and the layer rounds them itself, into its workspace.
+  bool bf16_weight_copies = false;
   std::uint64_t seed = 0;  // layers that draw random numbers (Dropout)
   /// Backend::Cuda: the device context whose compute stream and cuDNN/cuBLAS handles the layer
   /// uses (must outlive the layer). Unused on the CPU.

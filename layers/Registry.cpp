@@ -4,8 +4,10 @@
 
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "layers/Optimizer.hpp"
+#include "layers/WeightCopies.hpp"
 #include "layers/cpu/ActivationCpu.hpp"
 #include "layers/cpu/AddCpu.hpp"
 #include "layers/cpu/AvgPool2dCpu.hpp"
@@ -28,6 +30,7 @@
 #include "layers/cpu/OptimizerCpu.hpp"
 #include "layers/cpu/ReluCpu.hpp"
 #include "layers/cpu/SoftmaxCrossEntropyCpu.hpp"
+#include "layers/cpu/WeightCopierCpu.hpp"
 #include "runtime/Error.hpp"
 #ifdef VDNN_HAVE_CUDA
 #include "layers/cuda/ActivationCuda.hpp"
@@ -50,6 +53,7 @@
 #include "layers/cuda/OptimizerCuda.hpp"
 #include "layers/cuda/ReluCuda.hpp"
 #include "layers/cuda/SoftmaxCrossEntropyCuda.hpp"
+#include "layers/cuda/WeightCopierCuda.hpp"
 #endif
 
 namespace vdnn::layers {
@@ -177,6 +181,18 @@ std::unique_ptr<Optimizer> make_optimizer(Backend backend, const LayerOptions& o
   static_cast<void>(options);
 #endif
   throw runtime::InvalidArgument(std::string("no optimizer on the ") + backend_name(backend) +
+                                 " backend in this build");
+}
+
+std::unique_ptr<WeightCopier> make_weight_copier(Backend backend, const LayerOptions& options,
+                                                 std::vector<WeightCopy> copies) {
+  if (backend == Backend::Cpu) return std::make_unique<cpu::WeightCopierCpu>(std::move(copies));
+#ifdef VDNN_HAVE_CUDA
+  if (backend == Backend::Cuda) return std::make_unique<cuda::WeightCopierCuda>(options, copies);
+#else
+  static_cast<void>(options);
+#endif
+  throw runtime::InvalidArgument(std::string("no weight copies on the ") + backend_name(backend) +
                                  " backend in this build");
 }
 

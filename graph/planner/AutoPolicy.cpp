@@ -7,6 +7,7 @@
 #include <iterator>
 #include <limits>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "graph/PoolSimulation.hpp"
@@ -24,11 +25,17 @@ struct Move {
   double seconds_per_byte = 0.0;
 };
 
+// Which maps the hidden copies go to first: the first produced (their copies start earliest), or
+// those dearest to rebuild (a fast link that carries only part of the maps carries those, and the
+// cheap ones, batch norms and ReLUs, are rebuilt; Note [Peer tier]).
+enum class HiddenFirst : std::uint8_t { Produced, DearestToRebuild };
+
 // The knobs of one candidate: how much of the forward pass hides offload copies (in forward
-// passes), how many maps one rebuild may chain (its memory in backward), and where a map goes
-// whose rebuild is not allowed.
+// passes) and which maps they go to first, how many maps one rebuild may chain (its memory in
+// backward), and where a map goes whose rebuild is not allowed.
 struct Knobs {
   double hidden_windows = 0.0;
+  HiddenFirst hidden_first = HiddenFirst::Produced;
   int max_depth = 1;
   Placement fallback = Placement::Resident;
 };
@@ -39,36 +46,47 @@ constexpr double kHiddenWindows[] = {0.0, 0.5, 1.0};
 constexpr int kMaxDepths[] = {1, 2, 4, 8, 16, 32, 64};
 constexpr Placement kFallbacks[] = {Placement::Resident, Placement::Offloaded};
 
+// Seconds per byte of rebuilding `t` in backward: its producer's forward (Note [Recomputation]).
+double recompute_cost(const Graph& g, const CostModel& costs, NodeId t) {
+  if (t == kNetworkInput) return std::numeric_limits<double>::infinity();
+  return (costs.forward(t) + costs.gap) / static_cast<double>(tensor_bytes(g, t));
+}
+
 // Every map that baseline keeps and the loss does not read may leave the device: offloaded, at the
 // cost of its copy where the copy streams are busy (none while the first `hidden_windows` forward
-// passes' worth of copies, counted in production order, hides behind compute), or recomputed, at
-// the cost of its producer's forward. An offload goes over the peer link while the peer budget
-// lasts, in production order as the step builder fills the peer (every offloaded map is there at
-// once by the end of forward, so the sum is the peak), else over the host link (Note [Peer tier]).
-// Each map takes its cheaper way; moves come cheapest per byte first, hidden offloads in
-// production order.
+// passes' worth of copies, taken in the order `first` names, hides behind compute), or recomputed,
+// at the cost of its producer's forward. An offload goes over the peer link while the peer budget
+// lasts, in that order (as the step builder fills the peer; every offloaded map is there at once by
+// the end of forward, so the sum is the peak), else over the host link (Note [Peer tier]). Each
+// map takes its cheaper way; moves come cheapest per byte first, hidden offloads in that order.
 std::vector<Move> moves_by_cost(const Graph& g, const std::vector<Placement>& kept,
-                                const CostModel& costs, double hidden_windows,
+                                const CostModel& costs, double hidden_windows, HiddenFirst first,
                                 std::uint64_t peer_budget) {
+  std::vector<NodeId> leaving;  // in production order
+  for (NodeId t = kNetworkInput; t < static_cast<NodeId>(g.nodes().size()); ++t) {
+    if (kept[index_of(g, t)] == Placement::Resident && !read_by_loss(g, t)) leaving.push_back(t);
+  }
+  if (first == HiddenFirst::DearestToRebuild) {
+    std::stable_sort(leaving.begin(), leaving.end(), [&](NodeId a, NodeId b) {
+      return recompute_cost(g, costs, a) > recompute_cost(g, costs, b);
+    });
+  }
   const double window = hidden_windows * costs.forward_seconds();
   double copying = 0.0;
   std::uint64_t peer_left = peer_budget;
   std::vector<Move> moves;
-  for (NodeId t = kNetworkInput; t < static_cast<NodeId>(g.nodes().size()); ++t) {
-    if (kept[index_of(g, t)] != Placement::Resident || read_by_loss(g, t)) continue;
+  for (NodeId t : leaving) {
     const std::uint64_t stored = runtime::MemoryResource::align_up(tensor_bytes(g, t));
     const Tier tier = stored <= peer_left ? Tier::Peer : Tier::Host;
     const auto bytes = static_cast<double>(tensor_bytes(g, t));
     const double copy = bytes / std::min(costs.copy_rate(tier, false), costs.copy_rate(tier, true));
     const double offload = copy / bytes;
-    const double recompute = t == kNetworkInput ? std::numeric_limits<double>::infinity()
-                                                : (costs.forward(t) + costs.gap) / bytes;
+    const double recompute = recompute_cost(g, costs, t);
     const bool hidden = copying + copy <= window;
     if (hidden) copying += copy;
     if (hidden || offload <= recompute) {
       if (tier == Tier::Peer) peer_left -= stored;
-      // hidden: first, in production order
-      moves.push_back({t, Placement::Offloaded, hidden ? -1.0 : offload});
+      moves.push_back({t, Placement::Offloaded, hidden ? -1.0 : offload});  // hidden: first
     } else {
       moves.push_back({t, Placement::Recomputed, recompute});
     }
@@ -146,24 +164,50 @@ struct Fewest {
   std::vector<NodeId> dearest_first;
 };
 
-// The fewest moves whose plan fits, by bisection (more moves never raise the peak much; the
-// search needs O(log N) plans).
+// The fewest moves whose plan fits `fit`, by bisection from `plan` of `good` moves (enough) and
+// `bad` moves (too few), and that plan.
+template <typename PlanOf, typename Fit>
+std::pair<std::size_t, Plan> bisect(std::size_t bad, std::size_t good, Plan plan,
+                                    const PlanOf& plan_of, const Fit& fit) {
+  while (good - bad > 1) {
+    const std::size_t mid = bad + (good - bad) / 2;
+    Plan trial = plan_of(mid);
+    if (fit(trial)) {
+      good = mid;
+      plan = std::move(trial);
+    } else {
+      bad = mid;
+    }
+  }
+  return {good, std::move(plan)};
+}
+
+// The fewest moves whose plan fits, by bisection (more moves never raise the peak much; the search
+// needs O(log N) plans). Fragmentation does not shrink with the moves, though: where the allocator
+// cannot place the plan of every move, the bisection runs on the peak alone and the first of a few
+// larger counts, at doubling steps, that the allocator places is taken (issue 28: without it
+// ResNet-50 b128 at 25% lost the candidates that rebuild chains of two maps, the fastest).
 std::optional<Fewest> fewest_moves(const Graph& g, const Liveness& live, const PlanRequest& request,
                                    const std::vector<Placement>& kept, const CostModel& costs,
                                    Knobs knobs) {
   const std::vector<Move> moves =
-      moves_by_cost(g, kept, costs, knobs.hidden_windows, peer_budget(request));
+      moves_by_cost(g, kept, costs, knobs.hidden_windows, knobs.hidden_first, peer_budget(request));
   const auto plan_of = [&](std::size_t count) {
     return with_moves(g, live, request, kept, moves, count, knobs);
   };
-  if (!fits(g, plan_of(moves.size()))) return std::nullopt;
-  std::size_t bad = 0;  // plan_of(0) is baseline's, which does not fit
-  std::size_t good = moves.size();
-  while (good - bad > 1) {
-    const std::size_t mid = bad + (good - bad) / 2;
-    (fits(g, plan_of(mid)) ? good : bad) = mid;
+  const auto placed = [&](const Plan& p) { return fits(g, p); };
+  const auto peak_fits = [&](const Plan& p) { return p.predicted_peak <= request.budget_bytes; };
+  Plan every = plan_of(moves.size());
+  const bool every_placed = placed(every);
+  // plan_of(0) is baseline's, which does not fit
+  auto [count, plan] = every_placed ? bisect(0, moves.size(), std::move(every), plan_of, placed)
+                                    : bisect(0, moves.size(), std::move(every), plan_of, peak_fits);
+  for (std::size_t step = 1; !placed(plan); step *= 2) {
+    if (count == moves.size()) return std::nullopt;
+    count = std::min(moves.size(), count + step);
+    plan = plan_of(count);
   }
-  Fewest f{plan_of(good), {}};
+  Fewest f{std::move(plan), {}};
   for (auto m = moves.rbegin(); m != moves.rend(); ++m) f.dearest_first.push_back(m->tensor);
   return f;
 }
@@ -211,7 +255,7 @@ double predicted_seconds(const Graph& g, const Plan& plan, const CostModel& cost
 // Baseline's plan if it fits. Else, for each set of knobs, the fewest cheapest moves that fit;
 // the fixed policies recompute, vdnn-conv and vdnn-all compete too; the least predicted step time
 // wins. Each candidate costs O(N log N) plans' worth of work (bisection, keep_what_fits), so auto
-// is O(K N log N) for K candidates (at most 45), spread over the host's cores; only the best few
+// is O(K N log N) for K candidates (at most 90), spread over the host's cores; only the best few
 // are refined.
 std::optional<Plan> auto_plan(const Graph& g, const Liveness& live, const PlanRequest& request,
                               const CostModel& costs) {
@@ -220,9 +264,12 @@ std::optional<Plan> auto_plan(const Graph& g, const Liveness& live, const PlanRe
   if (fits(g, baseline)) return baseline;
   std::vector<Knobs> knobs;
   for (double windows : kHiddenWindows) {
-    const std::vector<Move> moves = moves_by_cost(g, kept, costs, windows, peer_budget(request));
-    for (int depth : depths_worth_trying(g, live, kept, moves)) {
-      for (Placement fallback : kFallbacks) knobs.push_back({windows, depth, fallback});
+    for (HiddenFirst first : {HiddenFirst::Produced, HiddenFirst::DearestToRebuild}) {
+      const std::vector<Move> moves =
+          moves_by_cost(g, kept, costs, windows, first, peer_budget(request));
+      for (int depth : depths_worth_trying(g, live, kept, moves)) {
+        for (Placement fallback : kFallbacks) knobs.push_back({windows, first, depth, fallback});
+      }
     }
   }
   // Candidates are independent plans of a const graph: they run on threads of their own. First

@@ -99,7 +99,8 @@ std::vector<TensorView> params_for_inner(const LayerSpec& spec,
                                          const std::vector<TensorView>& params, Widened& widened) {
   std::vector<TensorView> out;
   for (std::size_t i = 0; i < params.size(); ++i) {
-    out.push_back(param_read_in_precision(spec, i) ? widened.rounded(params[i]) : params[i]);
+    const bool rounds = param_read_in_precision(spec, i) && params[i].dtype != DType::BF16;
+    out.push_back(rounds ? widened.rounded(params[i]) : widened.read(params[i]));
   }
   return out;
 }

@@ -15,7 +15,8 @@ namespace vdnn::layers::cpu {
 /// (accumulating targets: old value + new gradient, rounded once), as the CUDA layers store bf16.
 /// Views given in F32 (the loss's output and its gradient, parameters, parameter gradients) pass
 /// as they are, except the parameters layers::param_read_in_precision() names, which `inner`
-/// reads rounded to bf16, as the CUDA layers' bf16 weight copies. Scratch floats are allocated per
+/// reads rounded to bf16, as the CUDA layers' bf16 weight copies (given as BF16 views, the
+/// executor's copies, they are widened as any other). Scratch floats are allocated per
 /// call. Workspace and backward needs are `inner`'s. Not thread-safe.
 class Bf16EmulationCpu final : public Layer {
  public:

@@ -2,6 +2,7 @@
 // element of x[i] is s[i / plane] in both cases (plane 1 when the shapes agree).
 #include "layers/cpu/MulCpu.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <utility>
 
@@ -27,8 +28,9 @@ void grad_of_x(const BackwardArgs& args, std::int64_t plane) {
   T* dx = target.tensor.as<T>();
   const std::int64_t n = args.grad_output.numel();
   for (std::int64_t i = 0; i < n; ++i) {
-    const T g = dy[i] * s[i / plane];
-    dx[i] = target.accumulate ? dx[i] + g : g;
+    // Accumulating: one rounding of dx + dy * s, whatever the compiler contracts (the CUDA
+    // layer's fused multiply-add, bit for bit).
+    dx[i] = target.accumulate ? std::fma(dy[i], s[i / plane], dx[i]) : dy[i] * s[i / plane];
   }
 }
 
@@ -41,6 +43,12 @@ void grad_of_scale(const BackwardArgs& args, std::int64_t plane) {
   const T* dy = args.grad_output.as<T>();
   T* ds = target.tensor.as<T>();
   const std::int64_t scales = target.tensor.numel();
+  if (plane == 1) {  // the shapes agree: ds (+)= dy * x element by element, as dx above
+    for (std::int64_t j = 0; j < scales; ++j) {
+      ds[j] = target.accumulate ? std::fma(dy[j], x[j], ds[j]) : dy[j] * x[j];
+    }
+    return;
+  }
   for (std::int64_t j = 0; j < scales; ++j) {
     double sum = 0.0;
     for (std::int64_t p = j * plane; p < (j + 1) * plane; ++p) {

@@ -48,16 +48,19 @@ std::size_t aligned(std::size_t bytes) { return runtime::MemoryResource::align_u
 
 // In NHWC the weight runs KRSC while the parameter stays KCRS, an NCHW input (the network's) is
 // converted for the convolution, and the bias gradient is our own channel sum: the scratch of
-// those comes first in each pass's workspace, then the engine's (Note [Layout]). BF16 always
-// stages the weight (a bf16 copy of the F32 master, in the layout the convolution runs in) and its
-// gradient (cuDNN's bf16 dW, converted into the F32 gradient), and sums every bias gradient itself
-// (cuDNN reduces no bf16 gradient into an F32 one); the weight copies are then bf16-sized, the
-// converted input too (Note [Precision]).
+// those comes first in each pass's workspace, then the engine's (Note [Layout]). BF16 stages the
+// weight's gradient (cuDNN's bf16 dW, converted into the F32 gradient) and sums every bias gradient
+// itself (cuDNN reduces no bf16 gradient into an F32 one); it reads the weight as the executor's
+// bf16 copy (LayerOptions::bf16_weight_copies), else stages it too: a bf16 copy of the F32 master
+// in the layout the convolution runs in. The staged copies are then bf16-sized, the converted input
+// too (Note [Precision]).
 struct Staging {
   Staging(const Shape& x_shape, const Shape& w_shape, const Shape& y_shape, bool bias,
-          runtime::Layout layout, runtime::Layout input_layout, runtime::DType dtype)
+          runtime::Layout layout, runtime::Layout input_layout, runtime::DType dtype, bool copies)
       : bf16(dtype == runtime::DType::BF16),
-        weight(layout == runtime::Layout::Nhwc || bf16 ? aligned(w_shape.bytes(dtype)) : 0),
+        nhwc(layout == runtime::Layout::Nhwc),
+        grad(nhwc || bf16 ? aligned(w_shape.bytes(dtype)) : 0),
+        weight(bf16 && copies ? 0 : grad),
         input(input_layout != layout ? aligned(x_shape.bytes(dtype)) : 0),
         w_kcrs(w_shape),
         w_run(w_shape, layout),
@@ -73,16 +76,19 @@ struct Staging {
   // Scratch before the engine's workspace: forward (weight, input), backward (weight, its
   // gradient, input, the bias sums').
   std::size_t forward() const { return weight + input; }
-  // Whether a weight (or weight gradient) view in `view`'s layout goes through the copy: always in
-  // BF16, else an NHWC convolution given a KCRS one. The executor's are KRSC already
-  // (graph::ParameterStore).
+  // Whether a weight (or weight gradient) view goes through a copy: in BF16 an F32 one (the
+  // weight's bf16 copy runs as it is), else an NHWC convolution given a KCRS one. The executor's
+  // are KRSC already (graph::ParameterStore).
   bool staged(const TensorView& view) const {
-    return bf16 || (weight > 0 && view.layout != runtime::Layout::Nhwc);
+    if (bf16) return view.dtype != runtime::DType::BF16;
+    return nhwc && view.layout != runtime::Layout::Nhwc;
   }
-  std::size_t backward() const { return 2 * weight + input + bias_scratch; }
+  std::size_t backward() const { return weight + grad + input + bias_scratch; }
 
-  bool bf16;           // the layer's dtype is BF16
-  std::size_t weight;  // bytes of the weight copy (KRSC F32 in NHWC, bf16 in BF16), else 0
+  bool bf16;         // the layer's dtype is BF16
+  bool nhwc;         // the convolution runs NHWC (KRSC weights)
+  std::size_t grad;  // bytes of the weight gradient's copy (KRSC F32 in NHWC, bf16 in BF16), else 0
+  std::size_t weight;  // bytes of the weight's copy: as `grad`, but 0 given bf16 weight copies
   std::size_t input;   // bytes of the converted input, 0 when the input is in the layer's layout
   std::size_t bias_scratch = 0;
   std::optional<ChannelSums> bias_sums;  // NHWC with a bias
@@ -107,7 +113,7 @@ struct Conv2dCuda::Impl {
        const Shape& w_shape, const Shape& y_shape, const LayerOptions& options)
       : context(&device),
         staging(x_shape, w_shape, y_shape, spec.bias, options.layout, options.input_layout,
-                options.dtype),
+                options.dtype, options.bf16_weight_copies),
         y(y_shape, options.layout, options.dtype) {
     if (spec.bias) bias.emplace(Shape::nchw(1, spec.out_channels, 1, 1), options.layout);
     // Measuring runs every candidate, so its choice varies with timing noise; deterministic runs
@@ -338,12 +344,19 @@ runtime::Layout weight_layout(const TensorView& view) {
 
 }  // namespace
 
-// The weight the convolution reads: the parameter itself, or its staged copy at the front of the
-// workspace (KRSC in NHWC; bf16 in BF16, Note [Precision]).
+// The weight the convolution reads: the parameter itself (or the executor's bf16 copy of it), or
+// its staged copy at the front of the workspace (KRSC in NHWC; bf16 in BF16, Note [Precision]).
 void* Conv2dCuda::staged_weight(const TensorView& weight, void* scratch) const {
   const Impl& m = *impl_;
   const Staging& st = m.staging;
-  if (!st.staged(weight)) return weight.data;
+  if (!st.staged(weight)) {
+    VDNN_EXPECTS(weight_layout(weight) == layout(),
+                 "Conv2dCuda: a weight copy in another order than the convolution runs");
+    return weight.data;
+  }
+  VDNN_EXPECTS(st.weight > 0,
+               "Conv2dCuda: given the F32 weight but built for bf16 weight copies "
+               "(LayerOptions::bf16_weight_copies)");
   if (st.bf16) {
     convert_layout(m.context->compute_stream(), weight.as<float>(), weight_layout(weight),
                    bf16(scratch), layout(), param_shapes_[0]);
@@ -369,9 +382,10 @@ void* Conv2dCuda::staged_input(const TensorView& x, void* scratch) const {
 }
 
 void Conv2dCuda::forward(const ForwardArgs& args) {
-  VDNN_EXPECTS(args.inputs.size() == 1 && views_match(args.params, param_shapes_),
-               "Conv2dCuda::forward: expected one input and the weight (and bias) views of the "
-               "parameter shapes");
+  VDNN_EXPECTS(
+      args.inputs.size() == 1 && params_match(args.params, param_shapes_, dtype() == DType::BF16),
+      "Conv2dCuda::forward: expected one input and the weight (and bias) views of the "
+      "parameter shapes");
   VDNN_EXPECTS(view_matches(args.inputs[0], input_shapes()[0], dtype()) &&
                    view_matches(args.output, output_shape(), dtype()) &&
                    workspace_fits(args.workspace, workspace().forward),
@@ -408,7 +422,7 @@ void Conv2dCuda::forward(const ForwardArgs& args) {
 
 void Conv2dCuda::backward(const BackwardArgs& args) {
   VDNN_EXPECTS(args.inputs.size() == 1 && args.grad_inputs.size() == 1 &&
-                   views_match(args.params, param_shapes_) &&
+                   params_match(args.params, param_shapes_, dtype() == DType::BF16) &&
                    views_match(args.grad_params, param_shapes_),
                "Conv2dCuda::backward: expected one input, one input gradient and the weight (and "
                "bias) views with their gradients, of the parameter shapes");
@@ -432,7 +446,7 @@ void Conv2dCuda::backward(const BackwardArgs& args) {
   char* scratch = static_cast<char*>(args.workspace.data);
   if (st.bias_sums) {
     // The bias gradient in FP32 (bf16 elements read exactly), into the F32 parameter gradient.
-    void* sums_scratch = scratch + 2 * st.weight + st.input;
+    void* sums_scratch = scratch + st.weight + st.grad + st.input;
     float* db = args.grad_params[1].as<float>();
     if (st.bf16 && relu_) {
       st.bias_sums->masked_sums(stream, bf16(args.output.data), bf16(dy), sums_scratch, db);
@@ -452,7 +466,7 @@ void Conv2dCuda::backward(const BackwardArgs& args) {
     }
   }
   char* algo_workspace = scratch + st.backward();
-  void* x = staged_input(args.inputs[0], scratch + 2 * st.weight);
+  void* x = staged_input(args.inputs[0], scratch + st.weight + st.grad);
   const TensorView& dw_view = args.grad_params[0];
   void* dw = st.staged(dw_view) ? scratch + st.weight : dw_view.data;
   const ConvCandidate& filter = m.backward_filter;

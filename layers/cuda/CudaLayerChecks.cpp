@@ -46,6 +46,15 @@ bool views_match(const std::vector<TensorView>& views, const std::vector<Shape>&
       [](const TensorView& view, const Shape& shape) { return view_matches(view, shape); });
 }
 
+bool params_match(const std::vector<TensorView>& views, const std::vector<Shape>& shapes,
+                  bool bf16) noexcept {
+  if (!bf16 || views.empty() || shapes.empty() || views[0].dtype != DType::BF16) {
+    return views_match(views, shapes);
+  }
+  return view_matches(views[0], shapes[0], DType::BF16) &&
+         views_match({views.begin() + 1, views.end()}, {shapes.begin() + 1, shapes.end()});
+}
+
 bool workspace_fits(const TensorView& workspace, std::size_t bytes) noexcept {
   return bytes == 0 || (!workspace.empty() && workspace.bytes() >= bytes);
 }

@@ -45,6 +45,10 @@ std::vector<Shape> param_shapes(const LayerSpec& spec, const std::vector<Shape>&
 bool view_matches(const TensorView& view, const Shape& shape, DType dtype = DType::F32) noexcept;
 /// True when `views` are non-empty F32 views of exactly `shapes`, in order.
 bool views_match(const std::vector<TensorView>& views, const std::vector<Shape>& shapes) noexcept;
+/// As views_match, except that in a BF16 layer (`bf16`) the first view, a weight, may also be its
+/// BF16 copy (LayerOptions::bf16_weight_copies; Note [Precision]).
+bool params_match(const std::vector<TensorView>& views, const std::vector<Shape>& shapes,
+                  bool bf16) noexcept;
 /// True when `workspace` holds at least `bytes` bytes (an empty view holds 0).
 bool workspace_fits(const TensorView& workspace, std::size_t bytes) noexcept;
 

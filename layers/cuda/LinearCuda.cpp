@@ -1,8 +1,9 @@
 // CUDA fully connected layer: the row-major [N, in] batch is the column-major in x N matrix cuBLAS
 // sees, so each product is one GEMM with no transposed copies. F32: SGEMMs, and the bias broadcast
 // and its gradient (a sum over the batch) are cuDNN's per-channel add and reduction on
-// [N, out, 1, 1]. BF16: GemmEx on bf16 operands with FP32 accumulation, a bf16 weight copy in the
-// workspace, and the bias and its gradient by our own FP32 passes (Note [Precision]).
+// [N, out, 1, 1]. BF16: GemmEx on bf16 operands with FP32 accumulation, the executor's bf16 weight
+// copy (or one in the workspace), and the bias and its gradient by our own FP32 passes (Note
+// [Precision]).
 #include "layers/cuda/LinearCuda.hpp"
 
 #include <cuda_bf16.h>
@@ -49,11 +50,13 @@ void gemm_bf16(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t 
 
 struct LinearCuda::Impl {
   Impl(runtime::cuda::DeviceContext& device, const LinearSpec& spec, const Shape& y_shape,
-       const Shape& w_shape, DType dtype)
+       const Shape& w_shape, const LayerOptions& options)
       : context(&device), y(y_shape) {
     if (spec.bias) bias.emplace(Shape::nchw(1, spec.out_features, 1, 1));
-    if (dtype == DType::BF16) {
-      weight = runtime::MemoryResource::align_up(w_shape.bytes(DType::BF16));
+    if (options.dtype == DType::BF16) {
+      if (!options.bf16_weight_copies) {
+        weight = runtime::MemoryResource::align_up(w_shape.bytes(DType::BF16));
+      }
       if (spec.bias) {
         bias_sums.emplace(y_shape.n(), spec.out_features);
         bias_scratch = runtime::MemoryResource::align_up(bias_sums->scratch_bytes());
@@ -64,7 +67,7 @@ struct LinearCuda::Impl {
   runtime::cuda::DeviceContext* context;
   TensorDescriptor y;  // [N, out] as [N, out, 1, 1]; also the output gradient (F32)
   std::optional<TensorDescriptor> bias;
-  std::size_t weight = 0;  // BF16: bytes of the bf16 weight copy
+  std::size_t weight = 0;  // BF16 without the executor's weight copies: bytes of its own copy
   std::size_t bias_scratch = 0;
   std::optional<ChannelSums> bias_sums;  // BF16 with a bias: over the rows of dy
 };
@@ -80,7 +83,7 @@ LinearCuda::LinearCuda(const LinearSpec& spec, const std::vector<Shape>& input_s
       in_features_(checked_int(this->input_shapes()[0].sample_numel(), "LinearCuda in_features")),
       out_features_(checked_int(spec.out_features, "LinearCuda out_features")) {
   impl_ = std::make_unique<Impl>(checked_context(options, "LinearCuda", Precisions::F32OrBf16),
-                                 spec, output_shape(), param_shapes_[0], options.dtype);
+                                 spec, output_shape(), param_shapes_[0], options);
 }
 
 LinearCuda::~LinearCuda() = default;
@@ -91,8 +94,14 @@ WorkspaceBytes LinearCuda::workspace() const {
 
 namespace {
 
-// The weight as bf16 at `scratch` (Note [Precision]): [out, in] either way.
-void* bf16_weight(cudaStream_t stream, const TensorView& weight, void* scratch) {
+// The weight as bf16 (Note [Precision]), [out, in] either way: the executor's copy as it is, else
+// rounded into `scratch` (`scratch_bytes` of it: 0 for a layer built for copies).
+const void* bf16_weight(cudaStream_t stream, const TensorView& weight, void* scratch,
+                        std::size_t scratch_bytes) {
+  if (weight.dtype == DType::BF16) return weight.data;
+  VDNN_EXPECTS(scratch_bytes > 0,
+               "LinearCuda: given the F32 weight but built for bf16 weight copies "
+               "(LayerOptions::bf16_weight_copies)");
   const Shape& s = weight.shape;
   convert_layout(stream, weight.as<float>(), runtime::Layout::Nchw, bf16(scratch),
                  runtime::Layout::Nchw, Shape::nchw(s[0], s[1], 1, 1));
@@ -102,16 +111,17 @@ void* bf16_weight(cudaStream_t stream, const TensorView& weight, void* scratch) 
 }  // namespace
 
 void LinearCuda::forward(const ForwardArgs& args) {
-  VDNN_EXPECTS(args.inputs.size() == 1 && views_match(args.params, param_shapes_),
-               "LinearCuda::forward: expected one input and the weight (and bias) views of the "
-               "parameter shapes");
+  VDNN_EXPECTS(
+      args.inputs.size() == 1 && params_match(args.params, param_shapes_, dtype() == DType::BF16),
+      "LinearCuda::forward: expected one input and the weight (and bias) views of the "
+      "parameter shapes");
   VDNN_EXPECTS(view_matches(args.inputs[0], input_shapes()[0], dtype()) &&
                    view_matches(args.output, output_shape(), dtype()) &&
                    workspace_fits(args.workspace, workspace().forward),
                "LinearCuda::forward: input, output or workspace view does not match the layer");
   if (dtype() == DType::BF16) {
     const cudaStream_t stream = impl_->context->compute_stream();
-    const void* weight = bf16_weight(stream, args.params[0], args.workspace.data);
+    const void* weight = bf16_weight(stream, args.params[0], args.workspace.data, impl_->weight);
     // Column-major: y^T (out x N) = W (out x in, stored as in x out) ^T * x^T (in x N).
     gemm_bf16(fp32_cublas(*impl_->context), CUBLAS_OP_T, CUBLAS_OP_N, out_features_, batch_,
               in_features_, weight, in_features_, args.inputs[0].data, in_features_, &kZero,
@@ -138,7 +148,7 @@ void LinearCuda::forward(const ForwardArgs& args) {
 
 void LinearCuda::backward(const BackwardArgs& args) {
   VDNN_EXPECTS(args.inputs.size() == 1 && args.grad_inputs.size() == 1 &&
-                   views_match(args.params, param_shapes_) &&
+                   params_match(args.params, param_shapes_, dtype() == DType::BF16) &&
                    views_match(args.grad_params, param_shapes_),
                "LinearCuda::backward: expected one input, one input gradient and the weight (and "
                "bias) views with their gradients, of the parameter shapes");
@@ -163,7 +173,7 @@ void LinearCuda::backward(const BackwardArgs& args) {
               args.inputs[0].data, in_features_, dy, out_features_, &kZero,
               args.grad_params[0].as<float>(), CUDA_R_32F, in_features_);
     if (target.tensor.empty()) return;
-    const void* weight = bf16_weight(stream, args.params[0], scratch);
+    const void* weight = bf16_weight(stream, args.params[0], scratch, impl_->weight);
     // Column-major: dx^T (in x N) = W^T (in x out) * dy^T (out x N).
     gemm_bf16(cublas, CUBLAS_OP_N, CUBLAS_OP_N, in_features_, batch_, out_features_, weight,
               in_features_, dy, out_features_, target.accumulate ? &kOne : &kZero,

@@ -3,6 +3,7 @@
 // a fixed order (BlockReduce.cuh). Kernels compute in float over float or __nv_bfloat16.
 #include "layers/cuda/MulCuda.hpp"
 
+#include <type_traits>
 #include <utility>
 
 #include "layers/cuda/BlockReduce.cuh"
@@ -29,14 +30,22 @@ struct ScaleIndex {
   }
 };
 
-// out[i] (+)= a[i] * s[index(i)].
+// out[i] (+)= a[i] * s[index(i)], rounded as the CPU layer rounds: F32 accumulates with one
+// fused multiply-add (MulCpu's std::fma); BF16 rounds the product, then the float sum, then the
+// store (the CPU's emulation: a fresh F32 gradient added to the old bf16 value).
 template <typename T>
 __global__ void scale_kernel(const T* __restrict__ a, const T* __restrict__ s, T* out,
                              std::int64_t n, ScaleIndex index, bool accumulate) {
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  const float v = to_float(a[i]) * to_float(s[index(i)]);
-  out[i] = from_float<T>(accumulate ? to_float(out[i]) + v : v);
+  const float x = to_float(a[i]);
+  const float scale = to_float(s[index(i)]);
+  float v = __fmul_rn(x, scale);
+  if (accumulate) {
+    v = std::is_same_v<T, float> ? __fmaf_rn(x, scale, to_float(out[i]))
+                                 : __fadd_rn(to_float(out[i]), v);
+  }
+  out[i] = from_float<T>(v);
 }
 
 // ds[j] (+)= sum over j's plane of dy * x: block j, threads striding over the plane.

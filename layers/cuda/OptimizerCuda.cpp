@@ -1,10 +1,13 @@
 // The optimizer on the CUDA backend: the order of the reductions and updates of one step on the
-// compute stream, with every intermediate value in device memory.
+// compute stream, with every intermediate value in device memory, and one update launch over a
+// chunk table of every parameter.
 #include "layers/cuda/OptimizerCuda.hpp"
 
 #include <cuda_runtime_api.h>
 
+#include <limits>
 #include <string>
+#include <utility>
 
 #include "layers/cuda/CudaLayerChecks.hpp"
 #include "layers/cuda/OptimizerKernels.hpp"
@@ -47,6 +50,40 @@ void OptimizerCuda::reduce_squares(const std::vector<OptimizerSlot>& slots, bool
   finish_squares(stream_, partials(), static_cast<int>(2 * slots.size()), sums());
 }
 
+// The chunk table of `slots` in device memory, rebuilt and uploaded only when their pointers (or
+// exclusions) differ from the last call's: an executor's slots never change, so a run uploads it
+// once (a pageable copy, which waits for the stream).
+const UpdateChunk* OptimizerCuda::chunk_table(const std::vector<OptimizerSlot>& slots, bool lars) {
+  std::vector<UpdateChunk> entries;
+  entries.reserve(slots.size());
+  for (std::size_t k = 0; k < slots.size(); ++k) {
+    const OptimizerSlot& s = slots[k];
+    UpdateChunk& e = entries.emplace_back();
+    e.param = s.param.as<float>();
+    e.grad = s.grad.as<float>();
+    e.state0 = static_cast<float*>(s.state[0].data);  // AdamW's two; SGD and LARS use one
+    e.state1 = static_cast<float*>(s.state[1].data);
+    e.squares = lars && !s.excluded ? sums() + 2 * k : nullptr;
+    e.end = s.param.numel();
+    e.excluded = s.excluded;
+  }
+  if (entries == bound_) return table_->as<UpdateChunk>();
+  chunks_.clear();
+  for (const UpdateChunk& e : entries) append_chunks(e, e.end, chunks_);
+  VDNN_EXPECTS(chunks_.size() <= static_cast<std::size_t>(std::numeric_limits<int>::max()),
+               "OptimizerCuda: more update chunks than one launch takes");
+  const std::size_t bytes = chunks_.size() * sizeof(UpdateChunk);
+  if (!table_ || table_bytes_ < bytes) {
+    table_.reset();  // frees the old table first (cudaFree waits for its readers)
+    table_.emplace(bytes);
+    table_bytes_ = bytes;
+  }
+  VDNN_CHECK_CUDA(cudaMemcpyAsync(table_->as<UpdateChunk>(), chunks_.data(), bytes,
+                                  cudaMemcpyHostToDevice, stream_));
+  bound_ = std::move(entries);
+  return table_->as<UpdateChunk>();
+}
+
 void OptimizerCuda::step(const std::vector<OptimizerSlot>& slots, double lr,
                          std::int64_t steps_before) {
   check_slots(slots, parameters_, config_.kind);
@@ -60,21 +97,11 @@ void OptimizerCuda::step(const std::vector<OptimizerSlot>& slots, double lr,
                       clip());
     clip_factor = clip();
   }
-  for (std::size_t k = 0; k < slots.size(); ++k) {
-    const OptimizerSlot& s = slots[k];
-    const optim::UpdateRule<float> rule =
-        optim::update_rule<float>(config_, lr, steps_before, s.excluded);
-    float* p = s.param.as<float>();
-    const float* g = s.grad.as<float>();
-    if (config_.kind == OptimizerKind::AdamW) {
-      adamw_update(stream_, rule, p, g, s.state[0].as<float>(), s.state[1].as<float>(),
-                   s.param.numel(), clip_factor);
-    } else {
-      const float* squares = lars && !s.excluded ? sums() + 2 * k : nullptr;
-      momentum_update(stream_, rule, p, g, s.state[0].as<float>(), s.param.numel(), clip_factor,
-                      squares);
-    }
-  }
+  const UpdateChunk* table = chunk_table(slots, lars);
+  update(stream_, config_.kind == OptimizerKind::AdamW,
+         optim::update_rule<float>(config_, lr, steps_before, /*excluded=*/false),
+         optim::update_rule<float>(config_, lr, steps_before, /*excluded=*/true), table,
+         static_cast<int>(chunks_.size()), clip_factor);
 }
 
 }  // namespace vdnn::layers::cuda

@@ -3,13 +3,18 @@
 
 #include <cuda_runtime_api.h>
 
+#include <optional>
+#include <vector>
+
 #include "layers/Optimizer.hpp"
+#include "layers/cuda/OptimizerKernels.hpp"
 #include "layers/cuda/RawBuffer.hpp"
 
 namespace vdnn::layers::cuda {
 
 /// See layers/Optimizer.hpp. step() enqueues its kernels on options.cuda's compute stream and
-/// returns without waiting: the sums of squares of clipping and LARS are reduced into a device
+/// returns without waiting (but for the first step over a list of slots, which uploads their
+/// chunk table): the sums of squares of clipping and LARS are reduced into a device
 /// buffer that the update kernels read, so nothing synchronizes the host. The constructor
 /// allocates that buffer (a few floats per parameter) and throws runtime::InvalidArgument for an
 /// invalid config, a dtype other than F32 or a missing options.cuda, runtime::CudaError when the
@@ -27,11 +32,18 @@ class OptimizerCuda final : public Optimizer {
   float* partials() const noexcept { return scratch_.as<float>(); }
   float* sums() const noexcept;  // per parameter k: [2k] its weight's, [2k + 1] its gradient's
   float* clip() const noexcept;
+  const UpdateChunk* chunk_table(const std::vector<OptimizerSlot>& slots, bool lars);
 
   cudaStream_t stream_;
   OptimizerConfig config_;
   std::size_t parameters_;
   DeviceBuffer scratch_;  // partials, sums, clip
+  // The update's chunk table: built for bound_ (one entry per slot, its whole range) as chunks_,
+  // in device memory at table_ (table_bytes_ of it).
+  std::vector<UpdateChunk> bound_;
+  std::vector<UpdateChunk> chunks_;
+  std::optional<DeviceBuffer> table_;
+  std::size_t table_bytes_ = 0;
 };
 
 }  // namespace vdnn::layers::cuda

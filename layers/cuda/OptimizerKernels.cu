@@ -1,7 +1,10 @@
 // The optimizer kernels behind OptimizerKernels.hpp: two-pass block reductions (a fixed grid, then
 // one block per tensor) so that every sum is bitwise repeatable, and one thread per element for
-// the updates, whose rules are OptimizerRules.hpp's.
+// the updates (one launch over every parameter, a block per chunk), whose rules are
+// OptimizerRules.hpp's.
 #include "layers/cuda/OptimizerKernels.hpp"
+
+#include <algorithm>
 
 #include "layers/cuda/BlockReduce.cuh"
 #include "layers/cuda/KernelGrid.hpp"
@@ -41,22 +44,23 @@ __global__ void clip_kernel(const float* sums, int count, int stride, int offset
 
 __device__ float clip_or_one(const float* clip) { return clip == nullptr ? 1.0f : *clip; }
 
-__global__ void momentum_kernel(optim::UpdateRule<float> rule, float* param, const float* grad,
-                                float* buffer, std::int64_t n, const float* clip,
-                                const float* squares) {
-  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const float c = clip_or_one(clip);
-  const float trust =
-      squares == nullptr ? 1.0f : optim::trust_ratio(rule, squares[0], squares[1], c);
-  optim::momentum_element(rule, trust, c, param[i], grad[i], buffer[i]);
-}
-
-__global__ void adamw_kernel(optim::UpdateRule<float> rule, float* param, const float* grad,
-                             float* exp_avg, float* exp_avg_sq, std::int64_t n, const float* clip) {
-  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  optim::adamw_element(rule, clip_or_one(clip), param[i], grad[i], exp_avg[i], exp_avg_sq[i]);
+template <bool kAdamW>
+__global__ void update_kernel(const UpdateChunk* chunks, optim::UpdateRule<float> decayed,
+                              optim::UpdateRule<float> excluded, const float* clip) {
+  const UpdateChunk c = chunks[blockIdx.x];
+  const optim::UpdateRule<float>& rule = c.excluded ? excluded : decayed;
+  const float factor = clip_or_one(clip);
+  if constexpr (kAdamW) {
+    for (std::int64_t i = c.begin + threadIdx.x; i < c.end; i += blockDim.x) {
+      optim::adamw_element(rule, factor, c.param[i], c.grad[i], c.state0[i], c.state1[i]);
+    }
+  } else {
+    const float trust =
+        c.squares == nullptr ? 1.0f : optim::trust_ratio(rule, c.squares[0], c.squares[1], factor);
+    for (std::int64_t i = c.begin + threadIdx.x; i < c.end; i += blockDim.x) {
+      optim::momentum_element(rule, trust, factor, c.param[i], c.grad[i], c.state0[i]);
+    }
+  }
 }
 
 }  // namespace
@@ -80,19 +84,23 @@ void clip_from_squares(cudaStream_t stream, const float* sums, int count, int st
   VDNN_CHECK_LAUNCH();
 }
 
-void momentum_update(cudaStream_t stream, const optim::UpdateRule<float>& rule, float* param,
-                     const float* grad, float* buffer, std::int64_t n, const float* clip,
-                     const float* squares) {
-  momentum_kernel<<<blocks_for(n), kBlockThreads, 0, stream>>>(rule, param, grad, buffer, n, clip,
-                                                               squares);
-  VDNN_CHECK_LAUNCH();
+void append_chunks(const UpdateChunk& entry, std::int64_t n, std::vector<UpdateChunk>& chunks) {
+  for (std::int64_t begin = 0; begin < n; begin += kUpdateChunk) {
+    UpdateChunk& c = chunks.emplace_back(entry);
+    c.begin = begin;
+    c.end = std::min(n, begin + kUpdateChunk);
+  }
 }
 
-void adamw_update(cudaStream_t stream, const optim::UpdateRule<float>& rule, float* param,
-                  const float* grad, float* exp_avg, float* exp_avg_sq, std::int64_t n,
-                  const float* clip) {
-  adamw_kernel<<<blocks_for(n), kBlockThreads, 0, stream>>>(rule, param, grad, exp_avg, exp_avg_sq,
-                                                            n, clip);
+void update(cudaStream_t stream, bool adamw, const optim::UpdateRule<float>& decayed,
+            const optim::UpdateRule<float>& excluded, const UpdateChunk* chunks, int count,
+            const float* clip) {
+  const auto blocks = static_cast<unsigned int>(count);
+  if (adamw) {
+    update_kernel<true><<<blocks, kBlockThreads, 0, stream>>>(chunks, decayed, excluded, clip);
+  } else {
+    update_kernel<false><<<blocks, kBlockThreads, 0, stream>>>(chunks, decayed, excluded, clip);
+  }
   VDNN_CHECK_LAUNCH();
 }
 

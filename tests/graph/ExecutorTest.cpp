@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
 
 #include <vector>
 
@@ -44,8 +45,13 @@ TEST(Executor, SmallResidualNetLearnsAndIsReproducible) {
   EXPECT_LT(mean(a, 70, 80), 0.5 * mean(a, 0, 5));
 }
 
-TEST(Executor, MeasuredPeakIsThePlansAndStepsReturnEveryByteButTheNextInput) {
-  Session session(Graph::build(testing::small_residual_net(), 4), options());
+// In bf16 (Note [Precision]) too, where the parameters include the weights' bf16 copies.
+class ExecutorPrecision : public ::testing::TestWithParam<runtime::DType> {};
+
+TEST_P(ExecutorPrecision, MeasuredPeakIsThePlansAndStepsReturnEveryByteButTheNextInput) {
+  SessionOptions o = options();
+  o.precision = GetParam();
+  Session session(Graph::build(testing::small_residual_net(), 4), o);
   std::vector<float> images(static_cast<std::size_t>(session.graph().input_shape().numel()), 0.5f);
   std::vector<std::int32_t> labels = {0, 1, 2, 3};
   Executor& exec = session.executor();
@@ -57,6 +63,10 @@ TEST(Executor, MeasuredPeakIsThePlansAndStepsReturnEveryByteButTheNextInput) {
   EXPECT_EQ(exec.memory().device_peak, session.plan().predicted_peak);
   EXPECT_EQ(exec.steps(), 1);
 }
+
+INSTANTIATE_TEST_SUITE_P(Executor, ExecutorPrecision,
+                         ::testing::Values(runtime::DType::F32, runtime::DType::BF16),
+                         [](const auto& p) { return std::string(runtime::dtype_name(p.param)); });
 
 TEST(Executor, NoUpstreamAllocationAfterSetup) {
   Session session(testing::load_config("resnet20-cifar.json", 4), options(Policy::VdnnAll));

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <variant>
 
 #include "graph/Fusion.hpp"
@@ -58,7 +59,18 @@ TEST(Precision, PlansCountBf16MapsAtHalfTheBytes) {
   const Graph bf16 = with_precision(fp32, DType::BF16);
   const Plan a = make_plan(fp32, {Policy::VdnnAll, 0, {}});
   const Plan b = make_plan(bf16, {Policy::VdnnAll, 0, {}});
-  EXPECT_EQ(b.resident_bytes, a.resident_bytes);  // FP32 master weights in both
+  // FP32 master weights in both; bf16 adds one bf16 copy of each convolution and linear weight.
+  std::uint64_t copies = 0;
+  for (NodeId id = 0; id < static_cast<NodeId>(bf16.nodes().size()); ++id) {
+    const layers::LayerSpec& spec = bf16.node(id).spec;
+    if (layers::conv_of(spec) == nullptr && !std::holds_alternative<layers::LinearSpec>(spec)) {
+      continue;
+    }
+    copies += 2 * static_cast<std::uint64_t>(
+                      layers::param_specs(spec, bf16.input_shapes(id)).at(0).shape.numel());
+  }
+  EXPECT_GT(copies, 0u);
+  EXPECT_EQ(b.resident_bytes, a.resident_bytes + copies);
   // Every offloaded map is half as large; the cast's output (the first conv's input, bf16) is
   // offloaded where the fp32 network input was.
   EXPECT_LT(b.offloaded_bytes, a.offloaded_bytes * 6 / 10);

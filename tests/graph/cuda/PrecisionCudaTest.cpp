@@ -96,7 +96,7 @@ TEST_F(PrecisionCuda, Bf16TracksFp32For2000StepsOfResNet20) {
   SessionOptions o;
   o.backend = layers::Backend::Cuda;
   o.deterministic = true;  // the same numbers every run: measured algorithms change them
-  testing::expect_bf16_tracks_fp32(o, 2000);
+  testing::expect_bf16_tracks_fp32(o, 2000, 4);
 }
 
 }  // namespace

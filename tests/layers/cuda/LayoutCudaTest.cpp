@@ -138,7 +138,11 @@ TEST_F(LayoutCuda, ConcatMatchesCpuInBothLayouts) {
                                   {2, 3, 5, {1, 2}},
                                   {3, 4, 4, {3, 5, 2}},
                                   {2, 1, 1, {3, 6}},
-                                  {2, 7, 7, {16, 3, 8, 5}}};
+                                  {2, 7, 7, {16, 3, 8, 5}},
+                                  // Rows of whole 16-byte vectors (copy_rows' vector kernel), as
+                                  // DenseNet's 32 new channels behind a wide concatenation.
+                                  {2, 5, 5, {64, 32}},
+                                  {3, 2, 3, {8, 16, 8}}};
   std::vector<LayoutCase> cases;
   for (const Rows& r : rows) {
     LayoutCase c{"concat", layers::ConcatSpec{}, {}};
