@@ -71,8 +71,9 @@ class StochasticDepthCpu : public ::testing::Test {
 
   // The layer's output for x = 1 everywhere.
   std::vector<float> forward(double p, bool training, std::uint64_t step, bool recompute = false) {
-    const auto layer = layers::make_layer(layers::Backend::Cpu, drop_path(p), {shape_},
-                                          layers::LayerOptions{DType::F32, kSeed});
+    layers::LayerOptions options;
+    options.seed = kSeed;
+    const auto layer = layers::make_layer(layers::Backend::Cpu, drop_path(p), {shape_}, options);
     std::vector<float> x(static_cast<std::size_t>(shape_.numel()), 1.0f);
     std::vector<float> y(x.size());
     layers::ForwardArgs args;
