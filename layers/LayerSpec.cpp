@@ -108,10 +108,12 @@ std::string_view type_name(const LayerSpec& spec) {
 const std::vector<std::string_view>& known_type_names() {
   // Order follows the LayerSpec variant's alternatives; the fused ones, last, are not config types.
   static const std::vector<std::string_view> kNames = {
-      "conv2d", "batchnorm2d", "relu",    "maxpool2d", "avgpool2d", "global_avgpool",
-      "linear", "add",         "concat",  "dropout",   "flatten",   "softmax_cross_entropy",
-      "silu",   "gelu",        "sigmoid", "hardswish", "mul"};
-  static_assert(std::variant_size_v<LayerSpec> == 21, "keep kNames in step with LayerSpec");
+      "conv2d",    "batchnorm2d",    "relu",        "maxpool2d",
+      "avgpool2d", "global_avgpool", "linear",      "add",
+      "concat",    "dropout",        "flatten",     "softmax_cross_entropy",
+      "silu",      "gelu",           "sigmoid",     "hardswish",
+      "mul",       "layernorm2d",    "layer_scale", "stochastic_depth"};
+  static_assert(std::variant_size_v<LayerSpec> == 24, "keep kNames in step with LayerSpec");
   return kNames;
 }
 
@@ -191,6 +193,14 @@ BackwardNeeds backward_needs(const LayerSpec& spec) {
                         },
                         // each operand's gradient is the other's product with dy.
                         [](const MulSpec&) {
+                          return BackwardNeeds{true, false};
+                        },
+                        // the statistics are taken again from x rather than kept.
+                        [](const LayerNorm2dSpec&) {
+                          return BackwardNeeds{true, false};
+                        },
+                        // x for the scale's gradient.
+                        [](const LayerScaleSpec&) {
                           return BackwardNeeds{true, false};
                         },
                         [](const auto&) {
@@ -283,6 +293,19 @@ Shape infer_output_shape(const LayerSpec& spec, const std::vector<Shape>& inputs
             }
             return x;
           },
+          [&](const LayerNorm2dSpec& l) {
+            expect_rank4(name, inputs);
+            if (!(l.eps > 0.0)) shape_error(name, "eps > 0", inputs);
+            return x;
+          },
+          [&](const LayerScaleSpec&) {
+            expect_rank4(name, inputs);
+            return x;
+          },
+          [&](const StochasticDepthSpec& d) {
+            if (!(d.p >= 0.0 && d.p < 1.0)) shape_error(name, "p in [0, 1)", inputs);
+            return x;
+          },
           [&](const CastSpec&) { return x; },
           [&](const NormalizeSpec&) {
             if (x.rank() != 4 || x.c() != 3)
@@ -314,6 +337,14 @@ std::vector<ParamSpec> param_specs(const LayerSpec& spec, const std::vector<Shap
             {"bias", channels, ParamKind::Trainable, Init::Zeros, 1},
             {"running_mean", channels, ParamKind::Buffer, Init::Zeros, 1},
             {"running_var", channels, ParamKind::Buffer, Init::Ones, 1}};
+  }
+  if (std::holds_alternative<LayerNorm2dSpec>(spec)) {
+    return {{"weight", Shape{x.c()}, ParamKind::Trainable, Init::Ones, 1},
+            {"bias", Shape{x.c()}, ParamKind::Trainable, Init::Zeros, 1}};
+  }
+  if (std::holds_alternative<LayerScaleSpec>(spec)) {
+    // torchvision starts it at 1e-6; graph::ParameterStore has no constant initializer yet.
+    return {{"layer_scale", Shape{x.c(), 1, 1}, ParamKind::Trainable, Init::Ones, 1}};
   }
   if (const auto* l = std::get_if<LinearSpec>(&spec)) {
     const std::int64_t in_features = x.sample_numel();

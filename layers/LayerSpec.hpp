@@ -74,6 +74,22 @@ using HardswishSpec = ActivationSpec<Activation::Hardswish>;
 /// excitation's scale). Backward gives dx = dy * s and ds = dy * x, summed over H and W where s
 /// is broadcast.
 struct MulSpec {};
+/// ConvNeXt's LayerNorm2d: each pixel's C values normalized over the channels with their mean and
+/// biased variance, then y = xhat * weight[c] + bias[c] (weight and bias [C], FP32 in every
+/// precision). eps as in torch.nn.LayerNorm (ConvNeXt sets 1e-6).
+struct LayerNorm2dSpec {
+  double eps = 1e-5;
+};
+/// ConvNeXt's learnable per-channel scale: y = x * layer_scale[c], the parameter [C, 1, 1] named
+/// "layer_scale" as torchvision's CNBlock names it.
+struct LayerScaleSpec {};
+/// Drop path (torchvision's StochasticDepth, mode "row"): in training each sample is kept with
+/// probability 1 - p and scaled by 1 / (1 - p), or zeroed; in inference y = x. Sample n's draw is
+/// dropout's for element n of (seed, step) (layers/DropoutMask.hpp), so backward and a recompute
+/// regenerate the same mask.
+struct StochasticDepthSpec {
+  double p = 0.0;  // required
+};
 /// A fused chain (Note [Fusion]): batchnorm2d -> relu, or with `residual` batchnorm2d -> add ->
 /// relu, the add's other operand as a second input: y = relu(bn(x) [+ r]). Only graph::fuse makes
 /// it, never a config; the node keeps the batch norm's name and parameters.
@@ -108,11 +124,13 @@ using LayerSpec =
     std::variant<Conv2dSpec, BatchNorm2dSpec, ReluSpec, MaxPool2dSpec, AvgPool2dSpec,
                  GlobalAvgPoolSpec, LinearSpec, AddSpec, ConcatSpec, DropoutSpec, FlattenSpec,
                  SoftmaxCrossEntropySpec, SiluSpec, GeluSpec, SigmoidSpec, HardswishSpec, MulSpec,
-                 BatchNormReluSpec, Conv2dReluSpec, CastSpec, NormalizeSpec>;
+                 LayerNorm2dSpec, LayerScaleSpec, StochasticDepthSpec, BatchNormReluSpec,
+                 Conv2dReluSpec, CastSpec, NormalizeSpec>;
 
 /// Name of the layer type: "conv2d", "batchnorm2d", "relu", "maxpool2d", "avgpool2d",
 /// "global_avgpool", "linear", "add", "concat", "dropout", "flatten", "softmax_cross_entropy",
-/// "silu", "gelu", "sigmoid", "hardswish", "mul" (the types a config may write), then the fused
+/// "silu", "gelu", "sigmoid", "hardswish", "mul", "layernorm2d", "layer_scale",
+/// "stochastic_depth" (the types a config may write), then the fused
 /// "batchnorm2d_relu", "batchnorm2d_add_relu" and "conv2d_relu", "cast" and "normalize".
 std::string_view type_name(const LayerSpec& spec);
 /// The types a config may write, in LayerSpec's order (the first alternatives of the variant).

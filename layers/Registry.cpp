@@ -21,6 +21,8 @@
 #include "layers/cpu/DropoutCpu.hpp"
 #include "layers/cpu/FlattenCpu.hpp"
 #include "layers/cpu/GlobalAvgPoolCpu.hpp"
+#include "layers/cpu/LayerNorm2dCpu.hpp"
+#include "layers/cpu/LayerScaleCpu.hpp"
 #include "layers/cpu/LinearCpu.hpp"
 #include "layers/cpu/MaxPool2dCpu.hpp"
 #include "layers/cpu/MulCpu.hpp"
@@ -42,6 +44,8 @@
 #include "layers/cuda/DropoutCuda.hpp"
 #include "layers/cuda/FlattenCuda.hpp"
 #include "layers/cuda/GlobalAvgPoolCuda.hpp"
+#include "layers/cuda/LayerNorm2dCuda.hpp"
+#include "layers/cuda/LayerScaleCuda.hpp"
 #include "layers/cuda/LinearCuda.hpp"
 #include "layers/cuda/MaxPool2dCuda.hpp"
 #include "layers/cuda/MulCuda.hpp"
@@ -90,6 +94,9 @@ VDNN_LAYER(Gelu);
 VDNN_LAYER(Sigmoid);
 VDNN_LAYER(Hardswish);
 VDNN_LAYER(Mul);
+VDNN_LAYER(LayerNorm2d);
+VDNN_LAYER(LayerScale);
+VDNN_LAYER(StochasticDepth);
 VDNN_LAYER(BatchNormRelu);
 VDNN_LAYER(Cast);
 VDNN_LAYER(Normalize);

@@ -128,11 +128,13 @@ class NetworkBuilder {
   }
 
   // Checks the entry's name (unique, not "input") before any entry is expanded, so that a
-  // reference to a later entry can be told apart from an unknown one.
+  // reference to a later entry can be told apart from an unknown one. A layer's name may be
+  // dotted, as a PyTorch module path ("features.1.0.block.0"); a block's, the prefix of its
+  // repetitions, may not.
   std::string read_entry_name(const Cursor& entry) {
     if (!entry.json().is_object()) entry.fail("expected a layer or a block (a JSON object)");
     const Cursor name_at = entry.required("name");
-    std::string name = name_at.as_name();
+    std::string name = entry.find("template") ? name_at.as_name() : name_at.as_dotted_name();
     if (name == graph::kInputName) {
       name_at.fail("\"input\" is reserved: it names the network input");
     }
@@ -150,8 +152,8 @@ class NetworkBuilder {
     std::vector<std::string> inputs =
         read_inputs(entry, previous_, [this](const Cursor& ref) { return resolve(ref); });
     check_arity(entry, spec, inputs.size());
+    claim(entry, name);
     def_.layers.push_back({name, spec, std::move(inputs), entry.origin()});
-    produced_[name] = name;
     previous_ = name;
   }
 
@@ -205,7 +207,7 @@ class NetworkBuilder {
             "its input");
       }
       if (!when || when->as_bool()) {
-        produced_[name] = name;
+        claim(layer, name);
         def_.layers.push_back({name, spec, std::move(inputs), layer.origin()});
       } else {
         produced_[name] = inputs.front();
@@ -214,6 +216,14 @@ class NetworkBuilder {
       previous = produced_[name];
     }
     return previous;
+  }
+
+  // Records the layer `name` as produced: a dotted top-level name may be one a repetition expands
+  // to, which the first of the two keeps.
+  void claim(const Cursor& layer, const std::string& name) {
+    if (!produced_.emplace(name, name).second) {
+      layer.fail("duplicate layer name \"" + name + "\" (a layer and a repetition's layer)");
+    }
   }
 
   config::Template& find_template(const Cursor& ref) {

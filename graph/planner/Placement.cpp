@@ -15,7 +15,9 @@ constexpr std::string_view kCheapLayers[] = {
     "batchnorm2d", "batchnorm2d_relu", "batchnorm2d_add_relu", "maxpool2d", "avgpool2d",
     "global_avgpool", "add", "concat", "mul", "flatten", "dropout",
     // the element-wise activations
-    "relu", "silu", "gelu", "sigmoid", "hardswish"};
+    "relu", "silu", "gelu", "sigmoid", "hardswish",
+    // ConvNeXt's: a pass over each pixel's channels, a per-channel scale, a per-sample mask
+    "layernorm2d", "layer_scale", "stochastic_depth"};
 
 // conv2d, or conv2d_relu: fused or not, the layer reads its input as a convolution does.
 bool is_conv(const Node& node) { return layers::conv_of(node.spec) != nullptr; }

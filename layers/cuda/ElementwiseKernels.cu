@@ -229,6 +229,12 @@ struct NchwIndexOfNhwc {
   }
 };
 
+// The draw of element i when a whole sample shares one (drop path): its sample, in either layout.
+struct SampleIndex {
+  std::int64_t sample_numel;
+  __device__ std::int64_t operator()(std::int64_t i) const { return i / sample_numel; }
+};
+
 template <typename T, typename MaskIndex>
 __global__ void dropout_kernel(double p, float scale, std::uint64_t state, const T* in, T* out,
                                std::int64_t n, bool accumulate, MaskIndex mask_index) {
@@ -346,6 +352,13 @@ void dropout_apply_channels_last(cudaStream_t stream, double p, std::uint64_t se
   launch_dropout(stream, p, seed, step, in, out, n, accumulate, NchwIndexOfNhwc{channels, pixels});
 }
 
+template <typename T>
+void drop_path_apply(cudaStream_t stream, double p, std::uint64_t seed, std::uint64_t step,
+                     const T* in, T* out, std::int64_t n, std::int64_t sample_numel,
+                     bool accumulate) {
+  launch_dropout(stream, p, seed, step, in, out, n, accumulate, SampleIndex{sample_numel});
+}
+
 // The launchers of both element types (ElementwiseKernels.hpp).
 #define VDNN_ELEMENTWISE_LAUNCHERS(T)                                                              \
   template void copy_rows<T>(cudaStream_t, T*, std::int64_t, const T*, std::int64_t, std::int64_t, \
@@ -360,7 +373,9 @@ void dropout_apply_channels_last(cudaStream_t stream, double p, std::uint64_t se
                                  std::int64_t, bool);                                              \
   template void dropout_apply_channels_last<T>(cudaStream_t, double, std::uint64_t, std::uint64_t, \
                                                const T*, T*, std::int64_t, std::int64_t,           \
-                                               std::int64_t, bool);
+                                               std::int64_t, bool);                                \
+  template void drop_path_apply<T>(cudaStream_t, double, std::uint64_t, std::uint64_t, const T*,   \
+                                   T*, std::int64_t, std::int64_t, bool);
 VDNN_ELEMENTWISE_LAUNCHERS(float)
 VDNN_ELEMENTWISE_LAUNCHERS(runtime::BFloat16)
 #undef VDNN_ELEMENTWISE_LAUNCHERS

@@ -1,8 +1,9 @@
 // Host-side launchers of the element-wise kernels of the CUDA ReLU, smooth activations, Add,
-// Concat, Flatten and Dropout layers (F32 or BF16). Each enqueues on `stream` (never the
-// NULL stream), checks the launch and returns without waiting; pointers are device memory of at
-// least the counts given, and counts are positive and at most INT_MAX elements (KernelGrid.hpp).
-// Also the layout rules of the layers that take either memory order (Note [Layout]).
+// Concat, Flatten and Dropout (and drop path) layers (F32 or BF16). Each enqueues on `stream`
+// (never the NULL stream), checks the launch and returns without waiting; pointers are device
+// memory of at least the counts given, and counts are positive and at most INT_MAX elements
+// (KernelGrid.hpp). Also the layout rules of the layers that take either memory order (Note
+// [Layout]).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -84,6 +85,14 @@ template <typename T>
 void dropout_apply_channels_last(cudaStream_t stream, double p, std::uint64_t seed,
                                  std::uint64_t step, const T* in, T* out, std::int64_t n,
                                  std::int64_t channels, std::int64_t pixels, bool accumulate);
+
+/// dropout_apply with one draw per sample of `sample_numel` elements (drop path): the draw of
+/// element i is that of index i / sample_numel, StochasticDepthCpu's in either layout (a sample is
+/// contiguous in NCHW and NHWC alike). Throws runtime::CudaError.
+template <typename T>
+void drop_path_apply(cudaStream_t stream, double p, std::uint64_t seed, std::uint64_t step,
+                     const T* in, T* out, std::int64_t n, std::int64_t sample_numel,
+                     bool accumulate);
 
 /// The layout of a layer whose inputs and output share one memory order, whichever it is (element-
 /// wise work, pooling, concatenation): options.layout when options.input_layout agrees, else Nchw,

@@ -86,6 +86,15 @@ std::vector<Attribute<layers::DropoutSpec>> attributes(const layers::DropoutSpec
   return {{"p", &layers::DropoutSpec::p, false, 1, {0.0, 1.0, false, true}}};
 }
 
+std::vector<Attribute<layers::LayerNorm2dSpec>> attributes(const layers::LayerNorm2dSpec& /*tag*/) {
+  return {{"eps", &layers::LayerNorm2dSpec::eps, false, 1, {0.0, 1.0, true, false}}};
+}
+
+std::vector<Attribute<layers::StochasticDepthSpec>> attributes(
+    const layers::StochasticDepthSpec& /*tag*/) {
+  return {{"p", &layers::StochasticDepthSpec::p, true, 1, {0.0, 1.0, false, true}}};
+}
+
 // A default-constructed spec of the variant alternative `index`.
 template <std::size_t... I>
 layers::LayerSpec default_spec(std::size_t index, std::index_sequence<I...> /*alternatives*/) {

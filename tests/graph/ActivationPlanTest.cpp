@@ -1,6 +1,7 @@
 // The planner and the smooth activations (Note [Recomputation]): under `recompute` the maps of
 // silu, gelu, hardswish and mul are rebuilt in backward from the convolution outputs their
-// backward keeps; sigmoid's, whose backward reads only its output, stays.
+// backward keeps; sigmoid's, whose backward reads only its output, stays. So are ConvNeXt's
+// layernorm2d, layer_scale and stochastic_depth.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -70,6 +71,45 @@ TEST(ActivationPlan, RecomputeRebuildsActivationAndMulMapsFromTheInputsTheirBack
   EXPECT_EQ(p.placement_of(node_named(g, "conv3")), Placement::ForwardOnly);
   EXPECT_EQ(p.placement_of(node_named(g, "sigmoid")), Placement::Resident);
   EXPECT_GT(p.recomputed_bytes, 0u);
+  EXPECT_LT(p.predicted_peak, plan(g, Policy::Baseline).predicted_peak);
+}
+
+// A ConvNeXt-like block: depthwise conv -> layernorm2d -> 1x1 -> layer_scale -> 1x1, whose output
+// feeds a GELU (which keeps it) and a stochastic_depth read by a convolution.
+Graph convnext_chain() {
+  layers::LinearSpec fc;
+  fc.out_features = 4;
+  layers::Conv2dSpec depthwise = conv(8, 3);
+  depthwise.groups = 8;
+  layers::StochasticDepthSpec drop_path;
+  drop_path.p = 0.2;
+  return Graph::build(testing::network({
+                          layer("stem", conv(8, 3), {"input"}),
+                          layer("dwconv", depthwise, {"stem"}),
+                          layer("norm", layers::LayerNorm2dSpec{}, {"dwconv"}),
+                          layer("pw1", conv(8, 1), {"norm"}),
+                          layer("scale", layers::LayerScaleSpec{}, {"pw1"}),
+                          layer("pw2", conv(8, 1), {"scale"}),
+                          layer("gelu", layers::GeluSpec{}, {"pw2"}),
+                          layer("conv_g", conv(8, 3), {"gelu"}),
+                          layer("drop_path", drop_path, {"pw2"}),
+                          layer("conv_d", conv(8, 3), {"drop_path"}),
+                          layer("sum", layers::AddSpec{}, {"conv_g", "conv_d"}),
+                          layer("pool", layers::GlobalAvgPoolSpec{}, {"sum"}),
+                          layer("fc", fc, {"pool"}),
+                          layer("loss", layers::SoftmaxCrossEntropySpec{}, {"fc"}),
+                      }),
+                      4);
+}
+
+TEST(ActivationPlan, RecomputeRebuildsConvNextLayerMapsFromTheInputsBackwardKeeps) {
+  const Graph g = convnext_chain();
+  const Plan p = plan(g, Policy::Recompute);
+  for (const char* name : {"norm", "scale", "drop_path"}) {
+    EXPECT_EQ(p.placement_of(node_named(g, name)), Placement::Recomputed) << name;
+    EXPECT_EQ(p.placement_of(g.node(node_named(g, name)).inputs.front()), Placement::Resident)
+        << name << "'s input";
+  }
   EXPECT_LT(p.predicted_peak, plan(g, Policy::Baseline).predicted_peak);
 }
 

@@ -148,7 +148,7 @@ TEST(ConfigLoader, TemplateLayerNamesMayHaveDotsAndBeReferredTo) {
             "net.json at /templates/t/2 (expanded as layer1.0.downsample.1)");
 }
 
-TEST(ConfigLoader, DotsOnlyJoinNamesAndOnlyInsideTemplates) {
+TEST(ConfigLoader, DotsOnlyJoinNamesAndNeverNameABlock) {
   const auto in_template = [](const std::string& name) {
     return config_error(network(R"({"name": "b", "template": "t", "repeat": 1}, )" + kHead,
                                 R"("t": [{"name": ")" + name + R"(", "type": "relu"}])"));
@@ -161,9 +161,12 @@ TEST(ConfigLoader, DotsOnlyJoinNamesAndOnlyInsideTemplates) {
   }
   EXPECT_TRUE(contains(in_template(std::string(120, 'a') + "." + std::string(8, 'b')),
                        "expected a name of 1 to 128"));
-  // Top-level names have no dots, so "BLOCK.R.LOCAL" cannot be any other layer's name.
-  EXPECT_TRUE(contains(config_error(network(R"({"name": "a.0", "type": "relu"}, )" + kHead)),
-                       "net.json at /layers/0/name: expected a name of 1 to 128 letters"));
+  // A top-level layer may have a dotted name, but not one a repetition expands to.
+  EXPECT_TRUE(contains(config_error(network(R"({"name": "b", "template": "t", "repeat": 1},
+                                               {"name": "b.0.x", "type": "relu"}, )" +
+                                                kHead,
+                                            R"("t": [{"name": "x", "type": "relu"}])")),
+                       "net.json at /layers/1: duplicate layer name \"b.0.x\""));
   EXPECT_TRUE(
       contains(config_error(network(
                    R"({"name": "b", "template": "t", "repeat": 1}, )" + kHead,
@@ -447,8 +450,11 @@ TEST(ConfigLoader, RejectsDuplicateKeysAndNames) {
                        "net.json at /layers/2/name: duplicate layer or block name \"fc\""));
   EXPECT_TRUE(contains(config_error(network(R"({"name": "input", "type": "relu"}, )" + kHead)),
                        "net.json at /layers/0/name: \"input\" is reserved"));
-  EXPECT_TRUE(contains(config_error(network(R"({"name": "a.b", "type": "relu"}, )" + kHead)),
-                       "net.json at /layers/0/name: expected a name of 1 to 128 letters"));
+  // A block's name is the prefix of its repetitions' names: no dots.
+  EXPECT_TRUE(
+      contains(config_error(network(R"({"name": "a.b", "template": "t", "repeat": 1}, )" + kHead,
+                                    R"("t": [{"name": "x", "type": "relu"}])")),
+               "net.json at /layers/0/name: expected a name of 1 to 128 letters"));
 }
 
 TEST(ConfigLoader, RejectsAbsurdSizes) {

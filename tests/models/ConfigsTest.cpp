@@ -71,7 +71,7 @@ TEST(Configs, EveryConfigLoadsAndBuilds) {
     EXPECT_EQ(g.node(g.logits_node()).output_shape, (runtime::Shape{2, def.num_classes}));
     ++count;
   }
-  EXPECT_EQ(count, 13);
+  EXPECT_EQ(count, 14);
 }
 
 TEST(Configs, EveryConfigPlansUnderEveryPolicy) {
@@ -97,6 +97,7 @@ TEST(Configs, TorchvisionParameterCounts) {
   EXPECT_EQ(build("resnet50.json").trainable_parameters(), 25'557'032);
   EXPECT_EQ(build("resnet152.json").trainable_parameters(), 60'192'808);
   EXPECT_EQ(build("densenet121.json").trainable_parameters(), 7'978'856);
+  EXPECT_EQ(build("convnext_tiny.json").trainable_parameters(), 28'589'128);
 }
 
 TEST(Configs, DeepImageNetNetworksMatchThePapers) {

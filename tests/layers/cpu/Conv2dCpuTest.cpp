@@ -30,6 +30,8 @@ std::vector<ConvCase> cases() {
       {"groups2_bias", Shape{2, 4, 6, 6}, conv(6, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 2, true)},
       {"depthwise", Shape{2, 5, 7, 7}, conv(5, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 5)},
       {"depthwise_x2_stride2", Shape{1, 3, 8, 8}, conv(6, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 3, true)},
+      {"depthwise_7x7_pad3_bias", Shape{2, 8, 9, 9},
+       conv(8, {7, 7}, {1, 1}, {3, 3}, {1, 1}, 8, true)},
       {"kernel_1x3_stride_1x2", Shape{2, 3, 5, 9}, conv(4, {1, 3}, {1, 2}, {0, 2})},
       {"kernel_5x2_bias", Shape{1, 2, 9, 6}, conv(3, {5, 2}, {2, 1}, {2, 1}, {1, 1}, 1, true)},
       {"1x1_direct_bias", Shape{3, 8, 5, 4}, conv(6, {1, 1}, {1, 1}, {0, 0}, {1, 1}, 1, true)},

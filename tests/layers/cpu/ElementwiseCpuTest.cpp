@@ -30,8 +30,10 @@ TensorView view_of(std::vector<T>& values, const Shape& shape) {
 template <typename T>
 std::unique_ptr<Layer> make(const layers::LayerSpec& spec, const std::vector<Shape>& shapes,
                             std::uint64_t seed = 0) {
-  return layers::make_layer(layers::Backend::Cpu, spec, shapes,
-                            layers::LayerOptions{runtime::dtype_of<T>(), seed});
+  layers::LayerOptions options;
+  options.dtype = runtime::dtype_of<T>();
+  options.seed = seed;
+  return layers::make_layer(layers::Backend::Cpu, spec, shapes, options);
 }
 
 // Host tensors for one forward call; params follow param_specs() order.

@@ -71,13 +71,21 @@ void fill_distinct(std::vector<double>& values, Random& random) {
   }
 }
 
+// F64 layers drawing with `seed`.
+layers::LayerOptions f64_options(std::uint64_t seed) {
+  layers::LayerOptions options;
+  options.dtype = DType::F64;
+  options.seed = seed;
+  return options;
+}
+
 // One layer with every tensor it reads or writes, all in double on the host.
 class Harness {
  public:
   explicit Harness(const GradCheckCase& c)
       : case_(c),
-        layer_(layers::make_layer(layers::Backend::Cpu, c.spec, c.input_shapes,
-                                  layers::LayerOptions{DType::F64, c.seed})),
+        layer_(
+            layers::make_layer(layers::Backend::Cpu, c.spec, c.input_shapes, f64_options(c.seed))),
         param_specs_(layers::param_specs(c.spec, c.input_shapes)),
         output_("output", layer_->output_shape(), 0.0),
         weights_("R", layer_->output_shape(), c.output_weight.value_or(0.0)),

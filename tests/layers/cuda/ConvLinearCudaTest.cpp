@@ -47,6 +47,11 @@ std::vector<ConvCase> conv_cases() {
       {"depthwise", Shape{2, 5, 7, 7}, conv(5, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 5)},
       {"depthwise_x2_stride2_bias", Shape{1, 3, 8, 8},
        conv(6, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 3, true)},
+      // ConvNeXt's 7x7 and MobileNet's strided 3x3 depthwise convolutions.
+      {"depthwise_7x7_pad3_bias_convnext", Shape{2, 96, 14, 14},
+       conv(96, {7, 7}, {1, 1}, {3, 3}, {1, 1}, 96, true)},
+      {"depthwise_3x3_stride2_mobilenet", Shape{2, 32, 15, 15},
+       conv(32, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 32)},
       {"kernel_1x3_stride_1x2", Shape{2, 3, 5, 9}, conv(4, {1, 3}, {1, 2}, {0, 1})},
       {"kernel_5x2_bias", Shape{1, 2, 9, 6}, conv(3, {5, 2}, {2, 1}, {2, 1}, {1, 1}, 1, true)},
       {"1x1_bias", Shape{3, 8, 5, 4}, conv(6, {1, 1}, {1, 1}, {0, 0}, {1, 1}, 1, true)},

@@ -1,7 +1,7 @@
-// The CUDA ReLU, smooth activations, Mul, Add, Dropout, Flatten and Concat layers in BF16 against
-// their CPU layers in F32 on the same bf16-rounded inputs, in NCHW and NHWC, overwriting and
-// accumulating input gradients. Tolerances (relative to the largest |cpu| of each tensor, see
-// cuda_matches_cpu):
+// The CUDA ReLU, smooth activations, Mul, Add, Dropout, Flatten, Concat, LayerNorm2d, LayerScale
+// and StochasticDepth layers in BF16 against their CPU layers in F32 on the same bf16-rounded
+// inputs, in NCHW and NHWC, overwriting and accumulating input gradients. Tolerances (relative to
+// the largest |cpu| of each tensor, see cuda_matches_cpu):
 // - silu, gelu, hardswish: the device's float result may differ from the CPU's by a few ulps, so
 //   one bf16 rounding (two when accumulating).
 // - sigmoid: as those forward; its backward reads its saved output, which bf16 rounded (as
@@ -16,6 +16,8 @@
 // - dropout with p = 0.3: the product rounds once (and once more when accumulating). The mask
 //   itself is the CPU's bit for bit: a dropped element is 0 on both backends, which a wrong mask
 //   would break by far more than the tolerance.
+// - layernorm2d, layer_scale, stochastic_depth: FP32 statistics, sums and products of bf16
+//   values, each stored value rounded once (twice when accumulating).
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -106,6 +108,26 @@ TEST_F(ElementwiseBf16Cuda, ConcatMatchesCpuInBothLayouts) {
       c.name += " " + c.inputs.back().to_string();
     }
     cases.push_back(c);
+  }
+  expect_cases_match(cases);
+}
+
+// ConvNeXt's layers: FP32 statistics and sums from bf16 values, each stored value rounded once;
+// stochastic depth's mask is the CPU's bit for bit.
+TEST_F(ElementwiseBf16Cuda, ConvNextLayersMatchCpuInBothLayouts) {
+  layers::LayerNorm2dSpec norm;
+  norm.eps = 1e-6;
+  layers::StochasticDepthSpec drop_path;
+  drop_path.p = 0.25;
+  std::vector<Bf16Case> cases;
+  for (const Shape& s :
+       {Shape{2, 3, 4, 5}, Shape{3, 5, 1, 1}, Shape{2, 40, 7, 9}, Shape{2, 96, 7, 7}}) {
+    const std::string shape = s.to_string();
+    cases.push_back({"layernorm2d " + shape, norm, {s}, kBf16Rounding, 2 * kBf16Rounding});
+    cases.push_back(
+        {"layer_scale " + shape, layers::LayerScaleSpec{}, {s}, kBf16Rounding, 2 * kBf16Rounding});
+    cases.push_back(
+        {"stochastic_depth " + shape, drop_path, {s}, kBf16Rounding, 2 * kBf16Rounding});
   }
   expect_cases_match(cases);
 }

@@ -1,8 +1,8 @@
 // The CUDA layers that take NHWC (Note [Layout]) against their CPU layers, each built through
 // make_layer in an NCHW and an NHWC network over a table of shapes, with GradTarget::accumulate off
 // and on: ReLU, the smooth activations, Mul (plain and broadcast), Add, Dropout, Concat, Flatten,
-// Linear, the loss and the pooling layers (max-pool ties included). Also make_layer's refusal of
-// layout pairs a layer cannot take.
+// Linear, the loss, the pooling layers (max-pool ties included) and ConvNeXt's layernorm2d,
+// layer_scale and stochastic_depth. Also make_layer's refusal of layout pairs a layer cannot take.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -154,6 +154,30 @@ TEST_F(LayoutCuda, ConcatMatchesCpuInBothLayouts) {
   }
   expect_cases_match(cases);
 }
+
+// ConvNeXt's layers: channel counts below, at and past a warp (the NHWC statistics take a warp a
+// pixel), odd planes, a 1 x 1 plane.
+std::vector<LayoutCase> convnext_cases() {
+  layers::LayerNorm2dSpec norm;
+  norm.eps = 1e-6;
+  std::vector<LayoutCase> cases;
+  for (const Shape& s : {Shape{2, 3, 4, 5}, Shape{3, 5, 1, 1}, Shape{2, 32, 3, 3},
+                         Shape{2, 40, 7, 9}, Shape{2, 96, 7, 7}}) {
+    const std::string shape = s.to_string();
+    // FP32 statistics and sums against the CPU's double ones.
+    cases.push_back({"layernorm2d " + shape, norm, {s}, kReductionTolerance});
+    cases.push_back({"layer_scale " + shape, layers::LayerScaleSpec{}, {s}, kReductionTolerance});
+    // 1 / (1 - p) a power of two: exact, accumulated or not; else one product rounded once.
+    layers::StochasticDepthSpec drop_path;
+    drop_path.p = 0.5;
+    cases.push_back({"stochastic_depth0.5 " + shape, drop_path, {s}});
+    drop_path.p = 0.1;
+    cases.push_back({"stochastic_depth0.1 " + shape, drop_path, {s}, kActivationTolerance});
+  }
+  return cases;
+}
+
+TEST_F(LayoutCuda, ConvNextLayersMatchCpuInBothLayouts) { expect_cases_match(convnext_cases()); }
 
 // NHWC input only where its bytes are NCHW's: rank 2, or a 1 x 1 plane (after global pooling).
 TEST_F(LayoutCuda, LinearAndLossMatchCpuInBothLayouts) {
