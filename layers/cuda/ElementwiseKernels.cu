@@ -146,31 +146,6 @@ struct ReluMaskInPlace {
   }
 };
 
-template <typename T>
-struct ReluBackward {
-  const T* y;
-  const T* dy;
-  T* dx;
-  bool accumulate;
-  template <int kVec>
-  __device__ void apply(std::int64_t i) const {
-    float out[kVec];
-    float g[kVec];
-    float mask[kVec];
-    load_vec<kVec>(y, i, mask);
-    load_vec<kVec>(dy, i, g);
-    if (accumulate) {
-      load_vec_mutable<kVec>(dx, i, out);
-    }
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) {
-      const float v = mask[k] > 0.0f ? g[k] : 0.0f;
-      out[k] = accumulate ? out[k] + v : v;
-    }
-    store_vec<kVec>(dx, i, out);
-  }
-};
-
 // y = f(x) for activation A (layers/ActivationMath.hpp), in float.
 template <Activation A, typename T>
 struct ActivationForward {
@@ -186,9 +161,10 @@ struct ActivationForward {
   }
 };
 
-// dx (+)= dy * f'(.) from `saved`, the input or (sigmoid) the output.
-template <Activation A, typename T>
-struct ActivationBackward {
+// dx (+)= Grad()(saved, dy) element by element: ReLU's (its output masks dy) and the smooth
+// activations' (dy * f'(.) from the input, or sigmoid's output).
+template <typename Grad, typename T>
+struct PointwiseBackward {
   const T* saved;
   const T* dy;
   T* dx;
@@ -205,11 +181,20 @@ struct ActivationBackward {
     }
 #pragma unroll
     for (int k = 0; k < kVec; ++k) {
-      const float v = activation_grad<A>(s[k], g[k]);
+      const float v = Grad()(s[k], g[k]);
       out[k] = accumulate ? out[k] + v : v;
     }
     store_vec<kVec>(dx, i, out);
   }
+};
+
+struct ReluGrad {
+  __device__ float operator()(float y, float g) const { return y > 0.0f ? g : 0.0f; }
+};
+
+template <Activation A>
+struct ActivationGrad {
+  __device__ float operator()(float saved, float g) const { return activation_grad<A>(saved, g); }
 };
 
 // The mask index of element i: the element's own index (NCHW, or any layout of rank 2).
@@ -313,9 +298,9 @@ template <typename T>
 void relu_backward(cudaStream_t stream, const T* y, const T* dy, T* dx, std::int64_t n,
                    bool accumulate) {
   using D = DeviceElementOf<T>;
-  launch_vectors(
-      stream, n, {y, dy, dx},
-      ReluBackward<D>{device_pointer(y), device_pointer(dy), device_pointer(dx), accumulate});
+  launch_vectors(stream, n, {y, dy, dx},
+                 PointwiseBackward<ReluGrad, D>{device_pointer(y), device_pointer(dy),
+                                                device_pointer(dx), accumulate});
 }
 
 template <typename T>
@@ -335,8 +320,8 @@ void activation_backward(cudaStream_t stream, const T* saved, const T* dy, T* dx
                          bool accumulate) {
   using D = DeviceElementOf<T>;
   launch_vectors(stream, n, {saved, dy, dx},
-                 ActivationBackward<A, D>{device_pointer(saved), device_pointer(dy),
-                                          device_pointer(dx), accumulate});
+                 PointwiseBackward<ActivationGrad<A>, D>{device_pointer(saved), device_pointer(dy),
+                                                         device_pointer(dx), accumulate});
 }
 
 template <typename T>
