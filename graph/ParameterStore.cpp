@@ -29,6 +29,9 @@ void initialize(const Parameter& p, std::uint64_t seed, std::uint64_t stream,
       case layers::Init::Ones:
         v = 1.0;
         break;
+      case layers::Init::Constant:
+        v = p.spec.value;
+        break;
       case layers::Init::KaimingNormalFanOut:
         v = std::sqrt(2.0 / fan) * runtime::normal01(seed, stream, index);
         break;

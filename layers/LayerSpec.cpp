@@ -342,9 +342,9 @@ std::vector<ParamSpec> param_specs(const LayerSpec& spec, const std::vector<Shap
     return {{"weight", Shape{x.c()}, ParamKind::Trainable, Init::Ones, 1},
             {"bias", Shape{x.c()}, ParamKind::Trainable, Init::Zeros, 1}};
   }
-  if (std::holds_alternative<LayerScaleSpec>(spec)) {
-    // torchvision starts it at 1e-6; graph::ParameterStore has no constant initializer yet.
-    return {{"layer_scale", Shape{x.c(), 1, 1}, ParamKind::Trainable, Init::Ones, 1}};
+  if (const auto* scale = std::get_if<LayerScaleSpec>(&spec)) {
+    return {{"layer_scale", Shape{x.c(), 1, 1}, ParamKind::Trainable, Init::Constant, 1,
+             runtime::Layout::Nchw, scale->init}};
   }
   if (const auto* l = std::get_if<LinearSpec>(&spec)) {
     const std::int64_t in_features = x.sample_numel();

@@ -81,8 +81,10 @@ struct LayerNorm2dSpec {
   double eps = 1e-5;
 };
 /// ConvNeXt's learnable per-channel scale: y = x * layer_scale[c], the parameter [C, 1, 1] named
-/// "layer_scale" as torchvision's CNBlock names it.
-struct LayerScaleSpec {};
+/// "layer_scale" as torchvision's CNBlock names it, every element starting at `init`.
+struct LayerScaleSpec {
+  double init = 1e-6;  // torchvision's CNBlock layer_scale
+};
 /// Drop path (torchvision's StochasticDepth, mode "row"): in training each sample is kept with
 /// probability 1 - p and scaled by 1 / (1 - p), or zeroed; in inference y = x. Sample n's draw is
 /// dropout's for element n of (seed, step) (layers/DropoutMask.hpp), so backward and a recompute
@@ -179,6 +181,7 @@ enum class Init : std::uint8_t {
   Ones,
   KaimingNormalFanOut,  // N(0, 2 / fan_out): torchvision's ResNet convs
   UniformFanIn,         // U(-1/sqrt(fan_in), 1/sqrt(fan_in)): PyTorch Linear weights and biases
+  Constant,             // ParamSpec::value everywhere (ConvNeXt's layer scale)
 };
 /// Trainable tensors get gradients and optimizer updates; buffers (running statistics) do not.
 enum class ParamKind : std::uint8_t { Trainable, Buffer };
@@ -193,6 +196,7 @@ struct ParamSpec {
   /// How a rank-4 parameter lies in memory: Nchw (a KCRS convolution weight, PyTorch's order) or
   /// Nhwc (KRSC, which an NHWC convolution runs; graph::ParameterStore decides, Note [Layout]).
   runtime::Layout layout = runtime::Layout::Nchw;
+  double value = 0.0;  // Init::Constant's value
 };
 /// Parameters and buffers in a fixed order; trainable ones first.
 std::vector<ParamSpec> param_specs(const LayerSpec& spec, const std::vector<Shape>& inputs);

@@ -90,6 +90,10 @@ std::vector<Attribute<layers::LayerNorm2dSpec>> attributes(const layers::LayerNo
   return {{"eps", &layers::LayerNorm2dSpec::eps, false, 1, {0.0, 1.0, true, false}}};
 }
 
+std::vector<Attribute<layers::LayerScaleSpec>> attributes(const layers::LayerScaleSpec& /*tag*/) {
+  return {{"init", &layers::LayerScaleSpec::init, false, 1, {0.0, 1.0, true, false}}};
+}
+
 std::vector<Attribute<layers::StochasticDepthSpec>> attributes(
     const layers::StochasticDepthSpec& /*tag*/) {
   return {{"p", &layers::StochasticDepthSpec::p, true, 1, {0.0, 1.0, false, true}}};

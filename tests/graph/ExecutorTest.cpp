@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <string>
-
 #include <vector>
 
 #include "graph/SessionHarness.hpp"
@@ -67,6 +66,35 @@ TEST_P(ExecutorPrecision, MeasuredPeakIsThePlansAndStepsReturnEveryByteButTheNex
 INSTANTIATE_TEST_SUITE_P(Executor, ExecutorPrecision,
                          ::testing::Values(runtime::DType::F32, runtime::DType::BF16),
                          [](const auto& p) { return std::string(runtime::dtype_name(p.param)); });
+
+// layers::Init::Constant: every element of ConvNeXt's layer scale starts at the spec's `init`.
+TEST(Executor, LayerScaleStartsAtItsInitialValue) {
+  using namespace layers;
+  Conv2dSpec conv = testing::conv(4, 3);
+  LayerScaleSpec scale;
+  scale.init = 0.25;
+  LinearSpec fc;
+  fc.out_features = 4;
+  Session session(Graph::build(testing::network({
+                                   testing::layer("conv", conv, {"input"}),
+                                   testing::layer("scale", scale, {"conv"}),
+                                   testing::layer("pool", GlobalAvgPoolSpec{}, {"scale"}),
+                                   testing::layer("fc", fc, {"pool"}),
+                                   testing::layer("loss", SoftmaxCrossEntropySpec{}, {"fc"}),
+                               }),
+                               2),
+                  options());
+  for (const Parameter& p : session.executor().parameters().all()) {
+    if (p.name != "scale.layer_scale") continue;
+    std::vector<float> values(p.value.bytes() / sizeof(float));
+    session.context().compute().copy_async(values.data(), p.value.data(), p.value.bytes());
+    session.context().compute().synchronize();
+    ASSERT_EQ(values.size(), 4u);
+    for (const float v : values) EXPECT_EQ(v, 0.25f);
+    return;
+  }
+  FAIL() << "no parameter scale.layer_scale";
+}
 
 TEST(Executor, NoUpstreamAllocationAfterSetup) {
   Session session(testing::load_config("resnet20-cifar.json", 4), options(Policy::VdnnAll));

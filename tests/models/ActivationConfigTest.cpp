@@ -68,7 +68,7 @@ TEST(ConvNextLayersConfig, ReadsEachTypeAndItsAttributes) {
   ASSERT_GE(def.layers.size(), 4u);
   EXPECT_EQ(std::get<layers::LayerNorm2dSpec>(def.layers[0].spec).eps, 1e-6);
   EXPECT_EQ(std::get<layers::LayerNorm2dSpec>(def.layers[1].spec).eps, 1e-5);
-  EXPECT_TRUE(std::holds_alternative<layers::LayerScaleSpec>(def.layers[2].spec));
+  EXPECT_EQ(std::get<layers::LayerScaleSpec>(def.layers[2].spec).init, 1e-6);  // torchvision's
   EXPECT_EQ(std::get<layers::StochasticDepthSpec>(def.layers[3].spec).p, 0.1);
 }
 
@@ -78,8 +78,9 @@ TEST(ConvNextLayersConfig, RefusesMissingOrOutOfRangeAttributes) {
   EXPECT_NE(config_error(R"({"name": "d", "type": "stochastic_depth", "p": 1})").find(kSource),
             std::string::npos);
   EXPECT_NE(config_error(R"({"name": "a", "type": "layernorm2d", "eps": 0})"), "no error");
-  EXPECT_NE(config_error(R"({"name": "c", "type": "layer_scale", "init": 1e-6})")
-                .find("unknown key \"init\" in a layer_scale layer"),
+  EXPECT_NE(config_error(R"({"name": "c", "type": "layer_scale", "init": 0})"), "no error");
+  EXPECT_NE(config_error(R"({"name": "c", "type": "layer_scale", "scale": 1e-6})")
+                .find("unknown key \"scale\" in a layer_scale layer"),
             std::string::npos);
 }
 
