@@ -116,21 +116,6 @@ struct AddPair {
 };
 
 template <typename T>
-struct ReluForward {
-  const T* x;
-  T* y;
-  template <int kVec>
-  __device__ void apply(std::int64_t i) const {
-    float v[kVec];
-    load_vec<kVec>(x, i, v);
-    // A select rather than fmaxf, which would turn a NaN input into 0 and hide it from the loss.
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) v[k] = v[k] < 0.0f ? 0.0f : v[k];
-    store_vec<kVec>(y, i, v);
-  }
-};
-
-template <typename T>
 struct ReluMaskInPlace {
   const T* y;
   T* g;
@@ -146,9 +131,9 @@ struct ReluMaskInPlace {
   }
 };
 
-// y = f(x) for activation A (layers/ActivationMath.hpp), in float.
-template <Activation A, typename T>
-struct ActivationForward {
+// y = Value()(x) element by element, in float: ReLU's and the activations'.
+template <typename Value, typename T>
+struct PointwiseForward {
   const T* x;
   T* y;
   template <int kVec>
@@ -156,9 +141,20 @@ struct ActivationForward {
     float v[kVec];
     load_vec<kVec>(x, i, v);
 #pragma unroll
-    for (int k = 0; k < kVec; ++k) v[k] = activation_value<A>(v[k]);
+    for (int k = 0; k < kVec; ++k) v[k] = Value()(v[k]);
     store_vec<kVec>(y, i, v);
   }
+};
+
+// A select rather than fmaxf, which would turn a NaN input into 0 and hide it from the loss.
+struct ReluValue {
+  __device__ float operator()(float x) const { return x < 0.0f ? 0.0f : x; }
+};
+
+// f(x) for activation A (layers/ActivationMath.hpp).
+template <Activation A>
+struct ActivationValue {
+  __device__ float operator()(float x) const { return activation_value<A>(x); }
 };
 
 // dx (+)= Grad()(saved, dy) element by element: ReLU's (its output masks dy) and the smooth
@@ -291,7 +287,8 @@ void add_pair(cudaStream_t stream, const T* a, const T* b, T* y, std::int64_t n)
 template <typename T>
 void relu_forward(cudaStream_t stream, const T* x, T* y, std::int64_t n) {
   using D = DeviceElementOf<T>;
-  launch_vectors(stream, n, {x, y}, ReluForward<D>{device_pointer(x), device_pointer(y)});
+  launch_vectors(stream, n, {x, y},
+                 PointwiseForward<ReluValue, D>{device_pointer(x), device_pointer(y)});
 }
 
 template <typename T>
@@ -312,7 +309,8 @@ void relu_mask_in_place(cudaStream_t stream, const T* y, T* g, std::int64_t n) {
 template <Activation A, typename T>
 void activation_forward(cudaStream_t stream, const T* x, T* y, std::int64_t n) {
   using D = DeviceElementOf<T>;
-  launch_vectors(stream, n, {x, y}, ActivationForward<A, D>{device_pointer(x), device_pointer(y)});
+  launch_vectors(stream, n, {x, y},
+                 PointwiseForward<ActivationValue<A>, D>{device_pointer(x), device_pointer(y)});
 }
 
 template <Activation A, typename T>
