@@ -54,8 +54,8 @@ void OptimizerCuda::reduce_squares(const std::vector<OptimizerSlot>& slots, bool
 // exclusions) differ from the last call's: an executor's slots never change, so a run uploads it
 // once (a pageable copy, which waits for the stream).
 const UpdateChunk* OptimizerCuda::chunk_table(const std::vector<OptimizerSlot>& slots, bool lars) {
-  std::vector<UpdateChunk> entries;
-  entries.reserve(slots.size());
+  std::vector<UpdateChunk>& entries = entries_;  // its capacity kept from step to step
+  entries.clear();
   for (std::size_t k = 0; k < slots.size(); ++k) {
     const OptimizerSlot& s = slots[k];
     UpdateChunk& e = entries.emplace_back();
@@ -80,7 +80,7 @@ const UpdateChunk* OptimizerCuda::chunk_table(const std::vector<OptimizerSlot>& 
   }
   VDNN_CHECK_CUDA(cudaMemcpyAsync(table_->as<UpdateChunk>(), chunks_.data(), bytes,
                                   cudaMemcpyHostToDevice, stream_));
-  bound_ = std::move(entries);
+  std::swap(bound_, entries);
   return table_->as<UpdateChunk>();
 }
 

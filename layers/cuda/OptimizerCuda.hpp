@@ -41,6 +41,7 @@ class OptimizerCuda final : public Optimizer {
   // The update's chunk table: built for bound_ (one entry per slot, its whole range) as chunks_,
   // in device memory at table_ (table_bytes_ of it).
   std::vector<UpdateChunk> bound_;
+  std::vector<UpdateChunk> entries_;  // chunk_table()'s scratch: this step's slots, one entry each
   std::vector<UpdateChunk> chunks_;
   std::optional<DeviceBuffer> table_;
   std::size_t table_bytes_ = 0;
