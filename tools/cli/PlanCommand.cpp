@@ -123,9 +123,11 @@ int plan_with_cost_file(const PlanOptions& o, const graph::Graph& built) {
   if (o.json) {
     nlohmann::json out = plan_json(g, plan);
     out["fused_chains"] = fusion.size();
+    out["moves"] = moves_json(graph::explain_moves(g, plan, costs));
     std::cout << out.dump(1) << "\n";
   } else {
     std::cout << precision_line(g) << graph::format_fusion(fusion) << "\n"
+              << graph::format_moves(graph::explain_moves(g, plan, costs)) << "\n"
               << graph::format_plan(g, plan);
   }
   return 0;
@@ -159,11 +161,14 @@ int run_plan(const PlanOptions& o) {
     out["fused_chains"] = found.fusion.size();
     out["unfused_chains"] = found.declined.size();
     out["choices"] = found.reasons;
+    out["moves"] = moves_json(graph::explain_moves(found.graph, found.plan, found.costs));
     out["search_seconds"] = seconds;
     std::cout << out.dump(1) << "\n";
   } else {
     std::cout << precision_line(found.graph) << graph::format_fusion(found.fusion) << "\n"
               << graph::format_reasons(found.reasons) << "\n"
+              << graph::format_moves(graph::explain_moves(found.graph, found.plan, found.costs))
+              << "\n"
               << graph::format_plan(found.graph, found.plan);
     std::printf("searched in:           %.2f s\n", seconds);
   }

@@ -1,6 +1,8 @@
 // One place for the names under which a plan's totals are reported.
 #include "tools/cli/PlanJson.hpp"
 
+#include <cmath>
+
 namespace vdnn::tools {
 
 nlohmann::json plan_totals(const graph::Plan& plan) {
@@ -30,6 +32,22 @@ nlohmann::json plan_totals(const graph::Plan& plan) {
                    {"host_offloaded_bytes", plan.offloaded_bytes - plan.peer_offloaded_bytes}});
   }
   return totals;
+}
+
+nlohmann::json moves_json(const std::vector<graph::MoveReason>& moves) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const graph::MoveReason& m : moves) {
+    out.push_back(
+        {{"tensor", m.tensor},
+         {"to", m.placement == graph::Placement::Recomputed ? "rebuild" : "offload"},
+         {"tier", graph::tier_name(m.tier)},
+         {"bytes", m.bytes},
+         {"copy_ms", m.copy_seconds * 1e3},
+         {"rebuild_ms", std::isinf(m.rebuild_seconds) ? nlohmann::json(nullptr)
+                                                      : nlohmann::json(m.rebuild_seconds * 1e3)},
+         {"why", m.why}});
+  }
+  return out;
 }
 
 }  // namespace vdnn::tools

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <vector>
 
+#include "graph/MoveReasons.hpp"
 #include "graph/Plan.hpp"
 
 namespace vdnn::tools {
@@ -10,5 +12,10 @@ namespace vdnn::tools {
 /// Policy (requested and chosen), device memory kind, budget, resident bytes, predicted peaks,
 /// pools, and the bytes each action kind moves per step.
 nlohmann::json plan_totals(const graph::Plan& plan);
+
+/// The maps a plan moves off the device and why (graph::explain_moves), one object each: tensor,
+/// to ("offload" or "rebuild"), tier, bytes, copy_ms, rebuild_ms (null for the network input,
+/// which cannot be rebuilt), why.
+nlohmann::json moves_json(const std::vector<graph::MoveReason>& moves);
 
 }  // namespace vdnn::tools

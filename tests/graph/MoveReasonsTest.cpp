@@ -1,0 +1,83 @@
+// explain_moves: every map a plan offloads or rebuilds, once, with costs and a reason that agrees
+// with them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "graph/LayerSet.hpp"
+#include "graph/MoveReasons.hpp"
+#include "graph/Planner.hpp"
+#include "graph/SessionHarness.hpp"
+
+namespace vdnn::graph {
+namespace {
+
+Plan plan(const Graph& g, Policy policy, const CostModel& costs, std::uint64_t budget = 0) {
+  PlanRequest r;
+  r.policy = policy;
+  r.budget_bytes = budget;
+  r.workspace = LayerSet(g, layers::Backend::Cpu, {}).workspaces();
+  r.costs = &costs;
+  return make_plan(g, r);
+}
+
+std::size_t moved(const Plan& p) {
+  return static_cast<std::size_t>(std::count_if(p.placement.begin(), p.placement.end(), [](auto x) {
+    return x == Placement::Offloaded || x == Placement::Recomputed;
+  }));
+}
+
+TEST(MoveReasons, BaselineMovesNothing) {
+  const Graph g = testing::load_config("resnet20-cifar.json", 8);
+  const CostModel costs = estimate_costs(g);
+  const std::vector<MoveReason> moves = explain_moves(g, plan(g, Policy::Baseline, costs), costs);
+  EXPECT_TRUE(moves.empty());
+  EXPECT_EQ(format_moves(moves), "moves: none (every map stays on the device)\n");
+}
+
+TEST(MoveReasons, AFixedPolicyNamesItsRuleForEveryMapItMoves) {
+  const Graph g = testing::load_config("resnet20-cifar.json", 8);
+  const CostModel costs = estimate_costs(g);
+  const Plan all = plan(g, Policy::VdnnAll, costs);
+  const std::vector<MoveReason> moves = explain_moves(g, all, costs);
+  ASSERT_EQ(moves.size(), moved(all));
+  EXPECT_EQ(moves.front().tensor, "input");
+  for (const MoveReason& m : moves) {
+    EXPECT_EQ(m.placement, Placement::Offloaded) << m.tensor;
+    EXPECT_EQ(m.why, "policy vdnn-all offloads this map") << m.tensor;
+    EXPECT_GT(m.bytes, 0U);
+    EXPECT_GT(m.copy_seconds, 0.0);
+  }
+  EXPECT_NE(format_moves(moves).find("conv1"), std::string::npos);
+}
+
+// Under auto, a rebuilt map says its rebuild costs less than its copy exactly when it does, and
+// an offloaded one says its copy costs less, or that it runs beside compute, by the same numbers.
+TEST(MoveReasons, AutosReasonsAgreeWithTheCostsTheyQuote) {
+  const Graph g = testing::load_config("densenet40-cifar.json", 8);
+  const CostModel costs = estimate_costs(g);
+  const Plan base = plan(g, Policy::Baseline, costs);
+  const Plan all = plan(g, Policy::VdnnAll, costs);
+  const std::uint64_t budget = (base.predicted_peak + all.predicted_peak) / 2;
+  const Plan automatic = plan(g, Policy::Auto, costs, budget);
+  const std::vector<MoveReason> moves = explain_moves(g, automatic, costs);
+  ASSERT_EQ(moves.size(), moved(automatic));
+  ASSERT_FALSE(moves.empty());
+  for (const MoveReason& m : moves) {
+    SCOPED_TRACE(m.tensor);
+    const bool cheaper_rebuild = m.rebuild_seconds <= m.copy_seconds;
+    if (m.placement == Placement::Recomputed) {
+      EXPECT_EQ(m.why.rfind(cheaper_rebuild ? "rebuild " : "rebuilt: ", 0), 0U) << m.why;
+    } else if (std::isinf(m.rebuild_seconds)) {
+      EXPECT_EQ(m.tensor, "input");
+    } else {
+      EXPECT_NE(m.why.find(cheaper_rebuild ? "runs beside compute" : "costs less than a rebuild"),
+                std::string::npos)
+          << m.why;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace vdnn::graph
