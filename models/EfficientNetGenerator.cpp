@@ -2,6 +2,7 @@
 // its channel and depth rounding, its module names, its stochastic-depth schedule.
 #include "models/EfficientNetGenerator.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -146,6 +147,13 @@ void add_mbconv(Builder& b, const std::string& name, const StageRow& row, std::i
 
 std::string number(double v) { return Json(v).dump(); }
 
+// A multiplier in a network name, which allows no '.': 1.2 -> "1p2".
+std::string name_part(double v) {
+  std::string text = number(v);
+  std::replace(text.begin(), text.end(), '.', 'p');
+  return text;
+}
+
 std::string description(const EfficientNetOptions& o, const std::vector<std::int64_t>& stages) {
   std::string blocks;
   for (const std::int64_t s : stages) blocks += (blocks.empty() ? "" : "/") + std::to_string(s);
@@ -227,8 +235,9 @@ std::string generate_efficientnet_config(const EfficientNetOptions& o) {
   Json config;
   config["$schema"] = "schema/network.schema.json";
   config["description"] = description(o, stages);
-  config["name"] = o.preset.empty() ? "efficientnet_w" + number(o.width) + "_d" + number(o.depth)
-                                    : "efficientnet_" + o.preset;
+  config["name"] = o.preset.empty()
+                       ? "efficientnet_w" + name_part(o.width) + "_d" + name_part(o.depth)
+                       : "efficientnet_" + o.preset;
   config["input"] = {{"channels", 3}, {"height", o.resolution}, {"width", o.resolution}};
   config["num_classes"] = o.num_classes;
   config["layers"] = b.take();

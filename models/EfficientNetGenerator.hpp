@@ -18,7 +18,9 @@ struct EfficientNetOptions {
   // BatchNorm2d(eps=1e-3, momentum=0.01), torchvision's B5-B7 (their weights came from
   // TensorFlow); else PyTorch's defaults (eps=1e-5, momentum=0.1), as its B0-B4 and its class.
   bool tf_batch_norm = false;
-  std::string preset;  // "b0".."b7" names the config "efficientnet_bN"; empty: by width and depth
+  // "b0".."b7" names the config "efficientnet_bN"; empty: "efficientnet_w<W>_d<D>", each '.'
+  // of the multipliers written 'p' ("efficientnet_w1p2_d1p4").
+  std::string preset;
 };
 
 /// torchvision's efficientnet_bN for `preset` "b0".."b7": width, depth, resolution (its weights'
