@@ -107,13 +107,17 @@ std::string_view type_name(const LayerSpec& spec) {
 
 const std::vector<std::string_view>& known_type_names() {
   // Order follows the LayerSpec variant's alternatives; the fused ones, last, are not config types.
-  static const std::vector<std::string_view> kNames = {
-      "conv2d",    "batchnorm2d",    "relu",        "maxpool2d",
-      "avgpool2d", "global_avgpool", "linear",      "add",
-      "concat",    "dropout",        "flatten",     "softmax_cross_entropy",
-      "silu",      "gelu",           "sigmoid",     "hardswish",
-      "relu6",     "hardsigmoid",    "mul",         "layernorm2d",
-      "layer_scale", "stochastic_depth"};
+  static const std::vector<std::string_view> kNames = {"conv2d",      "batchnorm2d",
+                                                       "relu",        "maxpool2d",
+                                                       "avgpool2d",   "global_avgpool",
+                                                       "linear",      "add",
+                                                       "concat",      "dropout",
+                                                       "flatten",     "softmax_cross_entropy",
+                                                       "silu",        "gelu",
+                                                       "sigmoid",     "hardswish",
+                                                       "relu6",       "hardsigmoid",
+                                                       "mul",         "layernorm2d",
+                                                       "layer_scale", "stochastic_depth"};
   static_assert(std::variant_size_v<LayerSpec> == 26, "keep kNames in step with LayerSpec");
   return kNames;
 }

@@ -129,13 +129,13 @@ using LayerSpec =
     std::variant<Conv2dSpec, BatchNorm2dSpec, ReluSpec, MaxPool2dSpec, AvgPool2dSpec,
                  GlobalAvgPoolSpec, LinearSpec, AddSpec, ConcatSpec, DropoutSpec, FlattenSpec,
                  SoftmaxCrossEntropySpec, SiluSpec, GeluSpec, SigmoidSpec, HardswishSpec, Relu6Spec,
-                 HardsigmoidSpec, MulSpec, LayerNorm2dSpec, LayerScaleSpec, StochasticDepthSpec, BatchNormReluSpec,
-                 Conv2dReluSpec, CastSpec, NormalizeSpec>;
+                 HardsigmoidSpec, MulSpec, LayerNorm2dSpec, LayerScaleSpec, StochasticDepthSpec,
+                 BatchNormReluSpec, Conv2dReluSpec, CastSpec, NormalizeSpec>;
 
 /// Name of the layer type: "conv2d", "batchnorm2d", "relu", "maxpool2d", "avgpool2d",
 /// "global_avgpool", "linear", "add", "concat", "dropout", "flatten", "softmax_cross_entropy",
-/// "silu", "gelu", "sigmoid", "hardswish", "relu6", "hardsigmoid", "mul", "layernorm2d", "layer_scale",
-/// "stochastic_depth" (the types a config may write), then the fused
+/// "silu", "gelu", "sigmoid", "hardswish", "relu6", "hardsigmoid", "mul", "layernorm2d",
+/// "layer_scale", "stochastic_depth" (the types a config may write), then the fused
 /// "batchnorm2d_relu", "batchnorm2d_add_relu" and "conv2d_relu", "cast" and "normalize".
 std::string_view type_name(const LayerSpec& spec);
 /// The types a config may write, in LayerSpec's order (the first alternatives of the variant).

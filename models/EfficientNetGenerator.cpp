@@ -70,6 +70,7 @@ void check(bool ok, const std::string& rule, const std::string& value) {
 }
 
 void check_options(const EfficientNetOptions& o) {
+  if (!o.preset.empty()) efficientnet_preset(o.preset);  // throws for an unknown one
   // The negated forms refuse NaN too.
   check(o.width > 0.0 && o.width <= kMaxMultiplier, "width must be in (0, 8]",
         Json(o.width).dump());
@@ -108,8 +109,7 @@ class Builder {
   }
 
   // torchvision's SqueezeExcitation "P" over `channels` through `squeeze` (SiLU, then sigmoid).
-  void squeeze_excitation(const std::string& prefix, std::int64_t channels,
-                          std::int64_t squeeze) {
+  void squeeze_excitation(const std::string& prefix, std::int64_t channels, std::int64_t squeeze) {
     const std::string input = last_;
     add(prefix + ".avgpool", "global_avgpool");
     add(prefix + ".fc1", "conv2d", {{"out_channels", squeeze}, {"kernel", 1}, {"bias", true}});
@@ -154,18 +154,31 @@ std::string name_part(double v) {
   return text;
 }
 
+// The `vdnn gen efficientnet` arguments that make `o`: a preset and what overrides it, or width,
+// depth and resolution and what differs from the defaults.
+std::string gen_arguments(const EfficientNetOptions& o) {
+  const EfficientNetOptions base =
+      o.preset.empty() ? EfficientNetOptions{} : efficientnet_preset(o.preset);
+  std::string text = o.preset.empty()
+                         ? "--width " + number(o.width) + " --depth " + number(o.depth) +
+                               " --resolution " + std::to_string(o.resolution)
+                         : "--preset " + o.preset;
+  if (!o.preset.empty() && o.resolution != base.resolution) {
+    text += " --resolution " + std::to_string(o.resolution);
+  }
+  if (o.dropout != base.dropout) text += " --dropout " + number(o.dropout);
+  if (o.num_classes != base.num_classes) text += " --num-classes " + std::to_string(o.num_classes);
+  return text;
+}
+
 std::string description(const EfficientNetOptions& o, const std::vector<std::int64_t>& stages) {
   std::string blocks;
   for (const std::int64_t s : stages) blocks += (blocks.empty() ? "" : "/") + std::to_string(s);
-  const std::string command =
-      o.preset.empty() ? "--width " + number(o.width) + " --depth " + number(o.depth) +
-                             " --resolution " + std::to_string(o.resolution)
-                       : "--preset " + o.preset;
   return (o.preset.empty() ? "EfficientNet of width " + number(o.width) + " and depth " +
                                  number(o.depth) + " (torchvision's EfficientNet class)"
                            : "torchvision efficientnet_" + o.preset) +
          " for " + std::to_string(o.resolution) + "x" + std::to_string(o.resolution) +
-         " images, made by `vdnn gen efficientnet " + command +
+         " images, made by `vdnn gen efficientnet " + gen_arguments(o) +
          "`: a 3x3 stride-2 stem, stages of " + blocks +
          " MBConv blocks (expand 1x1 conv-BN-SiLU, depthwise conv-BN-SiLU, squeeze-excitation, "
          "project 1x1 conv-BN; stochastic depth to 0.2 and a residual add where the stride is 1 "
@@ -196,8 +209,7 @@ EfficientNetOptions efficientnet_preset(const std::string& preset) {
 std::vector<std::int64_t> efficientnet_stages(double depth) {
   std::vector<std::int64_t> stages;
   for (const StageRow& row : kStages) {
-    stages.push_back(
-        static_cast<std::int64_t>(std::ceil(static_cast<double>(row.blocks) * depth)));
+    stages.push_back(static_cast<std::int64_t>(std::ceil(static_cast<double>(row.blocks) * depth)));
   }
   return stages;
 }

@@ -18,8 +18,8 @@ struct EfficientNetOptions {
   // BatchNorm2d(eps=1e-3, momentum=0.01), torchvision's B5-B7 (their weights came from
   // TensorFlow); else PyTorch's defaults (eps=1e-5, momentum=0.1), as its B0-B4 and its class.
   bool tf_batch_norm = false;
-  // "b0".."b7" names the config "efficientnet_bN"; empty: "efficientnet_w<W>_d<D>", each '.'
-  // of the multipliers written 'p' ("efficientnet_w1p2_d1p4").
+  // The preset these options started from (efficientnet_preset sets it), which names the config
+  // "efficientnet_bN"; empty: "efficientnet_w<W>_d<D>", each '.' written 'p' ("..._w1p2_d1p4").
   std::string preset;
 };
 
@@ -44,7 +44,8 @@ std::int64_t efficientnet_channels(std::int64_t channels, double width);
 /// stochastic depth of p = 0.2 * block / blocks and the residual add), features.8 (1x1 conv to 4x
 /// the last stage's channels, BN, SiLU), avgpool, flatten, classifier.0 (dropout), classifier.1
 /// (linear). Throws runtime::InvalidArgument stating the rule an option breaks: width and depth
-/// in (0, 8], resolution in [32, 2048], dropout in [0, 1), num_classes in [2, 2^20]. Thread-safe.
+/// in (0, 8], resolution in [32, 2048], dropout in [0, 1), num_classes in [2, 2^20], preset empty
+/// or "b0".."b7". Thread-safe.
 std::string generate_efficientnet_config(const EfficientNetOptions& options);
 
 }  // namespace vdnn::models

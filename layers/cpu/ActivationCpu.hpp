@@ -10,8 +10,8 @@
 namespace vdnn::layers::cpu {
 
 /// y = f(x) for activation A (layers/ActivationMath.hpp), element by element, so either layout.
-/// Backward reads the output for sigmoid and relu6 and the input for the others (backward_needs) and
-/// honours GradTarget::accumulate; an empty target is skipped. Not thread-safe; see
+/// Backward reads the output for sigmoid and relu6 and the input for the others (backward_needs)
+/// and honours GradTarget::accumulate; an empty target is skipped. Not thread-safe; see
 /// layers/Layer.hpp for the argument contract. Constructing throws nothing beyond Layer's.
 template <Activation A>
 class ActivationCpu final : public Layer {

@@ -120,8 +120,7 @@ TEST(EfficientNetGenerator, ChannelsAndDepthsRoundAsTorchvision) {
 TEST(EfficientNetGenerator, StochasticDepthGrowsLinearlyOverTheResidualBlocks) {
   const graph::NetworkDef b0 = preset_network("b0");
   const auto p = [&](const std::string& block) {
-    return std::get<layers::StochasticDepthSpec>(
-               layer_named(b0, block + ".stochastic_depth").spec)
+    return std::get<layers::StochasticDepthSpec>(layer_named(b0, block + ".stochastic_depth").spec)
         .p;
   };
   EXPECT_EQ(p("features.2.1"), 0.2 * 2 / 16);  // block 2 of 16, torchvision's float exactly
@@ -187,15 +186,16 @@ TEST(EfficientNetGenerator, InvalidOptionsNameTheRule) {
   EXPECT_NE(message(with(&O::width, std::nan(""))).find("width must be"), std::string::npos);
   EXPECT_NE(message(with(&O::depth, -1.0)).find("depth must be in (0, 8]"), std::string::npos);
   EXPECT_NE(message(with(&O::depth, 8.5)).find("8.5 is not"), std::string::npos);
-  EXPECT_NE(message(with(&O::resolution, std::int64_t{31})).find("[32, 2048]"),
-            std::string::npos);
+  EXPECT_NE(message(with(&O::resolution, std::int64_t{31})).find("[32, 2048]"), std::string::npos);
   EXPECT_NE(message(with(&O::resolution, std::int64_t{4096})).find("4096 is not"),
             std::string::npos);
   EXPECT_NE(message(with(&O::dropout, 1.0)).find("dropout must be in [0, 1)"), std::string::npos);
-  EXPECT_NE(message(with(&O::num_classes, std::int64_t{1})).find("num_classes"),
-            std::string::npos);
+  EXPECT_NE(message(with(&O::num_classes, std::int64_t{1})).find("num_classes"), std::string::npos);
   EXPECT_EQ(message(EfficientNetOptions{}), "no error");
   EXPECT_THROW(efficientnet_preset("b8"), runtime::InvalidArgument);
+  EfficientNetOptions unknown;
+  unknown.preset = "b8";
+  EXPECT_NE(message(unknown).find("presets: b0, b1"), std::string::npos);
 }
 
 TEST(EfficientNetConfig, B0TrainsFiveStepsOnTheCpuAtASmallResolution) {

@@ -87,7 +87,7 @@ TEST(MobileNetConfig, ActivationsAreTorchvisions) {
   const graph::Graph v2 = shipped("mobilenet_v2.json");
   EXPECT_EQ(type_of(v2, "features.0.2"), "relu6");
   EXPECT_EQ(type_of(v2, "features.2.conv.1.2"), "relu6");
-  EXPECT_EQ(type_of(v2, "features.3.add"), "add");  // 24 -> 24, stride 1
+  EXPECT_EQ(type_of(v2, "features.3.add"), "add");      // 24 -> 24, stride 1
   EXPECT_EQ(type_of(v2, "features.4.add"), "missing");  // 24 -> 32, stride 2
   const graph::Graph v3 = shipped("mobilenet_v3_large.json");
   EXPECT_EQ(type_of(v3, "features.0.2"), "hardswish");

@@ -43,8 +43,8 @@ void add_bn(std::set<std::string>& keys, const std::string& name) {
 
 void expect_trains_on_the_cpu(const std::string& config, std::int64_t resolution,
                               std::int64_t batch, int steps) {
-  graph::NetworkDef def = models::load_network(
-      (std::filesystem::path(VDNN_SOURCE_DIR) / "configs" / config).string());
+  graph::NetworkDef def =
+      models::load_network((std::filesystem::path(VDNN_SOURCE_DIR) / "configs" / config).string());
   def.height = def.width = resolution;
   models::TrainerOptions options;
   options.data = "synthetic";

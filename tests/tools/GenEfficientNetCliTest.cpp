@@ -42,9 +42,24 @@ TEST(CliGenEfficientNet, WidthDepthAndResolutionShapeTheNetwork) {
   ASSERT_EQ(run.code, 0) << run.output;
   EXPECT_NE(run.output.find("\"name\": \"efficientnet_w1p0_d1p0\""), std::string::npos);
   EXPECT_NE(run.output.find("\"height\": 256, \"width\": 256"), std::string::npos);
+  EXPECT_NE(run.output.find("made by `vdnn gen efficientnet --width 1.0 --depth 1.0 --resolution "
+                            "256 --dropout 0.3 --num-classes 10`"),
+            std::string::npos)
+      << run.output;
   EXPECT_NE(run.output.find("\"type\": \"dropout\", \"p\": 0.3"), std::string::npos);
   // B0's layers with a 10-class classifier: 5,288,548 - 1281 * 990.
   EXPECT_NE(run.output.find("; 4,020,358 parameters."), std::string::npos) << run.output;
+}
+
+TEST(CliGenEfficientNet, APresetTakesOverrides) {
+  const CliRun run = vdnn("gen efficientnet --preset b7 --resolution 300");
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("\"name\": \"efficientnet_b7\""), std::string::npos);
+  EXPECT_NE(run.output.find("\"height\": 300, \"width\": 300"), std::string::npos);
+  EXPECT_NE(run.output.find("`vdnn gen efficientnet --preset b7 --resolution 300`"),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("\"eps\": 0.001, \"momentum\": 0.01"), std::string::npos);
 }
 
 TEST(CliGenEfficientNet, BadArgumentsExitWith2AndNameTheRule) {

@@ -72,10 +72,11 @@ CLI::App* add_gen_command(CLI::App& app, GenOptions& o) {
   cmd->add_option("family", o.family, "resnet, densenet or efficientnet")
       ->required()
       ->check(CLI::IsMember({"resnet", "densenet", "efficientnet"}));
-  cmd->add_option("--depth", o.depth,
-                  "resnet, densenet: weighted layers: resnet cifar 3b+2, imagenet 3b+2 "
-                  "(50/101/152/200 as He et al.); densenet cifar 6n+4, imagenet 2b+5 "
-                  "(121/169/201/264 as Huang et al.). efficientnet: the depth multiplier in (0, 8]");
+  cmd->add_option(
+      "--depth", o.depth,
+      "resnet, densenet: weighted layers: resnet cifar 3b+2, imagenet 3b+2 "
+      "(50/101/152/200 as He et al.); densenet cifar 6n+4, imagenet 2b+5 "
+      "(121/169/201/264 as Huang et al.). efficientnet: the depth multiplier in (0, 8]");
   cmd->add_option("--input", o.input,
                   "resnet, densenet: cifar (32x32, 10 classes) or imagenet (224x224, 1000)")
       ->check(CLI::IsMember({"cifar", "imagenet"}));

@@ -128,8 +128,8 @@ TEST(ActivationCpu, Bf16EmulationRoundsTheFloatResultOnce) {
 // dx for dy = 1 at each of `x`, in F64, with the input and the output the layer saved.
 std::vector<double> backward_at(Activation a, const std::vector<double>& x) {
   const Shape shape = shape_of(x);
-  const auto layer =
-      layers::make_layer(layers::Backend::Cpu, spec_of(a), {shape}, layers::LayerOptions{DType::F64, 0});
+  const auto layer = layers::make_layer(layers::Backend::Cpu, spec_of(a), {shape},
+                                        layers::LayerOptions{DType::F64, 0});
   std::vector<double> input = x;
   std::vector<double> output(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) output[i] = reference(a, x[i]);
