@@ -107,13 +107,18 @@ std::string_view type_name(const LayerSpec& spec) {
 
 const std::vector<std::string_view>& known_type_names() {
   // Order follows the LayerSpec variant's alternatives; the fused ones, last, are not config types.
-  static const std::vector<std::string_view> kNames = {
-      "conv2d",    "batchnorm2d",    "relu",        "maxpool2d",
-      "avgpool2d", "global_avgpool", "linear",      "add",
-      "concat",    "dropout",        "flatten",     "softmax_cross_entropy",
-      "silu",      "gelu",           "sigmoid",     "hardswish",
-      "mul",       "layernorm2d",    "layer_scale", "stochastic_depth"};
-  static_assert(std::variant_size_v<LayerSpec> == 24, "keep kNames in step with LayerSpec");
+  static const std::vector<std::string_view> kNames = {"conv2d",      "batchnorm2d",
+                                                       "relu",        "maxpool2d",
+                                                       "avgpool2d",   "global_avgpool",
+                                                       "linear",      "add",
+                                                       "concat",      "dropout",
+                                                       "flatten",     "softmax_cross_entropy",
+                                                       "silu",        "gelu",
+                                                       "sigmoid",     "hardswish",
+                                                       "relu6",       "hardsigmoid",
+                                                       "mul",         "layernorm2d",
+                                                       "layer_scale", "stochastic_depth"};
+  static_assert(std::variant_size_v<LayerSpec> == 26, "keep kNames in step with LayerSpec");
   return kNames;
 }
 
@@ -178,8 +183,12 @@ BackwardNeeds backward_needs(const LayerSpec& spec) {
                         [](const SoftmaxCrossEntropySpec&) {
                           return BackwardNeeds{true, false};
                         },
-                        // sigmoid's derivative is y (1 - y); the others' need x.
+                        // sigmoid's derivative is y (1 - y), relu6's mask 0 < y < 6 (exactly
+                        // 0 < x < 6); the others' need x.
                         [](const SigmoidSpec&) {
+                          return BackwardNeeds{false, true};
+                        },
+                        [](const Relu6Spec&) {
                           return BackwardNeeds{false, true};
                         },
                         [](const SiluSpec&) {
@@ -189,6 +198,10 @@ BackwardNeeds backward_needs(const LayerSpec& spec) {
                           return BackwardNeeds{true, false};
                         },
                         [](const HardswishSpec&) {
+                          return BackwardNeeds{true, false};
+                        },
+                        // from x: y rounds to 1 just below x = 3, where the slope is still 1/6.
+                        [](const HardsigmoidSpec&) {
                           return BackwardNeeds{true, false};
                         },
                         // each operand's gradient is the other's product with dy.
@@ -286,6 +299,8 @@ Shape infer_output_shape(const LayerSpec& spec, const std::vector<Shape>& inputs
           [&](const GeluSpec&) { return x; },
           [&](const SigmoidSpec&) { return x; },
           [&](const HardswishSpec&) { return x; },
+          [&](const Relu6Spec&) { return x; },
+          [&](const HardsigmoidSpec&) { return x; },
           [&](const MulSpec&) {
             const Shape& s = inputs[1];
             if (x.rank() != 4 || (s != x && s != Shape::nchw(x.n(), x.c(), 1, 1))) {

@@ -59,9 +59,10 @@ struct FlattenSpec {};
 /// Mean softmax cross-entropy over the batch; its output is the scalar loss, shape [1].
 struct SoftmaxCrossEntropySpec {};
 /// The smooth element-wise activations, as PyTorch defines them (layers/ActivationMath.hpp):
-/// silu x * sigmoid(x), gelu x * Phi(x) (the exact erf form, PyTorch's default), sigmoid, and
-/// hardswish x * relu6(x + 3) / 6.
-enum class Activation : std::uint8_t { Silu, Gelu, Sigmoid, Hardswish };
+/// silu x * sigmoid(x), gelu x * Phi(x) (the exact erf form, PyTorch's default), sigmoid,
+/// hardswish x * relu6(x + 3) / 6, relu6 min(max(x, 0), 6) (MobileNetV2's) and hardsigmoid
+/// relu6(x + 3) / 6 (MobileNetV3's squeeze-excitation gate).
+enum class Activation : std::uint8_t { Silu, Gelu, Sigmoid, Hardswish, Relu6, Hardsigmoid };
 template <Activation A>
 struct ActivationSpec {
   static constexpr Activation kActivation = A;
@@ -70,6 +71,8 @@ using SiluSpec = ActivationSpec<Activation::Silu>;
 using GeluSpec = ActivationSpec<Activation::Gelu>;
 using SigmoidSpec = ActivationSpec<Activation::Sigmoid>;
 using HardswishSpec = ActivationSpec<Activation::Hardswish>;
+using Relu6Spec = ActivationSpec<Activation::Relu6>;
+using HardsigmoidSpec = ActivationSpec<Activation::Hardsigmoid>;
 /// y = x * s of two inputs: s of x's shape, or [N, C, 1, 1] broadcast over H and W (squeeze-
 /// excitation's scale). Backward gives dx = dy * s and ds = dy * x, summed over H and W where s
 /// is broadcast.
@@ -125,14 +128,14 @@ struct NormalizeSpec {
 using LayerSpec =
     std::variant<Conv2dSpec, BatchNorm2dSpec, ReluSpec, MaxPool2dSpec, AvgPool2dSpec,
                  GlobalAvgPoolSpec, LinearSpec, AddSpec, ConcatSpec, DropoutSpec, FlattenSpec,
-                 SoftmaxCrossEntropySpec, SiluSpec, GeluSpec, SigmoidSpec, HardswishSpec, MulSpec,
-                 LayerNorm2dSpec, LayerScaleSpec, StochasticDepthSpec, BatchNormReluSpec,
-                 Conv2dReluSpec, CastSpec, NormalizeSpec>;
+                 SoftmaxCrossEntropySpec, SiluSpec, GeluSpec, SigmoidSpec, HardswishSpec, Relu6Spec,
+                 HardsigmoidSpec, MulSpec, LayerNorm2dSpec, LayerScaleSpec, StochasticDepthSpec,
+                 BatchNormReluSpec, Conv2dReluSpec, CastSpec, NormalizeSpec>;
 
 /// Name of the layer type: "conv2d", "batchnorm2d", "relu", "maxpool2d", "avgpool2d",
 /// "global_avgpool", "linear", "add", "concat", "dropout", "flatten", "softmax_cross_entropy",
-/// "silu", "gelu", "sigmoid", "hardswish", "mul", "layernorm2d", "layer_scale",
-/// "stochastic_depth" (the types a config may write), then the fused
+/// "silu", "gelu", "sigmoid", "hardswish", "relu6", "hardsigmoid", "mul", "layernorm2d",
+/// "layer_scale", "stochastic_depth" (the types a config may write), then the fused
 /// "batchnorm2d_relu", "batchnorm2d_add_relu" and "conv2d_relu", "cast" and "normalize".
 std::string_view type_name(const LayerSpec& spec);
 /// The types a config may write, in LayerSpec's order (the first alternatives of the variant).

@@ -93,6 +93,8 @@ VDNN_LAYER(Silu);
 VDNN_LAYER(Gelu);
 VDNN_LAYER(Sigmoid);
 VDNN_LAYER(Hardswish);
+VDNN_LAYER(Relu6);
+VDNN_LAYER(Hardsigmoid);
 VDNN_LAYER(Mul);
 VDNN_LAYER(LayerNorm2d);
 VDNN_LAYER(LayerScale);

@@ -1,5 +1,5 @@
 // Writes pre-activation ResNet and DenseNet-BC configs of a requested depth: the stage rule, the
-// templates, the layer list, and a printer that keeps one layer a line as the shipped configs do.
+// templates and the layer list (models/ConfigPrinter lays them out).
 #include "models/ZooGenerator.hpp"
 
 #include <algorithm>
@@ -7,9 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "graph/Graph.hpp"
-#include "models/ConfigLoader.hpp"
-#include "runtime/ByteSize.hpp"
+#include "models/ConfigPrinter.hpp"
 #include "runtime/Error.hpp"
 
 namespace vdnn::models {
@@ -266,56 +264,6 @@ Json densenet(ZooInput input, std::int64_t depth) {
                  Json{{"dense_layer", dense_layer}, {"transition", transition}}, std::move(layers));
 }
 
-// A value on one line, with a space after each ':' and ',' as the shipped configs have.
-std::string inline_json(const Json& value) {
-  if (!value.is_structured()) return value.dump();
-  std::string text = value.is_object() ? "{" : "[";
-  bool first = true;
-  for (const auto& item : value.items()) {
-    if (!first) text += ", ";
-    first = false;
-    if (value.is_object()) text += Json(item.key()).dump() + ": ";
-    text += inline_json(item.value());
-  }
-  return text + (value.is_object() ? "}" : "]");
-}
-
-// `items` (one per line) between `open` and `close`, the items at `indent`.
-std::string lines(const std::string& open, const std::vector<std::string>& items,
-                  const std::string& indent, const std::string& close) {
-  std::string text = open + "\n";
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    text += indent + items[i] + (i + 1 < items.size() ? ",\n" : "\n");
-  }
-  return text + indent.substr(2) + close;
-}
-
-std::vector<std::string> inline_items(const Json& array) {
-  std::vector<std::string> items;
-  for (const Json& item : array) items.push_back(inline_json(item));
-  return items;
-}
-
-std::string format_config(const Json& config) {
-  std::vector<std::string> members;
-  for (const auto& member : config.items()) {
-    const std::string key = Json(member.key()).dump() + ": ";
-    if (member.key() == "templates") {
-      std::vector<std::string> templates;
-      for (const auto& tmpl : member.value().items()) {
-        templates.push_back(Json(tmpl.key()).dump() + ": " +
-                            lines("[", inline_items(tmpl.value()), "      ", "]"));
-      }
-      members.push_back(key + lines("{", templates, "    ", "}"));
-    } else if (member.key() == "layers") {
-      members.push_back(key + lines("[", inline_items(member.value()), "    ", "]"));
-    } else {
-      members.push_back(key + inline_json(member.value()));
-    }
-  }
-  return lines("{", members, "  ", "}") + "\n";
-}
-
 }  // namespace
 
 std::vector<std::int64_t> zoo_stages(ZooFamily family, ZooInput input, std::int64_t depth) {
@@ -323,14 +271,8 @@ std::vector<std::int64_t> zoo_stages(ZooFamily family, ZooInput input, std::int6
 }
 
 std::string generate_zoo_config(ZooFamily family, ZooInput input, std::int64_t depth) {
-  Json config = family == ZooFamily::ResNet ? resnet(input, depth) : densenet(input, depth);
-  // The count comes from the expanded network itself, so it cannot drift from the layers.
-  const std::string name = config["name"].get<std::string>();
-  const graph::Graph g = graph::Graph::build(parse_network(format_config(config), name), 1);
-  config["description"] =
-      config["description"].get<std::string>() + "; " +
-      runtime::format_count(static_cast<std::uint64_t>(g.trainable_parameters())) + " parameters.";
-  return format_config(config);
+  return format_config_with_count(family == ZooFamily::ResNet ? resnet(input, depth)
+                                                              : densenet(input, depth));
 }
 
 }  // namespace vdnn::models

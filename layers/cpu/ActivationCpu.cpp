@@ -60,5 +60,7 @@ template class ActivationCpu<Activation::Silu>;
 template class ActivationCpu<Activation::Gelu>;
 template class ActivationCpu<Activation::Sigmoid>;
 template class ActivationCpu<Activation::Hardswish>;
+template class ActivationCpu<Activation::Relu6>;
+template class ActivationCpu<Activation::Hardsigmoid>;
 
 }  // namespace vdnn::layers::cpu

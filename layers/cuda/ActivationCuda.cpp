@@ -42,5 +42,7 @@ template class ActivationCuda<Activation::Silu>;
 template class ActivationCuda<Activation::Gelu>;
 template class ActivationCuda<Activation::Sigmoid>;
 template class ActivationCuda<Activation::Hardswish>;
+template class ActivationCuda<Activation::Relu6>;
+template class ActivationCuda<Activation::Hardsigmoid>;
 
 }  // namespace vdnn::layers::cuda

@@ -1,4 +1,5 @@
-// ActivationCuda: the smooth element-wise activations (silu, gelu, sigmoid, hardswish) on the CUDA
+// ActivationCuda: the smooth element-wise activations (silu, gelu, sigmoid, hardswish,
+// relu6, hardsigmoid) on the CUDA
 // backend (own vectorized kernels), F32 or BF16.
 #pragma once
 
@@ -9,7 +10,7 @@
 namespace vdnn::layers::cuda {
 
 /// y = f(x) for activation A (layers/ActivationMath.hpp), computed in float. Backward reads the
-/// output for sigmoid and the input for the others (backward_needs), honours
+/// output for sigmoid and relu6 and the input for the others (backward_needs), honours
 /// GradTarget::accumulate and skips an empty target. Element-wise, so it runs in options.layout,
 /// NCHW or NHWC, when options.input_layout is the same (else it keeps NCHW and make_layer refuses
 /// it). Views are device memory; all work is enqueued on options.cuda's compute stream and nothing
@@ -32,5 +33,7 @@ using SiluCuda = ActivationCuda<Activation::Silu>;
 using GeluCuda = ActivationCuda<Activation::Gelu>;
 using SigmoidCuda = ActivationCuda<Activation::Sigmoid>;
 using HardswishCuda = ActivationCuda<Activation::Hardswish>;
+using Relu6Cuda = ActivationCuda<Activation::Relu6>;
+using HardsigmoidCuda = ActivationCuda<Activation::Hardsigmoid>;
 
 }  // namespace vdnn::layers::cuda

@@ -61,12 +61,12 @@ template <typename T>
 void relu_mask_in_place(cudaStream_t stream, const T* y, T* g, std::int64_t n);
 
 /// y = f(x) for activation A (layers/ActivationMath.hpp), computed in float. Instantiated for the
-/// four activations. Throws runtime::CudaError.
+/// six activations. Throws runtime::CudaError.
 template <Activation A, typename T>
 void activation_forward(cudaStream_t stream, const T* x, T* y, std::int64_t n);
 
-/// dx (+)= dy * f'(.) for activation A, from `saved`: the forward output for sigmoid, else the
-/// forward input (activation_grad_from_output). Throws runtime::CudaError.
+/// dx (+)= dy * f'(.) for activation A, from `saved`: the forward output for sigmoid and relu6,
+/// else the forward input (activation_grad_from_output). Throws runtime::CudaError.
 template <Activation A, typename T>
 void activation_backward(cudaStream_t stream, const T* saved, const T* dy, T* dx, std::int64_t n,
                          bool accumulate);

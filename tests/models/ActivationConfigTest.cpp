@@ -29,13 +29,16 @@ std::string network(const std::string& activation_layers) {
 TEST(ActivationConfig, ReadsEachActivationType) {
   const graph::NetworkDef def =
       parse_network(network(R"({"name": "a", "type": "silu"}, {"name": "b", "type": "gelu"},
-                               {"name": "c", "type": "sigmoid"}, {"name": "d", "type": "hardswish"})"),
+                               {"name": "c", "type": "sigmoid"}, {"name": "d", "type": "hardswish"},
+                               {"name": "e", "type": "relu6"}, {"name": "f", "type": "hardsigmoid"})"),
                     kSource);
-  ASSERT_GE(def.layers.size(), 4u);
+  ASSERT_GE(def.layers.size(), 6u);
   EXPECT_TRUE(std::holds_alternative<layers::SiluSpec>(def.layers[0].spec));
   EXPECT_TRUE(std::holds_alternative<layers::GeluSpec>(def.layers[1].spec));
   EXPECT_TRUE(std::holds_alternative<layers::SigmoidSpec>(def.layers[2].spec));
   EXPECT_TRUE(std::holds_alternative<layers::HardswishSpec>(def.layers[3].spec));
+  EXPECT_TRUE(std::holds_alternative<layers::Relu6Spec>(def.layers[4].spec));
+  EXPECT_TRUE(std::holds_alternative<layers::HardsigmoidSpec>(def.layers[5].spec));
 }
 
 TEST(ActivationConfig, RefusesAttributesNamingTheType) {

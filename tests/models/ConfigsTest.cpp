@@ -19,11 +19,15 @@
 #include "models/ConfigLoader.hpp"
 #include "models/ZooGenerator.hpp"
 #include "runtime/Error.hpp"
+#include "tests/models/ZooChecks.hpp"
 
 namespace vdnn::models {
 namespace {
 
 namespace fs = std::filesystem;
+using test::add_bn;
+using test::add_conv;
+using test::state_dict_keys;
 
 const fs::path kConfigDir = fs::path(VDNN_SOURCE_DIR) / "configs";
 
@@ -71,7 +75,7 @@ TEST(Configs, EveryConfigLoadsAndBuilds) {
     EXPECT_EQ(g.node(g.logits_node()).output_shape, (runtime::Shape{2, def.num_classes}));
     ++count;
   }
-  EXPECT_EQ(count, 14);
+  EXPECT_EQ(count, 18);
 }
 
 TEST(Configs, EveryConfigPlansUnderEveryPolicy) {
@@ -98,6 +102,14 @@ TEST(Configs, TorchvisionParameterCounts) {
   EXPECT_EQ(build("resnet152.json").trainable_parameters(), 60'192'808);
   EXPECT_EQ(build("densenet121.json").trainable_parameters(), 7'978'856);
   EXPECT_EQ(build("convnext_tiny.json").trainable_parameters(), 28'589'128);
+}
+
+// The mobile and compound-scaled networks (issue 29): torchvision's num_params of each.
+TEST(Configs, TorchvisionMobileNetAndEfficientNetParameterCounts) {
+  EXPECT_EQ(build("mobilenet_v2.json").trainable_parameters(), 3'504'872);
+  EXPECT_EQ(build("mobilenet_v3_large.json").trainable_parameters(), 5'483'032);
+  EXPECT_EQ(build("efficientnet_b0.json").trainable_parameters(), 5'288'548);
+  EXPECT_EQ(build("efficientnet_b7.json").trainable_parameters(), 66'347'960);
 }
 
 TEST(Configs, DeepImageNetNetworksMatchThePapers) {
@@ -241,32 +253,6 @@ TEST(Configs, ExpandedNamesAreDeterministic) {
                                "(expanded as layer2.17.conv2)"),
             std::string::npos)
       << conv2->origin;
-}
-
-// The keys of the state_dict a checkpoint of `g` holds besides the optimizer's: "<layer>.<param>"
-// and, per batch norm, "<layer>.num_batches_tracked" (models/train/Checkpoint.cpp).
-std::set<std::string> state_dict_keys(const graph::Graph& g) {
-  std::set<std::string> keys;
-  for (graph::NodeId id = 0; id < static_cast<graph::NodeId>(g.nodes().size()); ++id) {
-    const graph::Node& n = g.node(id);
-    for (const layers::ParamSpec& p : layers::param_specs(n.spec, g.input_shapes(id))) {
-      keys.insert(n.name + "." + p.name);
-    }
-    if (std::holds_alternative<layers::BatchNorm2dSpec>(n.spec)) {
-      keys.insert(n.name + ".num_batches_tracked");
-    }
-  }
-  return keys;
-}
-
-void add_conv(std::set<std::string>& keys, const std::string& name) {
-  keys.insert(name + ".weight");
-}
-
-void add_bn(std::set<std::string>& keys, const std::string& name) {
-  for (const char* p : {"weight", "bias", "running_mean", "running_var", "num_batches_tracked"}) {
-    keys.insert(name + "." + p);
-  }
 }
 
 // torchvision.models.resnet.ResNet's state_dict keys, written out from its module names: `blocks`

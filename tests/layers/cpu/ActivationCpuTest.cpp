@@ -1,6 +1,7 @@
-// The smooth activations (silu, gelu, sigmoid, hardswish) on the CPU backend: forward values
-// against closed-form references in F32, F64 and emulated BF16, PyTorch's hardswish branches in
-// both directions, finite-difference gradients, and what backward declares it reads.
+// The element-wise activations (silu, gelu, sigmoid, hardswish, relu6, hardsigmoid) on the CPU
+// backend: forward values against closed-form references in F32, F64 and emulated BF16, PyTorch's
+// branches of the piecewise ones in both directions, finite-difference gradients, and what
+// backward declares it reads.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -35,6 +36,10 @@ double reference(Activation a, double x) {
       return sigmoid_of(x);
     case Activation::Hardswish:
       return x * std::fmin(std::fmax(x + 3.0, 0.0), 6.0) / 6.0;
+    case Activation::Relu6:
+      return std::fmin(std::fmax(x, 0.0), 6.0);
+    case Activation::Hardsigmoid:
+      return std::fmin(std::fmax(x + 3.0, 0.0), 6.0) / 6.0;
   }
   return 0.0;
 }
@@ -49,14 +54,19 @@ layers::LayerSpec spec_of(Activation a) {
       return layers::SigmoidSpec{};
     case Activation::Hardswish:
       return layers::HardswishSpec{};
+    case Activation::Relu6:
+      return layers::Relu6Spec{};
+    case Activation::Hardsigmoid:
+      return layers::HardsigmoidSpec{};
   }
   return layers::ReluSpec{};
 }
 
-constexpr Activation kAll[] = {Activation::Silu, Activation::Gelu, Activation::Sigmoid,
-                               Activation::Hardswish};
-// Inputs on every branch of every activation (hardswish's -3 and 3 included).
-const std::vector<double> kInputs = {-5.0, -3.0, -2.5, -1.0, -0.25, 0.0, 0.5, 1.0, 2.0, 3.0, 4.5};
+constexpr Activation kAll[] = {Activation::Silu,      Activation::Gelu,  Activation::Sigmoid,
+                               Activation::Hardswish, Activation::Relu6, Activation::Hardsigmoid};
+// Inputs on every branch of every activation (the kinks -3, 0, 3 and 6 included).
+const std::vector<double> kInputs = {-5.0, -3.0, -2.5, -1.0, -0.25, 0.0, 0.5,
+                                     1.0,  2.0,  3.0,  4.5,  6.0,   7.5};
 
 Shape shape_of(const std::vector<double>& values) {
   return Shape::nchw(1, 1, 1, static_cast<std::int64_t>(values.size()));
@@ -115,27 +125,40 @@ TEST(ActivationCpu, Bf16EmulationRoundsTheFloatResultOnce) {
   }
 }
 
-TEST(ActivationCpu, HardswishBackwardFollowsPyTorchBranches) {
-  const std::vector<double> x = {-4.0, -3.0, 0.0, 1.5, 3.0, 5.0};
-  const std::vector<double> want = {0.0, -0.5, 0.5, 1.0, 1.5, 1.0};  // dy = 1
+// dx for dy = 1 at each of `x`, in F64, with the input and the output the layer saved.
+std::vector<double> backward_at(Activation a, const std::vector<double>& x) {
   const Shape shape = shape_of(x);
-  const auto layer = layers::make_layer(layers::Backend::Cpu, layers::HardswishSpec{}, {shape},
+  const auto layer = layers::make_layer(layers::Backend::Cpu, spec_of(a), {shape},
                                         layers::LayerOptions{DType::F64, 0});
   std::vector<double> input = x;
+  std::vector<double> output(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) output[i] = reference(a, x[i]);
   std::vector<double> dy(x.size(), 1.0);
   std::vector<double> dx(x.size(), 0.0);
   layers::BackwardArgs args;
   args.inputs = {TensorView{input.data(), shape, DType::F64}};
+  args.output = TensorView{output.data(), shape, DType::F64};
   args.grad_output = TensorView{dy.data(), shape, DType::F64};
   args.grad_inputs = {{TensorView{dx.data(), shape, DType::F64}, false}};
   layer->backward(args);
-  for (std::size_t i = 0; i < x.size(); ++i) EXPECT_DOUBLE_EQ(dx[i], want[i]) << "x = " << x[i];
+  return dx;
 }
 
-TEST(ActivationCpu, BackwardReadsOutputForSigmoidAndInputOtherwise) {
+TEST(ActivationCpu, PiecewiseBackwardsFollowPyTorchBranches) {
+  EXPECT_EQ(backward_at(Activation::Hardswish, {-4.0, -3.0, 0.0, 1.5, 3.0, 5.0}),
+            (std::vector<double>{0.0, -0.5, 0.5, 1.0, 1.5, 1.0}));
+  // hardtanh_backward: 0 at and beyond the clamps 0 and 6.
+  EXPECT_EQ(backward_at(Activation::Relu6, {-1.0, 0.0, 0.5, 5.5, 6.0, 7.0}),
+            (std::vector<double>{0.0, 0.0, 1.0, 1.0, 0.0, 0.0}));
+  // hardsigmoid_backward: 1/6 strictly between -3 and 3.
+  EXPECT_EQ(backward_at(Activation::Hardsigmoid, {-4.0, -3.0, -2.0, 2.5, 3.0, 4.0}),
+            (std::vector<double>{0.0, 0.0, 1.0 / 6.0, 1.0 / 6.0, 0.0, 0.0}));
+}
+
+TEST(ActivationCpu, BackwardReadsOutputForSigmoidAndRelu6AndInputOtherwise) {
   for (Activation a : kAll) {
     const layers::BackwardNeeds needs = layers::backward_needs(spec_of(a));
-    const bool from_output = a == Activation::Sigmoid;
+    const bool from_output = a == Activation::Sigmoid || a == Activation::Relu6;
     EXPECT_EQ(needs.output, from_output) << layers::type_name(spec_of(a));
     EXPECT_EQ(needs.input(0), !from_output) << layers::type_name(spec_of(a));
   }
@@ -152,6 +175,8 @@ TEST(ActivationCpu, ConfigNamesAndShapes) {
   }
   EXPECT_EQ(layers::type_name(layers::GeluSpec{}), "gelu");
   EXPECT_EQ(layers::type_name(layers::HardswishSpec{}), "hardswish");
+  EXPECT_EQ(layers::type_name(layers::Relu6Spec{}), "relu6");
+  EXPECT_EQ(layers::type_name(layers::HardsigmoidSpec{}), "hardsigmoid");
 }
 
 TEST(ActivationCpu, GradientsMatchFiniteDifferences) {

@@ -2,8 +2,8 @@
 // and StochasticDepth layers in BF16 against their CPU layers in F32 on the same bf16-rounded
 // inputs, in NCHW and NHWC, overwriting and accumulating input gradients. Tolerances (relative to
 // the largest |cpu| of each tensor, see cuda_matches_cpu):
-// - silu, gelu, hardswish: the device's float result may differ from the CPU's by a few ulps, so
-//   one bf16 rounding (two when accumulating).
+// - silu, gelu, hardswish, relu6, hardsigmoid: the device's float result may differ from the
+//   CPU's by a few ulps, so one bf16 rounding (two when accumulating).
 // - sigmoid: as those forward; its backward reads its saved output, which bf16 rounded (as
 //   PyTorch's does): dy * y * (1 - y) moves by up to |dy| * y * |1 - 2y| * 2^-9 <= |dy| * 2^-9,
 //   while the largest |dx| is about |dy| / 4, so two roundings more than the others.
@@ -59,7 +59,8 @@ TEST_F(ElementwiseBf16Cuda, ElementwiseLayersMatchCpuInBothLayouts) {
     cases.push_back({"relu " + shape, layers::ReluSpec{}, {s}, kBf16Exact, kBf16Rounding});
     for (const layers::LayerSpec& activation :
          {layers::LayerSpec{layers::SiluSpec{}}, layers::LayerSpec{layers::GeluSpec{}},
-          layers::LayerSpec{layers::SigmoidSpec{}}, layers::LayerSpec{layers::HardswishSpec{}}}) {
+          layers::LayerSpec{layers::SigmoidSpec{}}, layers::LayerSpec{layers::HardswishSpec{}},
+          layers::LayerSpec{layers::Relu6Spec{}}, layers::LayerSpec{layers::HardsigmoidSpec{}}}) {
       const std::string name = std::string(layers::type_name(activation)) + " " + shape;
       const bool from_output = std::holds_alternative<layers::SigmoidSpec>(activation);
       const double tolerance = (from_output ? 3 : 1) * kBf16Rounding;

@@ -54,8 +54,9 @@ layers::DropoutSpec dropout(double p) {
 }
 
 const std::vector<LayerSpec>& smooth_activations() {
-  static const std::vector<LayerSpec> kSpecs = {layers::SiluSpec{}, layers::GeluSpec{},
-                                                layers::SigmoidSpec{}, layers::HardswishSpec{}};
+  static const std::vector<LayerSpec> kSpecs = {layers::SiluSpec{},    layers::GeluSpec{},
+                                                layers::SigmoidSpec{}, layers::HardswishSpec{},
+                                                layers::Relu6Spec{},   layers::HardsigmoidSpec{}};
   return kSpecs;
 }
 
