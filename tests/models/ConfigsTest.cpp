@@ -71,7 +71,7 @@ TEST(Configs, EveryConfigLoadsAndBuilds) {
     EXPECT_EQ(g.node(g.logits_node()).output_shape, (runtime::Shape{2, def.num_classes}));
     ++count;
   }
-  EXPECT_EQ(count, 14);
+  EXPECT_EQ(count, 16);
 }
 
 TEST(Configs, EveryConfigPlansUnderEveryPolicy) {
@@ -98,6 +98,12 @@ TEST(Configs, TorchvisionParameterCounts) {
   EXPECT_EQ(build("resnet152.json").trainable_parameters(), 60'192'808);
   EXPECT_EQ(build("densenet121.json").trainable_parameters(), 7'978'856);
   EXPECT_EQ(build("convnext_tiny.json").trainable_parameters(), 28'589'128);
+}
+
+// Issue 29's ConvNeXt and RegNet (written by tools/torchvision_configs.py): torchvision's counts.
+TEST(Configs, TorchvisionConvNextAndRegNetParameterCounts) {
+  EXPECT_EQ(build("convnext_base.json").trainable_parameters(), 88'591'464);
+  EXPECT_EQ(build("regnet_y_16gf.json").trainable_parameters(), 83'590'140);
 }
 
 TEST(Configs, DeepImageNetNetworksMatchThePapers) {
