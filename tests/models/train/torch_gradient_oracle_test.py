@@ -5,7 +5,7 @@ Both start from the weights of torchvision.models.NETWORK() (its initialization,
 scales raised from 1e-6 to U(0.1, 0.3) so that every block's gradients count), given to vdnn with
 --init-from through tools/torch_names.py's reverse mapping, and take one batch: the CIFAR-10 file
 of tests/models/train/torch_optimizer_test.py (32 random 32x32 images, normalized as vdnn
-normalizes CIFAR-10), so the config runs at 32x32; stochastic depth and dropout are set to p = 0
+normalizes CIFAR-10), so the config runs at 32x32 with a 10-class classifier; stochastic depth and dropout are set to p = 0
 in both, their masks being no arithmetic. vdnn (`--deterministic --math fp32`, CUDA where there
 is a GPU) takes one SGD step of learning rate LR = 2^20 without momentum or weight decay from
 w0, so its gradient is (w0 - w1) / LR (w1 from its checkpoint; the float32 rounding of w1 costs
@@ -52,17 +52,35 @@ def without_randomness(node):
     return copy
 
 
+def with_classes(node, classes, wanted):
+    """The config's layers with each linear of `classes` outputs (the classifier) at `wanted`."""
+    if isinstance(node, list):
+        return [with_classes(item, classes, wanted) for item in node]
+    if not isinstance(node, dict):
+        return node
+    copy = {key: with_classes(value, classes, wanted) for key, value in node.items()}
+    if copy.get("type") == "linear" and copy.get("out_features") == classes:
+        copy["out_features"] = wanted
+    return copy
+
+
 def write_config(source, network, path):
+    """The config for CIFAR-10's batch: 32x32, 10 classes, no randomness."""
     with open(os.path.join(source, "configs", f"{network}.json"), encoding="utf-8") as f:
         config = without_randomness(json.load(f))
     config["input"]["height"] = config["input"]["width"] = SIDE
+    config["layers"] = with_classes(config["layers"], config["num_classes"], batch_io.CLASSES)
+    if "templates" in config:
+        config["templates"] = with_classes(config["templates"], config["num_classes"],
+                                           batch_io.CLASSES)
+    config["num_classes"] = batch_io.CLASSES
     with open(path, "w", encoding="utf-8") as f:
         json.dump(config, f)
 
 
 def initial_model(torch, torchvision, network):
     torch.manual_seed(0)
-    model = getattr(torchvision.models, network)()
+    model = getattr(torchvision.models, network)(num_classes=batch_io.CLASSES)
     generator = torch.Generator().manual_seed(3)
     with torch.no_grad():
         for key, p in model.named_parameters():
@@ -102,7 +120,7 @@ def torch_gradients(torch, model, init, x, y, dtype):
     model.zero_grad(set_to_none=True)
     loss = torch.nn.functional.cross_entropy(model(x.to(dtype)), y)
     loss.backward()
-    return float(loss), {k: p.grad.detach().to("cpu", torch.float64)
+    return float(loss.detach()), {k: p.grad.detach().to("cpu", torch.float64)
                          for k, p in model.named_parameters()}
 
 
