@@ -20,7 +20,7 @@ OPTIMIZER = re.compile(r"^optimizer\.(.+)\.(momentum_buffer|exp_avg|exp_avg_sq|s
 SAME_NAMES = re.compile(r"resnet\d+(-cifar)?|regnet_[xy]_\w+|convnext_(tiny|small|base|large)"
                         r"|efficientnet_b[0-7]|mobilenet_v2|mobilenet_v3_(large|small)")
 # ConvNeXt's CNBlock: block.3 and block.5 are nn.Linear in torchvision, 1x1 convs in vdnn.
-CONVNEXT = re.compile(r"convnext_\w+")
+CONVNEXT = re.compile(r"convnext_(tiny|small|base|large)")
 CONVNEXT_LINEAR = re.compile(r"features\.\d+\.\d+\.block\.[35]\.weight")
 
 # vgg16: the index in torchvision's `features` of the first conv of each block and the block's
