@@ -33,7 +33,8 @@ PAIRS = [
     ("vgg16", "block4.2.conv.bias", "features.21.bias"),
     ("vgg16", "fc3.weight", "classifier.6.weight"),
     ("alexnet", "conv4.1.conv.weight", "features.10.weight"),
-    ("densenet121", "dense2.0.norm1.running_var", "features.denseblock2.denselayer1.norm1.running_var"),
+    ("densenet121", "dense2.0.norm1.running_var",
+     "features.denseblock2.denselayer1.norm1.running_var"),
     ("densenet121", "transition3.0.conv.weight", "features.transition3.conv.weight"),
     ("densenet121", "bn.num_batches_tracked", "features.norm5.num_batches_tracked"),
     ("googlenet", "inception4e.0.branch3_reduce_bn.bias", "inception4e.branch3.0.bn.bias"),
@@ -46,7 +47,8 @@ PAIRS = [
     ("efficientnet_b7", "features.8.0.1.running_mean", "features.8.0.1.running_mean"),
     ("mobilenet_v2", "features.18.0.weight", "features.18.0.weight"),
     ("mobilenet_v3_large", "classifier.3.weight", "classifier.3.weight"),
-    ("vgg16", "optimizer.fc1.weight.momentum_buffer", "optimizer.classifier.0.weight.momentum_buffer"),
+    ("vgg16", "optimizer.fc1.weight.momentum_buffer",
+     "optimizer.classifier.0.weight.momentum_buffer"),
     ("googlenet", "optimizer.fc.bias.exp_avg_sq", "optimizer.fc.bias.exp_avg_sq"),
 ]
 
@@ -103,7 +105,8 @@ class RenameTest(unittest.TestCase):
                                   "optimizer.features.1.0.block.5.weight.step": (),
                                   "classifier.2.weight": (1000, 768)})
         back = torch_names.rename_to_vdnn("convnext_tiny", renamed)
-        self.assertEqual({k: v.shape for k, v in back.items()}, {k: v.shape for k, v in vdnn.items()})
+        self.assertEqual({k: v.shape for k, v in back.items()},
+                         {k: v.shape for k, v in vdnn.items()})
 
     def test_other_networks_keep_their_shapes(self):
         tensors = {"trunk_output.block1.block1-0.f.c.0.weight": Tensor(224, 224, 1, 1)}

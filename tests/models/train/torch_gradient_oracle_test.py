@@ -1,20 +1,20 @@
 #!/usr/bin/env python3
 """torch_gradient_oracle_test.py VDNN SOURCE_DIR NETWORK: vdnn's first-step gradients of
-configs/NETWORK.json against a float64 PyTorch oracle, held to PyTorch's own float32 error.
-Both start from the weights of torchvision.models.NETWORK() (its initialization, ConvNeXt's layer
-scales raised from 1e-6 to U(0.1, 0.3) so that every block's gradients count), given to vdnn with
---init-from through tools/torch_names.py's reverse mapping, and take one batch: the CIFAR-10 file
-of tests/models/train/torch_optimizer_test.py (32 random 32x32 images, normalized as vdnn
-normalizes CIFAR-10), so the config runs at 32x32 with a 10-class classifier; stochastic depth and dropout are set to p = 0
-in both, their masks being no arithmetic. vdnn (`--deterministic --math fp32`, CUDA where there
-is a GPU) takes one SGD step of learning rate LR = 2^20 without momentum or weight decay from
-w0, so its gradient is (w0 - w1) / LR (w1 from its checkpoint; the float32 rounding of w1 costs
-about 1e-7 relative, as |w0| << LR |g|). PyTorch computes the same gradients in float32 (TF32
-off) and float64. The criterion ("as closely as PyTorch's own float32 does"): for every parameter
-tensor, vdnn's norm-wise relative error against float64, ||g - g64|| / ||g64||, is at most
-FACTOR = 10 times PyTorch float32's for that tensor (floor FLOOR = 1e-6: below it both are float32
-rounding), and likewise the loss. Exit status 0: passed; 1: a check failed; 2: usage; 77: skipped
-(torch, torchvision or safetensors missing)."""
+configs/NETWORK.json against a float64 PyTorch oracle, held to PyTorch's own float32 error. Both
+start from the weights of torchvision.models.NETWORK() (its initialization, ConvNeXt's layer scales
+raised from 1e-6 to U(0.1, 0.3) so that every block's gradients count), given to vdnn with
+--init-from through tools/torch_names.py's reverse mapping, and take one batch: the CIFAR-10 file of
+tests/models/train/torch_optimizer_test.py (32 random 32x32 images, normalized as vdnn normalizes
+CIFAR-10), so the config runs at 32x32 with a 10-class classifier; stochastic depth and dropout are
+set to p = 0 in both, their masks being no arithmetic. vdnn (`--deterministic --math fp32`, CUDA
+where there is a GPU) takes one SGD step of learning rate LR = 2^20 without momentum or weight decay
+from w0, so its gradient is (w0 - w1) / LR (w1 from its checkpoint; the float32 rounding of w1 costs
+about 1e-7 relative, as |w0| << LR |g|). PyTorch computes the same gradients in float32 (TF32 off)
+and float64. The criterion ("as closely as PyTorch's own float32 does"): for every parameter tensor,
+vdnn's norm-wise relative error against float64, ||g - g64|| / ||g64||, is at most FACTOR = 10 times
+PyTorch float32's for that tensor (floor FLOOR = 1e-6: below it both are float32 rounding), and
+likewise the loss. Exit status 0: passed; 1: a check failed; 2: usage; 77: skipped (torch,
+torchvision or safetensors missing)."""
 import json
 import os
 import subprocess
