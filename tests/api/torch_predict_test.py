@@ -2,7 +2,8 @@
 """torch_predict_test.py VDNN PREDICT_LOGITS SOURCE_DIR: vdnn::Predictor's logits are PyTorch's.
 For configs/resnet50.json and configs/densenet121.json: takes the tensor names of a vdnn
 checkpoint (one CPU step of batch 2), fills them from a torchvision model's state_dict (random
-weights, batch-norm running statistics made non-trivial; tools/torch_names.py maps the names),
+weights, batch-norm running statistics made non-trivial; tools/torch_names.py's reverse mapping
+gives exactly those names),
 runs PREDICT_LOGITS (deterministic kernels, FP32 math) on 4 random images, and compares its
 logits with the module's eval-mode forward in float32 (TF32 off) and in float64: vdnn's max
 relative error against float64 must be within 10x PyTorch's own float32 error (floor 1e-6).
@@ -44,11 +45,9 @@ def relative(a, b):
     return float((a - b).abs().max() / b.abs().max())
 
 
-def check(name, module, vdnn, predict, source, out, torch, torch_names):
-    import safetensors  # pylint: disable=import-outside-toplevel
-    import safetensors.torch  # pylint: disable=import-outside-toplevel
-    config = os.path.join(source, "configs", f"{name}.json")
-    generator = torch.Generator().manual_seed(7)
+def perturb(module, torch, generator):
+    """Makes the weights that initialize to constants non-trivial: batch-norm running statistics
+    and affine parameters, and ConvNeXt's layer scales (1e-6 at initialization)."""
     with torch.no_grad():
         for m in module.modules():
             if isinstance(m, torch.nn.BatchNorm2d):
@@ -56,21 +55,30 @@ def check(name, module, vdnn, predict, source, out, torch, torch_names):
                 m.running_var.copy_(torch.rand(m.num_features, generator=generator) + 0.5)
                 m.weight.copy_(torch.rand(m.num_features, generator=generator) + 0.5)
                 m.bias.copy_(torch.randn(m.num_features, generator=generator) * 0.1)
+        for key, p in module.named_parameters():
+            if key.endswith("layer_scale"):
+                p.copy_(torch.rand(p.shape, generator=generator) * 0.2 + 0.1)
+
+
+def vdnn_weights(name, module, names, torch_names):
+    """The module's state_dict under vdnn's names (tools/torch_names.py's reverse mapping), which
+    must be exactly `names`, the tensors of a vdnn checkpoint of the config."""
+    try:
+        weights = torch_names.rename_to_vdnn(name, module.state_dict())
+    except ValueError as e:
+        raise Failure(str(e)) from e
+    if set(weights) != set(names):
+        raise Failure(f"{name}: torchvision's state_dict maps to other names than vdnn's: "
+                      f"{sorted(set(weights) ^ set(names))[:10]}")
+    return {n: t.detach().clone().contiguous() for n, t in weights.items()}
+
+
+def compare_logits(name, module, predict, config, checkpoint, out, torch, generator, side=224):
+    """PREDICT_LOGITS on `checkpoint` against the module's eval-mode forward (the same weights)
+    in float32 and float64 on IMAGES random images of side x side (the config's input); raises
+    Failure beyond the bound."""
     module.eval()
-    state = module.state_dict()
-    names = vdnn_names(vdnn, config, out, safetensors)
-    weights = {}
-    for n in names:
-        try:
-            key = torch_names.torchvision_key(name, n)
-        except ValueError as e:
-            raise Failure(str(e)) from e
-        if key not in state:
-            raise Failure(f"{name}: vdnn tensor {n} maps to {key}, not in torchvision's state_dict")
-        weights[n] = state[key].detach().clone().contiguous()
-    checkpoint = os.path.join(out, "torchvision.safetensors")
-    safetensors.torch.save_file(weights, checkpoint)
-    images = torch.randn(IMAGES, 3, 224, 224, generator=generator)
+    images = torch.randn(IMAGES, 3, side, side, generator=generator)
     images_path = os.path.join(out, "images.f32")
     images.numpy().astype("<f4").tofile(images_path)
     logits_path = os.path.join(out, "logits.f32")
@@ -93,6 +101,18 @@ def check(name, module, vdnn, predict, source, out, torch, torch_names):
           f"{torch_error:.3e} (bound {bound:.3e}) {verdict}", flush=True)
     if vdnn_error > bound:
         raise Failure(f"{name}: vdnn's logits are {vdnn_error:.3e} from float64, beyond {bound:.3e}")
+
+
+def check(name, module, vdnn, predict, source, out, torch, torch_names):
+    import safetensors  # pylint: disable=import-outside-toplevel
+    import safetensors.torch  # pylint: disable=import-outside-toplevel
+    config = os.path.join(source, "configs", f"{name}.json")
+    generator = torch.Generator().manual_seed(7)
+    perturb(module, torch, generator)
+    weights = vdnn_weights(name, module, vdnn_names(vdnn, config, out, safetensors), torch_names)
+    checkpoint = os.path.join(out, "torchvision.safetensors")
+    safetensors.torch.save_file(weights, checkpoint)
+    compare_logits(name, module, predict, config, checkpoint, out, torch, generator)
 
 
 def main(argv):

@@ -75,7 +75,7 @@ TEST(Configs, EveryConfigLoadsAndBuilds) {
     EXPECT_EQ(g.node(g.logits_node()).output_shape, (runtime::Shape{2, def.num_classes}));
     ++count;
   }
-  EXPECT_EQ(count, 18);
+  EXPECT_EQ(count, 20);
 }
 
 TEST(Configs, EveryConfigPlansUnderEveryPolicy) {
@@ -110,6 +110,12 @@ TEST(Configs, TorchvisionMobileNetAndEfficientNetParameterCounts) {
   EXPECT_EQ(build("mobilenet_v3_large.json").trainable_parameters(), 5'483'032);
   EXPECT_EQ(build("efficientnet_b0.json").trainable_parameters(), 5'288'548);
   EXPECT_EQ(build("efficientnet_b7.json").trainable_parameters(), 66'347'960);
+}
+
+// Issue 29's ConvNeXt and RegNet (written by tools/torchvision_configs.py): torchvision's counts.
+TEST(Configs, TorchvisionConvNextAndRegNetParameterCounts) {
+  EXPECT_EQ(build("convnext_base.json").trainable_parameters(), 88'591'464);
+  EXPECT_EQ(build("regnet_y_16gf.json").trainable_parameters(), 83'590'140);
 }
 
 TEST(Configs, DeepImageNetNetworksMatchThePapers) {
