@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "tools/cli/PlanDataParallel.hpp"
 #include "tools/cli/RunOptions.hpp"
 
 namespace CLI {
@@ -25,6 +26,7 @@ struct PlanOptions {
   bool inference = false;          // plan a Predictor's forward pass (Note [Inference plan])
   bool json = false;
   PeerOptions peer;  // the peer tier (Note [Peer tier])
+  DataParallelPlanOptions data_parallel;  // --gpus N: one rank of N (Note [Data parallelism])
 };
 
 CLI::App* add_plan_command(CLI::App& app, PlanOptions& options);
