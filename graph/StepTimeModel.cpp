@@ -23,8 +23,7 @@ class Replay {
         released_(g.nodes().size() + 1, 0.0),
         prefetched_(g.nodes().size() + 1, 0.0) {}
 
-  StepTime run(const std::vector<Action>& actions,
-               const std::vector<std::vector<NodeId>>& waits) {
+  StepTime run(const std::vector<Action>& actions, const std::vector<std::vector<NodeId>>& waits) {
     staged_input_ = std::any_of(actions.begin(), actions.end(),
                                 [](const Action& a) { return a.op == Op::StageInput; });
     for (std::size_t i = 0; i < actions.size(); ++i) {

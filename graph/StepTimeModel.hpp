@@ -47,7 +47,7 @@ struct AllReduceStream {
 
 /// A predicted step with its all-reduce stream.
 struct StepTime {
-  double seconds = 0.0;            // as predict_step_seconds, the update's waits included
+  double seconds = 0.0;             // as predict_step_seconds, the update's waits included
   double all_reduce_seconds = 0.0;  // the stream's busy time: every bucket's all-reduce
   double exposed_seconds = 0.0;     // how long the compute stream waits for it after backward
 };

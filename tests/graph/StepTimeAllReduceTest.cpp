@@ -27,7 +27,7 @@ CostModel uniform_costs(const Graph& g) {
   return c;
 }
 
-struct Setup {
+struct SmallNet {
   Graph graph = Graph::build(testing::small_residual_net(), 2);
   Plan plan = make_plan(graph, PlanRequest{});
   CostModel costs = uniform_costs(graph);
@@ -42,7 +42,7 @@ std::size_t bytes_for(double seconds) {  // at kBus on two ranks: bytes * 2 (2 -
 // left after it; the second ready after the last backward, 0.5 ms. So the first ends 1 ms after
 // compute does, the second 0.5 ms later: 1.5 ms exposed.
 TEST(StepTimeAllReduce, TwoBucketsEndAsAHandComputationSays) {
-  const Setup s;
+  const SmallNet s;
   ASSERT_GT(s.order.size(), 3U);
   const double compute = predict_step_seconds(s.graph, s.plan, s.costs);
   const double after_first = static_cast<double>(s.order.size() - 2) * (kBackward + kGap);
@@ -63,7 +63,7 @@ TEST(StepTimeAllReduce, TwoBucketsEndAsAHandComputationSays) {
 
 // Buckets short enough to hide behind the backward left after them add nothing to the step.
 TEST(StepTimeAllReduce, BucketsHiddenBehindBackwardAreNotExposed) {
-  const Setup s;
+  const SmallNet s;
   AllReduceStream stream;
   stream.world_size = 2;
   stream.bus_bytes_per_second = kBus;
@@ -76,7 +76,7 @@ TEST(StepTimeAllReduce, BucketsHiddenBehindBackwardAreNotExposed) {
 
 // A world of one, no bandwidth or no buckets: no stream, today's prediction bit for bit.
 TEST(StepTimeAllReduce, AWorldOfOneChangesNothing) {
-  const Setup s;
+  const SmallNet s;
   const double today = predict_step_seconds(s.graph, s.plan, s.costs);
   AllReduceStream stream;
   stream.buckets = cut_buckets(gradient_spans(s.graph, s.plan), BucketCaps{});

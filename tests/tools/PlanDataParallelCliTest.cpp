@@ -59,8 +59,7 @@ TEST(PlanDataParallelCli, JsonGivesTheAllReduceAtTheGivenBandwidthAndNcclInsideT
 }
 
 TEST(PlanDataParallelCli, NcclMemoryThatTakesTheWholeBudgetDoesNotFit) {
-  const auto run =
-      test::vdnn(plan_args() + " --gpus 2 --nccl-bytes 2GiB --mem-budget 1GiB");
+  const auto run = test::vdnn(plan_args() + " --gpus 2 --nccl-bytes 2GiB --mem-budget 1GiB");
   EXPECT_EQ(run.code, kExitDoesNotFit) << run.output;
   EXPECT_NE(run.output.find("--nccl-bytes"), std::string::npos) << run.output;
   EXPECT_NE(test::vdnn(plan_args() + " --gpus 0").code, kExitOk);

@@ -22,8 +22,8 @@ namespace vdnn::tools {
 inline constexpr double kMeasuredAllReduceGbps = 329.0;
 
 struct DataParallelPlanOptions {
-  int gpus = 1;                                   // --gpus / --world-size: the processes, one per GPU
-  std::string nccl_bytes;                         // --nccl-bytes; empty: not measured
+  int gpus = 1;            // --gpus / --world-size: the processes, one per GPU
+  std::string nccl_bytes;  // --nccl-bytes; empty: not measured
   double allreduce_gbps = kMeasuredAllReduceGbps;  // --allreduce-bw: bus bandwidth, GB/s
 };
 
