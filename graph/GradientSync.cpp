@@ -6,6 +6,9 @@
 #include <cstdint>
 #include <string>
 
+#include "layers/LayerSpec.hpp"
+#include "runtime/MemoryResource.hpp"
+
 namespace vdnn::graph {
 
 std::vector<NodeId> backward_order(const Plan& plan) {
@@ -16,23 +19,29 @@ std::vector<NodeId> backward_order(const Plan& plan) {
   return order;
 }
 
-std::vector<GradientBucket> cut_buckets(const ParameterStore& params, const BucketCaps& caps) {
-  VDNN_EXPECTS(!params.flat_gradients().empty() || params.trainable_count() == 0,
-               "gradient buckets need a parameter store with a flat gradient buffer");
+std::vector<GradientSpan> gradient_spans(const Graph& graph, const Plan& plan) {
+  std::vector<GradientSpan> spans;
+  for (const NodeId node : backward_order(plan)) {
+    for (const layers::ParamSpec& spec :
+         layers::param_specs(graph.node(node).spec, graph.input_shapes(node))) {
+      if (spec.kind != layers::ParamKind::Trainable) continue;
+      spans.push_back(
+          {node, runtime::MemoryResource::align_up(spec.shape.bytes(runtime::DType::F32))});
+    }
+  }
+  return spans;
+}
+
+std::vector<GradientBucket> cut_buckets(const std::vector<GradientSpan>& spans,
+                                        const BucketCaps& caps) {
   VDNN_EXPECTS(caps.first_bytes > 0 && caps.bytes > 0, "a gradient bucket's cap is positive");
-  const auto* base = static_cast<const std::byte*>(params.flat_gradients().data());
-  const std::size_t total = params.flat_gradients().bytes();
   std::vector<GradientBucket> buckets;
   GradientBucket open;
-  for (const std::size_t index : params.gradient_order()) {
-    const Parameter& p = params.all()[index];
-    // Each gradient's range runs to the next one's start (the padding goes with it).
-    const auto start =
-        static_cast<std::size_t>(static_cast<const std::byte*>(p.grad.data()) - base);
-    const std::size_t end =
-        std::min(total, start + runtime::MemoryResource::align_up(p.grad.bytes()));
+  std::size_t end = 0;
+  for (const GradientSpan& span : spans) {
+    end += span.bytes;
     open.bytes = end - open.offset;
-    open.ready_after = p.node;
+    open.ready_after = span.node;
     if (open.bytes >= (buckets.empty() ? caps.first_bytes : caps.bytes)) {
       buckets.push_back(open);
       open = {end, 0, 0};
@@ -40,6 +49,26 @@ std::vector<GradientBucket> cut_buckets(const ParameterStore& params, const Buck
   }
   if (open.bytes > 0) buckets.push_back(open);
   return buckets;
+}
+
+// Each gradient's range runs to the next one's start (the padding goes with it).
+std::vector<GradientBucket> cut_buckets(const ParameterStore& params, const BucketCaps& caps) {
+  VDNN_EXPECTS(!params.flat_gradients().empty() || params.trainable_count() == 0,
+               "gradient buckets need a parameter store with a flat gradient buffer");
+  const auto* base = static_cast<const std::byte*>(params.flat_gradients().data());
+  const std::size_t total = params.flat_gradients().bytes();
+  std::vector<GradientSpan> spans;
+  std::size_t start = 0;
+  for (const std::size_t index : params.gradient_order()) {
+    const Parameter& p = params.all()[index];
+    VDNN_EXPECTS(static_cast<const std::byte*>(p.grad.data()) == base + start,
+                 "the flat gradient buffer holds its gradients back to back, in order");
+    const std::size_t end =
+        std::min(total, start + runtime::MemoryResource::align_up(p.grad.bytes()));
+    spans.push_back({p.node, end - start});
+    start = end;
+  }
+  return cut_buckets(spans, caps);
 }
 
 GradientSync::GradientSync(runtime::Communicator& communicator, const ParameterStore& params,

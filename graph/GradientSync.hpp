@@ -31,8 +31,25 @@ struct GradientBucket {
   NodeId ready_after = 0;  // the node whose backward writes the bucket's last gradient
 };
 
+/// One trainable parameter's range of the flat gradient buffer: the node whose backward writes
+/// it and its bytes, the padding to the next one included.
+struct GradientSpan {
+  NodeId node = 0;
+  std::size_t bytes = 0;
+};
+
 /// The nodes in the order the plan runs their backward passes (Op::Backward).
 std::vector<NodeId> backward_order(const Plan& plan);
+
+/// The flat gradient buffer's ranges as a ParameterStore made with backward_order(plan) lays them
+/// out (each trainable parameter's F32 bytes aligned up, in that order), without allocating one:
+/// for planning a data-parallel step (Note [Data parallelism]).
+std::vector<GradientSpan> gradient_spans(const Graph& graph, const Plan& plan);
+
+/// Consecutive `spans` cut into buckets in their order, covering all of them: a bucket closes
+/// once it holds at least its cap. Throws InvalidArgument for a zero cap.
+std::vector<GradientBucket> cut_buckets(const std::vector<GradientSpan>& spans,
+                                        const BucketCaps& caps);
 
 /// The flat gradient buffer of `params` (made with a gradient order) cut into buckets in that
 /// order, covering all of it. Throws InvalidArgument for a store without one, or a zero cap.

@@ -1,4 +1,5 @@
-// The step-time model: a list-scheduling replay of the plan's actions (Note [Cost model]).
+// The step-time model: a list-scheduling replay of the plan's actions (Note [Cost model]), with
+// the gradient all-reduces on a stream of their own in a data-parallel step.
 #include "graph/StepTimeModel.hpp"
 
 #include <algorithm>
@@ -14,14 +15,15 @@ constexpr double kFaultSlowdown = 10.0;  // demand faults against prefetched mig
 
 class Replay {
  public:
-  Replay(const Graph& g, const CostModel& costs)
+  Replay(const Graph& g, const CostModel& costs, const AllReduceStream& all_reduce)
       : g_(g),
         costs_(costs),
+        all_reduce_(all_reduce),
         offloaded_(g.nodes().size() + 1, 0.0),
         released_(g.nodes().size() + 1, 0.0),
         prefetched_(g.nodes().size() + 1, 0.0) {}
 
-  double run(const std::vector<Action>& actions, const std::vector<std::vector<NodeId>>& waits) {
+  StepTime run(const std::vector<Action>& actions, const std::vector<std::vector<NodeId>>& waits) {
     staged_input_ = std::any_of(actions.begin(), actions.end(),
                                 [](const Action& a) { return a.op == Op::StageInput; });
     for (std::size_t i = 0; i < actions.size(); ++i) {
@@ -31,8 +33,12 @@ class Replay {
       }
       step(actions[i]);
     }
-    // The next step starts once its batch is on the device.
-    return std::max(compute_, staged_);
+    // The update waits for every bucket; the next step starts once its batch is on the device.
+    StepTime t;
+    t.all_reduce_seconds = all_reduce_busy_;
+    t.exposed_seconds = std::max(0.0, all_reduced_ - compute_);
+    t.seconds = std::max(std::max(compute_, all_reduced_), staged_);
+    return t;
   }
 
  private:
@@ -59,6 +65,7 @@ class Replay {
         break;
       case Op::Backward:
         run_compute(costs_.backward(t));
+        launch_all_reduces(t);
         break;
       case Op::Offload:
       case Op::Evict:
@@ -92,11 +99,25 @@ class Replay {
 
   void run_compute(double seconds) { compute_ = std::max(compute_, host_) + seconds + costs_.gap; }
 
+  // The buckets node t's backward completes, each after the one before it (one stream, bucket
+  // order), none before the compute stream has written it.
+  void launch_all_reduces(NodeId t) {
+    if (!all_reduce_.active()) return;
+    const std::vector<GradientBucket>& buckets = all_reduce_.buckets;
+    for (; next_bucket_ < buckets.size() && buckets[next_bucket_].ready_after == t;
+         ++next_bucket_) {
+      const double seconds = all_reduce_.all_reduce_seconds(buckets[next_bucket_].bytes);
+      all_reduced_ = std::max(all_reduced_, compute_) + seconds;
+      all_reduce_busy_ += seconds;
+    }
+  }
+
   std::uint64_t tensor_bytes(NodeId t) const { return planner::tensor_bytes(g_, t); }
   std::size_t index(NodeId t) const { return planner::index_of(g_, t); }
 
   const Graph& g_;
   const CostModel& costs_;
+  const AllReduceStream& all_reduce_;
   double host_ = 0.0;
   double compute_ = 0.0;
   double offload_ = 0.0;
@@ -106,13 +127,28 @@ class Replay {
   std::vector<double> offloaded_;   // per map: when its offload (or eviction) copy ends
   std::vector<double> released_;    // per map: when its Release gives its block back
   std::vector<double> prefetched_;  // per map: when its prefetch (or migration) ends
+  std::size_t next_bucket_ = 0;     // the first bucket not launched yet
+  double all_reduced_ = 0.0;        // when the last launched bucket's all-reduce ends
+  double all_reduce_busy_ = 0.0;    // the all-reduce stream's busy seconds
 };
 
 }  // namespace
 
+double AllReduceStream::all_reduce_seconds(std::size_t bytes) const noexcept {
+  if (!active()) return 0.0;
+  const double n = world_size;
+  return static_cast<double>(bytes) * 2.0 * (n - 1.0) / n / bus_bytes_per_second;
+}
+
 double predict_step_seconds(const Graph& graph, const Plan& plan, const CostModel& costs,
                             const std::vector<std::vector<NodeId>>& waits) {
-  return Replay(graph, costs).run(plan.actions, waits);
+  return predict_step(graph, plan, costs, AllReduceStream{}, waits).seconds;
+}
+
+StepTime predict_step(const Graph& graph, const Plan& plan, const CostModel& costs,
+                      const AllReduceStream& all_reduce,
+                      const std::vector<std::vector<NodeId>>& waits) {
+  return Replay(graph, costs, all_reduce).run(plan.actions, waits);
 }
 
 }  // namespace vdnn::graph

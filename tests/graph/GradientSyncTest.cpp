@@ -75,6 +75,30 @@ TEST(GradientSync, GradientsLieInBackwardOrderAndBucketsCoverTheFlatBuffer) {
   EXPECT_EQ(cut_buckets(params, BucketCaps{}).size(), 1U);
 }
 
+// The planner's view (no store allocated) cuts the same buckets as the store's buffer.
+TEST(GradientSync, ThePlansGradientSpansCutAsTheStoresFlatBuffer) {
+  const Graph g = test_graph();
+  const Plan plan = make_plan(g, PlanRequest{});
+  runtime::HostMemoryResource host;
+  runtime::cpu::CpuStream stream("compute");
+  const ParameterStore params(g, host, 1, stream, 1, Purpose::Training, backward_order(plan));
+  const std::vector<GradientSpan> spans = gradient_spans(g, plan);
+  std::size_t total = 0;
+  for (const GradientSpan& s : spans) total += s.bytes;
+  EXPECT_EQ(total, params.flat_gradients().bytes());
+  const BucketCaps caps{512, 1024};
+  const std::vector<GradientBucket> planned = cut_buckets(spans, caps);
+  const std::vector<GradientBucket> stored = cut_buckets(params, caps);
+  ASSERT_EQ(planned.size(), stored.size());
+  ASSERT_GT(planned.size(), 2U);
+  for (std::size_t i = 0; i < planned.size(); ++i) {
+    EXPECT_EQ(planned[i].offset, stored[i].offset) << i;
+    EXPECT_EQ(planned[i].bytes, stored[i].bytes) << i;
+    EXPECT_EQ(planned[i].ready_after, stored[i].ready_after) << i;
+  }
+  EXPECT_THROW(cut_buckets(spans, BucketCaps{0, 1024}), runtime::InvalidArgument);
+}
+
 TEST(GradientSync, WithoutAGradientOrderGradientsKeepTheirOwnBuffers) {
   const Graph g = test_graph();
   runtime::HostMemoryResource host;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "graph/Fusion.hpp"
 #include "graph/LayerSet.hpp"
@@ -79,6 +80,7 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
                 "Plan inference alone, as a Predictor runs it: a forward pass in eval mode over "
                 "the parameters, no gradients, optimizer state or backward");
   add_peer_options(*cmd, o.peer);
+  add_data_parallel_options(*cmd, o.data_parallel);
   cmd->add_flag("--json", o.json, "Print JSON instead of a table");
   return cmd;
 }
@@ -100,6 +102,28 @@ std::string precision_line(const graph::Graph& g) {
   return std::string("precision: ") + graph::precision_name(graph::precision_of(g)) + "\n";
 }
 
+// The plan as printed, with --gpus N its data-parallel lines and fields (the plan holds NCCL's
+// bytes as a session of N ranks would).
+void print_plan(const PlanOptions& o, const graph::Graph& g, graph::Plan plan,
+                const graph::CostModel& costs, nlohmann::json json, const std::string& text) {
+  const DataParallelPlanOptions& dp = o.data_parallel;
+  std::optional<DataParallelReport> report;
+  if (dp.gpus > 1 && !o.inference) {
+    report = data_parallel_report(g, plan, costs, dp);
+    plan.communicator_bytes = report->nccl_bytes;
+  }
+  const std::vector<graph::MoveReason> moves = graph::explain_moves(g, plan, costs);
+  if (o.json) {
+    json.update(plan_json(g, plan));
+    json["moves"] = moves_json(moves);
+    if (report) json["data_parallel"] = data_parallel_json(*report);
+    std::cout << json.dump(1) << "\n";
+    return;
+  }
+  std::cout << text << graph::format_moves(moves) << "\n" << graph::format_plan(g, plan);
+  if (report) std::cout << format_data_parallel(*report, dp);
+}
+
 // With --costs: the graph the costs were measured for (fused unless --no-fuse), planned with the
 // measured device's workspaces; nothing is searched.
 int plan_with_cost_file(const PlanOptions& o, const graph::Graph& built) {
@@ -108,7 +132,8 @@ int plan_with_cost_file(const PlanOptions& o, const graph::Graph& built) {
   const graph::Graph g = o.no_fuse ? source : graph::fuse(source, &fusion);
   graph::PlanRequest request;
   request.policy = graph::parse_policy(o.policy);
-  request.budget_bytes = o.mem_budget.empty() ? 0 : runtime::parse_bytes(o.mem_budget);
+  request.budget_bytes = budget_beside_nccl(
+      o.mem_budget.empty() ? 0 : runtime::parse_bytes(o.mem_budget), o.data_parallel);
   const graph::CostModel costs = models::read_cost_file(o.costs, g);
   request.costs = &costs;
   request.optimizer_state_buffers = layers::state_buffers(layers::parse_optimizer(o.optimizer));
@@ -120,16 +145,8 @@ int plan_with_cost_file(const PlanOptions& o, const graph::Graph& built) {
     request.workspace.push_back({c.forward_workspace, c.backward_workspace});
   }
   const graph::Plan plan = graph::make_plan(g, request);
-  if (o.json) {
-    nlohmann::json out = plan_json(g, plan);
-    out["fused_chains"] = fusion.size();
-    out["moves"] = moves_json(graph::explain_moves(g, plan, costs));
-    std::cout << out.dump(1) << "\n";
-  } else {
-    std::cout << precision_line(g) << graph::format_fusion(fusion) << "\n"
-              << graph::format_moves(graph::explain_moves(g, plan, costs)) << "\n"
-              << graph::format_plan(g, plan);
-  }
+  print_plan(o, g, plan, costs, {{"fused_chains", fusion.size()}},
+             precision_line(g) + graph::format_fusion(fusion) + "\n");
   return 0;
 }
 
@@ -141,7 +158,8 @@ int run_plan(const PlanOptions& o) {
   // The search a CPU session makes, with estimated costs and CPU workspaces (Note [Search]).
   graph::SessionOptions options;
   options.policy = graph::parse_policy(o.policy);
-  options.budget_bytes = o.mem_budget.empty() ? 0 : runtime::parse_bytes(o.mem_budget);
+  options.budget_bytes = budget_beside_nccl(
+      o.mem_budget.empty() ? 0 : runtime::parse_bytes(o.mem_budget), o.data_parallel);
   options.fuse = !o.no_fuse;
   options.precision = requested_precision(o);
   options.executor.optimizer.kind = layers::parse_optimizer(o.optimizer);
@@ -156,22 +174,14 @@ int run_plan(const PlanOptions& o) {
   const graph::SearchResult found = graph::search_run(built, options, ctx);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (o.json) {
-    nlohmann::json out = plan_json(found.graph, found.plan);
-    out["fused_chains"] = found.fusion.size();
-    out["unfused_chains"] = found.declined.size();
-    out["choices"] = found.reasons;
-    out["moves"] = moves_json(graph::explain_moves(found.graph, found.plan, found.costs));
-    out["search_seconds"] = seconds;
-    std::cout << out.dump(1) << "\n";
-  } else {
-    std::cout << precision_line(found.graph) << graph::format_fusion(found.fusion) << "\n"
-              << graph::format_reasons(found.reasons) << "\n"
-              << graph::format_moves(graph::explain_moves(found.graph, found.plan, found.costs))
-              << "\n"
-              << graph::format_plan(found.graph, found.plan);
-    std::printf("searched in:           %.2f s\n", seconds);
-  }
+  const nlohmann::json json = {{"fused_chains", found.fusion.size()},
+                               {"unfused_chains", found.declined.size()},
+                               {"choices", found.reasons},
+                               {"search_seconds", seconds}};
+  print_plan(o, found.graph, found.plan, found.costs, json,
+             precision_line(found.graph) + graph::format_fusion(found.fusion) + "\n" +
+                 graph::format_reasons(found.reasons) + "\n");
+  if (!o.json) std::printf("searched in:           %.2f s\n", seconds);
   return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "tools/cli/PlanDataParallel.hpp"
 #include "tools/cli/RunOptions.hpp"
 
 namespace CLI {
@@ -24,7 +25,8 @@ struct PlanOptions {
   std::string optimizer = "sgd";   // whose state the plan holds (as vdnn train --optimizer)
   bool inference = false;          // plan a Predictor's forward pass (Note [Inference plan])
   bool json = false;
-  PeerOptions peer;  // the peer tier (Note [Peer tier])
+  PeerOptions peer;                       // the peer tier (Note [Peer tier])
+  DataParallelPlanOptions data_parallel;  // --gpus N: one rank of N (Note [Data parallelism])
 };
 
 CLI::App* add_plan_command(CLI::App& app, PlanOptions& options);
