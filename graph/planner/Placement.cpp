@@ -15,7 +15,7 @@ constexpr std::string_view kCheapLayers[] = {
     "batchnorm2d", "batchnorm2d_relu", "batchnorm2d_add_relu", "maxpool2d", "avgpool2d",
     "global_avgpool", "add", "concat", "mul", "flatten", "dropout",
     // the element-wise activations
-    "relu", "silu", "gelu", "sigmoid", "hardswish",
+    "relu", "relu6", "silu", "gelu", "sigmoid", "hardswish", "hardsigmoid",
     // ConvNeXt's: a pass over each pixel's channels, a per-channel scale, a per-sample mask
     "layernorm2d", "layer_scale", "stochastic_depth"};
 
