@@ -6,8 +6,7 @@
 # the 1-GPU baseline's peak on 1 GPU and on every GPU; PyTorch DDP (tools/torch_reference.py under
 # torchrun) on 1 GPU and on every GPU, at the same batch per GPU, in the same run; first the
 # gpu-labelled NCCL tests (2 GPUs at batch 8 against one GPU at batch 16: a plain CNN bitwise in
-# several buckets, ResNet-50 with --sync-bn at rate 0 and 0.002; a rank that stops coming;
-# VDNN_GPU_TESTS names the binary) and a --sync-bn run through the launcher.
+# several buckets; a rank that stops coming; VDNN_GPU_TESTS names the binary).
 #   tools/dp-gpu.sh [--quick] OUT [CONFIG] [BATCH] [ITERS]
 # --quick: the tests and the scaling lines on 1 and 2 GPUs only. DP_PARTS picks parts by name
 # (default: "tests scale auto ddp det kill").
@@ -33,13 +32,8 @@ exposed = s.get("allreduce_exposed_ms", 0.0)
 print("%d GPU(s): %.0f img/s (%.0f per GPU), exposed all-reduce %.2f ms/step" % (n, n * per, per, exposed))' "$1"; }
 gpu_tests=${VDNN_GPU_TESTS:-build/bin/vdnn_gpu_tests}
 if part tests && [ "$gpus" -ge 2 ]; then
-  "$gpu_tests" --gtest_filter='DataParallelNccl.*:SyncBatchNormNccl.*' 2>&1 | tee "$out/nccl-tests.log" ||
+  "$gpu_tests" --gtest_filter='DataParallelNccl.*' 2>&1 | tee "$out/nccl-tests.log" ||
     echo "dp-gpu: NCCL tests FAILED (OUT/nccl-tests.log)"
-  rm -rf "$out/sync-bn"
-  "$vdnn" train --device cuda --config "$config" --batch 32 --iters 10 --gpus 2 --sync-bn \
-    --out "$out/sync-bn" >"$out/sync-bn.log" 2>&1
-  echo -n "--sync-bn through the launcher: "
-  summary "$out/sync-bn/summary.json"
 fi
 part scale || scale_gpus=""
 for n in $scale_gpus; do
