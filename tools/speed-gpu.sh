@@ -5,7 +5,8 @@
 # in the same precision; in fp32 also vdnn without fusion in NCHW (what the two changes buy). Then
 # one table of ratios per precision with a PASS/FAIL line per cell with targets
 # (tools/speed_report.py, which also writes OUT/speed.json).
-# Usage: tools/speed-gpu.sh OUT [CELL ...]   CELL: resnet50 vgg16 densenet121 resnet1001 (default all)
+# Usage: tools/speed-gpu.sh OUT [CELL ...]   CELL: resnet50 vgg16 densenet121 resnet1001
+#   efficientnet_b0 convnext_tiny mobilenet_v2 (default: the first four)
 # Precisions: fp32 = vdnn --precision fp32 (TF32 convolutions) against PyTorch in NCHW (issue 11);
 # bf16 = vdnn --precision bf16 against PyTorch under bf16 autocast in channels_last with fp32
 # master weights (tools/torch_reference.py --precision bf16). Targets in bf16: ResNet-50 b128 >= 1.20x
@@ -40,10 +41,15 @@ layout=${VDNN_SPEED_LAYOUT:-auto}
 build=${VDNN_BUILD_DIR:-build-gpu}
 
 # CELL -> vdnn config, batch, torch network and its extra arguments.
-declare -A config=([resnet50]=resnet50 [vgg16]=vgg16 [densenet121]=densenet121 [resnet1001]=resnet1001-cifar)
-declare -A batch=([resnet50]=128 [vgg16]=64 [densenet121]=64 [resnet1001]=64)
-declare -A torch_net=([resnet50]=resnet50 [vgg16]=vgg16 [densenet121]=densenet121 [resnet1001]=resnet1001_cifar)
-declare -A torch_args=([resnet1001]="--size 32 --classes 10")
+# Issue 29's networks take PyTorch's channels_last peers (its speed line), in fp32 too.
+declare -A config=([resnet50]=resnet50 [vgg16]=vgg16 [densenet121]=densenet121 [resnet1001]=resnet1001-cifar
+  [efficientnet_b0]=efficientnet_b0 [convnext_tiny]=convnext_tiny [mobilenet_v2]=mobilenet_v2)
+declare -A batch=([resnet50]=128 [vgg16]=64 [densenet121]=64 [resnet1001]=64 [efficientnet_b0]=128
+  [convnext_tiny]=64 [mobilenet_v2]=256)
+declare -A torch_net=([resnet50]=resnet50 [vgg16]=vgg16 [densenet121]=densenet121 [resnet1001]=resnet1001_cifar
+  [efficientnet_b0]=efficientnet_b0 [convnext_tiny]=convnext_tiny [mobilenet_v2]=mobilenet_v2)
+declare -A torch_args=([resnet1001]="--size 32 --classes 10" [efficientnet_b0]=--channels-last
+  [convnext_tiny]=--channels-last [mobilenet_v2]=--channels-last)
 for cell in "${cells[@]}"; do
   [ -n "${config[$cell]:-}" ] || { echo "speed-gpu.sh: unknown cell $cell (${!config[*]})" >&2; exit 2; }
 done

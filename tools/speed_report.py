@@ -10,7 +10,8 @@ OUT/torch-CELL.jsonl; bf16 OUT/CELL-bf16-baseline/, OUT/CELL-bf16-profile/, OUT/
 (tools/torch_reference.py --precision bf16: autocast, channels_last).
 `--self-test` checks this report on made-up folders (no GPU needed) and exits 0 when it is right.
 Usage: tools/speed_report.py OUT [--precisions fp32,bf16] [CELL ...]   (default: the precisions OUT
-has runs of; cells resnet50 vgg16 densenet121 resnet1001)"""
+has runs of; cells resnet50 vgg16 densenet121 resnet1001, or any of efficientnet_b0 convnext_tiny
+mobilenet_v2)"""
 import json
 import os
 import sys
@@ -22,7 +23,12 @@ CELLS = {
     "vgg16": "VGG-16 b64",
     "densenet121": "DenseNet-121 b64",
     "resnet1001": "ResNet-1001 CIFAR b64",
+    # issue 29's: PyTorch's peers in channels_last (fp32 too)
+    "efficientnet_b0": "EfficientNet-B0 b128 (PyTorch channels_last)",
+    "convnext_tiny": "ConvNeXt-Tiny b64 (PyTorch channels_last)",
+    "mobilenet_v2": "MobileNetV2 b256 (PyTorch channels_last)",
 }
+DEFAULT_CELLS = ("resnet50", "vgg16", "densenet121", "resnet1001")
 PRECISIONS = ("fp32", "bf16")
 PEAK = "peak_gib"
 # The targets per precision and cell: {peer mode: least vdnn / peer ratio, PEAK: most vdnn peak GiB}.
@@ -32,6 +38,9 @@ TARGETS = {
         "resnet50": {"compile": 1.0},
         "vgg16": {"eager": 1.0, "compile": 0.9},
         "densenet121": {"eager": 1.0, "compile": 0.9},
+        "efficientnet_b0": {"eager": 1.0, "compile": 0.9},
+        "convnext_tiny": {"eager": 1.0, "compile": 0.9},
+        "mobilenet_v2": {"eager": 1.0, "compile": 0.9},
     },
     "bf16": {
         "resnet50": {"compile": 1.20, "eager": 1.25, PEAK: 5.5},
@@ -42,7 +51,7 @@ TARGETS = {
 PEERS = ("eager", "compile")
 PEER_NAMES = {"eager": "PyTorch eager", "compile": "torch.compile"}
 HEADINGS = {
-    "fp32": "fp32 (TF32 convolutions; PyTorch in NCHW)",
+    "fp32": "fp32 (TF32 convolutions; PyTorch in NCHW unless the row says channels_last)",
     "bf16": "bf16 (vdnn --precision bf16; PyTorch bf16 autocast, channels_last, fp32 master weights)",
 }
 GIB = float(1 << 30)
@@ -234,8 +243,8 @@ def self_test():
         write(os.path.join(out, "densenet121-bf16-baseline.exit"), "124\n")  # timed out: fails
         peers(out, "densenet121-bf16", 1000, {"mode": "compile", "error": "TimeoutError: did not finish"})
         vdnn(out, "resnet1001-bf16-baseline", 700, 4.6)         # no targets
-        precisions = [p for p in PRECISIONS if any(ran(out, c, p) for c in CELLS)]
-        rows, text = report(out, list(CELLS), precisions)
+        precisions = [p for p in PRECISIONS if any(ran(out, c, p) for c in DEFAULT_CELLS)]
+        rows, text = report(out, list(DEFAULT_CELLS), precisions)
         print(text)
         by = {(r["precision"], r["cell"]): r for r in rows}
         lines = text.splitlines()
@@ -280,7 +289,7 @@ def main():
     if args[:1] == ["--precisions"] and len(args) > 1:
         precisions = args[1].replace(",", " ").split()
         args = args[2:]
-    cells = args or list(CELLS)
+    cells = args or list(DEFAULT_CELLS)
     unknown = [c for c in cells if c not in CELLS] + [p for p in precisions or [] if p not in PRECISIONS]
     if unknown:
         sys.exit(f"speed_report.py: unknown {unknown} (cells {' '.join(CELLS)}; precisions {' '.join(PRECISIONS)})")
