@@ -115,9 +115,12 @@ def check(name, module, vdnn, predict, source, out, torch, torch_names):
     compare_logits(name, module, predict, config, checkpoint, out, torch, generator)
 
 
-def main(argv):
-    if len(argv) != 4:
-        print(__doc__, file=sys.stderr)
+def start_torchvision(argv, count, usage):
+    """(torch, torchvision) for a torchvision test whose command line has `count` words, or its
+    exit status: 2 (another count; `usage` printed) or SKIP (torch, torchvision or safetensors is
+    not importable)."""
+    if len(argv) != count:
+        print(usage, file=sys.stderr)
         return 2
     try:
         import torch  # pylint: disable=import-outside-toplevel
@@ -126,6 +129,14 @@ def main(argv):
     except ImportError as e:
         print(f"SKIPPED: torch, torchvision or safetensors is not importable ({e})")
         return SKIP
+    return torch, torchvision
+
+
+def main(argv):
+    started = start_torchvision(argv, 4, __doc__)
+    if isinstance(started, int):
+        return started
+    torch, torchvision = started
     vdnn, predict, source = (os.path.abspath(a) for a in argv[1:])
     sys.dont_write_bytecode = True  # no __pycache__ in the source tree
     sys.path.insert(0, os.path.join(source, "tools"))

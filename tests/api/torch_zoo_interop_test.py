@@ -24,7 +24,6 @@ sys.path.insert(0, os.path.join(HERE, os.pardir, "models", "train"))
 import torch_checkpoint_test  # noqa: E402  pylint: disable=wrong-import-position
 import torch_predict_test  # noqa: E402  pylint: disable=wrong-import-position
 
-SKIP = 77
 STEPS = 2
 BATCH = 2
 
@@ -58,16 +57,10 @@ def to_vdnn(network, config, names, predict, out, torch, torchvision, torch_name
 
 
 def main(argv):
-    if len(argv) != 5:
-        print(__doc__, file=sys.stderr)
-        return 2
-    try:
-        import torch  # pylint: disable=import-outside-toplevel
-        import torchvision  # pylint: disable=import-outside-toplevel
-        import safetensors.torch  # noqa: F401 pylint: disable=import-outside-toplevel,unused-import
-    except ImportError as e:
-        print(f"SKIPPED: torch, torchvision or safetensors is not importable ({e})")
-        return SKIP
+    started = torch_predict_test.start_torchvision(argv, 5, __doc__)
+    if isinstance(started, int):
+        return started
+    torch, torchvision = started
     vdnn, predict, source = (os.path.abspath(a) for a in argv[1:4])
     network = argv[4]
     sys.path.insert(0, os.path.join(source, "tools"))

@@ -32,7 +32,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_checkpoint_test  # noqa: E402  pylint: disable=wrong-import-position
 import torch_optimizer_test as batch_io  # noqa: E402  pylint: disable=wrong-import-position
 
-SKIP = 77
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "api"))
+import torch_predict_test  # noqa: E402  pylint: disable=wrong-import-position
+
 LR = 2.0 ** 20
 FACTOR = 10.0
 FLOOR = 1e-6
@@ -181,16 +183,10 @@ def check(network, vdnn, source, tmp, torch, torchvision, torch_names):
 
 
 def main(argv):
-    if len(argv) != 4:
-        print(__doc__, file=sys.stderr)
-        return 2
-    try:
-        import torch  # pylint: disable=import-outside-toplevel
-        import torchvision  # pylint: disable=import-outside-toplevel
-        import safetensors.torch  # noqa: F401 pylint: disable=import-outside-toplevel,unused-import
-    except ImportError as e:
-        print(f"SKIPPED: torch, torchvision or safetensors is not importable ({e})")
-        return SKIP
+    started = torch_predict_test.start_torchvision(argv, 4, __doc__)
+    if isinstance(started, int):
+        return started
+    torch, torchvision = started
     vdnn, source = os.path.abspath(argv[1]), os.path.abspath(argv[2])
     network = argv[3]
     sys.path.insert(0, os.path.join(source, "tools"))
