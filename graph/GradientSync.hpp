@@ -17,13 +17,6 @@
 
 namespace vdnn::graph {
 
-/// Bucket sizes, PyTorch DDP's defaults: a bucket closes once it holds at least `bytes` of
-/// gradients (the first one at `first_bytes`, so that communication starts early).
-struct BucketCaps {
-  std::size_t first_bytes = std::size_t{1} << 20;
-  std::size_t bytes = std::size_t{25} << 20;
-};
-
 /// A byte range of the flat gradient buffer, all-reduced as one.
 struct GradientBucket {
   std::size_t offset = 0;  // bytes from the buffer's start

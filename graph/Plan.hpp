@@ -111,6 +111,27 @@ enum class Placement : std::uint8_t {
 /// state, no backward; Note [Inference plan]).
 enum class Purpose : std::uint8_t { Training, Inference };
 
+/// Bucket sizes, PyTorch DDP's defaults: a bucket closes once it holds at least `bytes` of
+/// gradients (the first one at `first_bytes`, so that communication starts early).
+struct BucketCaps {
+  std::size_t first_bytes = std::size_t{1} << 20;
+  std::size_t bytes = std::size_t{25} << 20;
+};
+
+/// NCCL's all-reduce bus bandwidth the planner assumes where none is given: nccl-tests' busbw of a
+/// 1 GiB all-reduce on 2 H100s of this workplace (issue 27; 355 GB/s on 4). Not measured per run.
+inline constexpr double kAllReduceBusBytesPerSecond = 329e9;
+
+/// Data parallelism as a plan sees it (Note [Data parallelism]): the plan runs on each of
+/// `world_size` ranks, whose gradients are all-reduced in buckets cut by `buckets`, at
+/// `bus_bytes_per_second`; the step-time model replays those all-reduces as a stream of their
+/// own. A world of one: no all-reduce.
+struct DataParallelPlan {
+  int world_size = 1;
+  double bus_bytes_per_second = kAllReduceBusBytesPerSecond;
+  BucketCaps buckets;
+};
+
 struct Plan {
   Purpose purpose = Purpose::Training;
   Policy requested = Policy::Baseline;
@@ -158,6 +179,8 @@ struct Plan {
   /// its setup; runtime::Communicator::device_bytes), inside the budget given: budget_bytes is
   /// that budget less this (Note [Data parallelism]).
   std::uint64_t communicator_bytes = 0;
+  /// The ranks this training plan runs on and their gradient all-reduces (a world of one: none).
+  DataParallelPlan data_parallel;
 
   /// Where an Offloaded map's copy lies: the tier of its Offload action (Host for any other map).
   Tier tier_of(NodeId tensor) const {

@@ -40,6 +40,8 @@ struct PlanRequest {
   /// rest to pinned host memory. -1 or 0: every offloaded map goes to the host.
   int peer_device = -1;
   std::uint64_t peer_budget_bytes = 0;
+  /// Training: the ranks the plan runs on; their all-reduces count in its predicted step time.
+  DataParallelPlan data_parallel;
 };
 
 /// No plan of the requested policy fits the budget. what() says by how much, and which policy

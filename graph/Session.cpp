@@ -68,8 +68,12 @@ SessionOptions inside_budget(const SessionOptions& options, std::uint64_t bytes)
 SearchResult searched(const Graph& graph, const SessionOptions& options,
                       runtime::ExecutionContext& context, layers::LayerCache& cache) {
   runtime::Communicator* communicator = options.executor.communicator;
-  const SessionOptions planning =
+  SessionOptions planning =
       inside_budget(options, communicator != nullptr ? communicator->device_bytes() : 0);
+  if (communicator != nullptr) {
+    planning.data_parallel.world_size = communicator->size();
+    planning.data_parallel.buckets = options.executor.buckets;
+  }
   SearchResult found = search_run(
       graph, planning, {&context, layer_options(options, context, cache), options.progress});
   if (communicator != nullptr) {

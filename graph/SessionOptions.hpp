@@ -49,6 +49,9 @@ struct SessionOptions {
   /// -1 or 0: none.
   int peer_device = -1;
   std::uint64_t peer_budget_bytes = 0;
+  /// The ranks a training plan runs on (Note [Data parallelism]): a Session with a communicator
+  /// takes its size and executor.buckets here; `vdnn plan --gpus N` sets it. A world of one: none.
+  DataParallelPlan data_parallel;
   /// CPU backend: the emulated peer (its free memory and whether GPU 0 can reach it).
   runtime::cpu::EmulatedPeer cpu_peer;
   /// Told each part of setup as it starts and timed by it (not owned; null: nothing told).

@@ -24,6 +24,8 @@ void plan_fields(P& p, F&& f) {
   f(p.faulted_bytes), f(p.recomputed_bytes), f(p.predicted_step_seconds), f(p.cost_source);
   f(p.placement), f(p.actions), f(p.inference), f(p.peer_device), f(p.peer_budget_bytes);
   f(p.peer_bytes), f(p.peer_offloaded_bytes), f(p.communicator_bytes);
+  f(p.data_parallel.world_size), f(p.data_parallel.bus_bytes_per_second);
+  f(p.data_parallel.buckets.first_bytes), f(p.data_parallel.buckets.bytes);
 }
 
 template <typename A, typename F>

@@ -140,9 +140,19 @@ double AllReduceStream::all_reduce_seconds(std::size_t bytes) const noexcept {
   return static_cast<double>(bytes) * 2.0 * (n - 1.0) / n / bus_bytes_per_second;
 }
 
+AllReduceStream all_reduce_of(const Graph& graph, const Plan& plan) {
+  AllReduceStream stream;
+  const DataParallelPlan& dp = plan.data_parallel;
+  if (dp.world_size <= 1) return stream;
+  stream.world_size = dp.world_size;
+  stream.bus_bytes_per_second = dp.bus_bytes_per_second;
+  stream.buckets = cut_buckets(gradient_spans(graph, plan), dp.buckets);
+  return stream;
+}
+
 double predict_step_seconds(const Graph& graph, const Plan& plan, const CostModel& costs,
                             const std::vector<std::vector<NodeId>>& waits) {
-  return predict_step(graph, plan, costs, AllReduceStream{}, waits).seconds;
+  return predict_step(graph, plan, costs, all_reduce_of(graph, plan), waits).seconds;
 }
 
 StepTime predict_step(const Graph& graph, const Plan& plan, const CostModel& costs,

@@ -21,7 +21,8 @@ namespace vdnn::graph {
 /// the Releases of the maps in waits[i] are done (the allocator reuses their blocks: release_waits
 /// in graph/PoolSimulation; no waits: the host never blocks). Managed-memory migrations count as
 /// copies at the link's rates and faults at a tenth of it. A peer-tier copy takes the peer link's
-/// rate on the same offload or prefetch stream (Note [Peer tier]).
+/// rate on the same offload or prefetch stream (Note [Peer tier]). A plan of several ranks has its
+/// gradient all-reduces on a stream of their own (all_reduce_of, predict_step).
 double predict_step_seconds(const Graph& graph, const Plan& plan, const CostModel& costs,
                             const std::vector<std::vector<NodeId>>& waits = {});
 
@@ -44,6 +45,10 @@ struct AllReduceStream {
   /// each byte 2 (n - 1) / n times over the slowest link). 0 where !active().
   double all_reduce_seconds(std::size_t bytes) const noexcept;
 };
+
+/// The all-reduce stream of `plan`'s data_parallel: its world, bandwidth and the buckets cut from
+/// the plan's gradients (gradient_spans); inactive for a world of one.
+AllReduceStream all_reduce_of(const Graph& graph, const Plan& plan);
 
 /// A predicted step with its all-reduce stream.
 struct StepTime {

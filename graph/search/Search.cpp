@@ -116,17 +116,17 @@ CostModel variant_costs(const Variant& v, const SessionOptions& options, const S
 // executor's oversubscription guard decides (Note [Managed memory]).
 Plan fitted_plan(const Variant& v, const SessionOptions& options, const SearchContext& ctx,
                  const CostModel& costs) {
-  Plan plan =
-      search::plan_with_downgrades(v.graph, *v.layers, options.budget_bytes, costs, options.policy,
-                                   state_buffers(options), options.purpose, peer_tier(options));
+  Plan plan = search::plan_with_downgrades(v.graph, *v.layers, options.budget_bytes, costs,
+                                           options.policy, state_buffers(options), options.purpose,
+                                           peer_tier(options), options.data_parallel);
   if (ctx.context != nullptr && options.backend == layers::Backend::Cuda &&
       options.budget_bytes == 0 && plan.memory == DeviceMemory::Dedicated) {
     const std::uint64_t free_bytes = ctx.context->free_device_bytes();
     const std::uint64_t device = free_bytes > kCudaReserve ? free_bytes - kCudaReserve : 0;
     if (plan.pool_bytes > device) {
-      plan =
-          search::plan_with_downgrades(v.graph, *v.layers, device, costs, options.policy,
-                                       state_buffers(options), options.purpose, peer_tier(options));
+      plan = search::plan_with_downgrades(v.graph, *v.layers, device, costs, options.policy,
+                                          state_buffers(options), options.purpose,
+                                          peer_tier(options), options.data_parallel);
     }
   }
   return plan;

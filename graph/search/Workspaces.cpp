@@ -66,7 +66,8 @@ std::vector<layers::WorkspaceBytes> raw_workspaces(LayerSet& layers) {
 }  // namespace
 
 PlanRequest request_for(const LayerSet& layers, Policy policy, std::uint64_t budget,
-                        const CostModel& costs, int state_buffers, Purpose purpose, PeerTier peer) {
+                        const CostModel& costs, int state_buffers, Purpose purpose, PeerTier peer,
+                        const DataParallelPlan& data_parallel) {
   PlanRequest r;
   r.policy = policy;
   r.budget_bytes = budget;
@@ -76,13 +77,15 @@ PlanRequest request_for(const LayerSet& layers, Policy policy, std::uint64_t bud
   r.purpose = purpose;
   r.peer_device = peer.device;
   r.peer_budget_bytes = peer.budget_bytes;
+  r.data_parallel = data_parallel;
   return r;
 }
 
 Plan plan_with_downgrades(const Graph& graph, LayerSet& layers, std::uint64_t budget,
                           const CostModel& costs, Policy policy, int state_buffers, Purpose purpose,
-                          PeerTier peer) {
-  PlanRequest request = request_for(layers, policy, budget, costs, state_buffers, purpose, peer);
+                          PeerTier peer, const DataParallelPlan& data_parallel) {
+  PlanRequest request =
+      request_for(layers, policy, budget, costs, state_buffers, purpose, peer, data_parallel);
   std::exception_ptr failure;
   const std::function<std::optional<Plan>()> attempt = [&]() -> std::optional<Plan> {
     request.workspace = layers.workspaces();
@@ -122,9 +125,10 @@ void raise_where_faster(const Graph& graph, LayerSet& layers, CostModel& costs, 
         LayerCost& cost = trial.layers.at(static_cast<std::size_t>(node));
         (backward ? cost.backward : cost.forward) += c.seconds - seconds;
         try {
-          Plan faster = make_plan(
-              graph, request_for(layers, plan.requested, plan.budget_bytes, trial,
-                                 plan.optimizer_state_buffers, plan.purpose, peer_tier(plan)));
+          Plan faster =
+              make_plan(graph, request_for(layers, plan.requested, plan.budget_bytes, trial,
+                                           plan.optimizer_state_buffers, plan.purpose,
+                                           peer_tier(plan), plan.data_parallel));
           if (faster.predicted_step_seconds < plan.predicted_step_seconds) {
             plan = std::move(faster);
             costs = std::move(trial);
@@ -164,9 +168,9 @@ void trade_workspace_for_maps(const Graph& graph, LayerSet& layers, CostModel& c
     }
     if (timed) {
       try {
-        Plan leaner =
-            plan_with_downgrades(graph, layers, plan.budget_bytes, leaner_costs, plan.requested,
-                                 plan.optimizer_state_buffers, plan.purpose, peer_tier(plan));
+        Plan leaner = plan_with_downgrades(graph, layers, plan.budget_bytes, leaner_costs,
+                                           plan.requested, plan.optimizer_state_buffers,
+                                           plan.purpose, peer_tier(plan), plan.data_parallel);
         if (leaner.predicted_step_seconds < plan.predicted_step_seconds) {
           costs = std::move(leaner_costs);
           plan = std::move(leaner);

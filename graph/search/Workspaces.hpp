@@ -12,17 +12,20 @@
 namespace vdnn::graph::search {
 
 /// The request for `policy` under `budget` with the layers' current workspaces, `costs` and
-/// `state_buffers` optimizer state tensors per trainable parameter, for `purpose`, with `peer`.
+/// `state_buffers` optimizer state tensors per trainable parameter, for `purpose`, with `peer`, on
+/// the ranks of `data_parallel`.
 PlanRequest request_for(const LayerSet& layers, Policy policy, std::uint64_t budget,
                         const CostModel& costs, int state_buffers,
-                        Purpose purpose = Purpose::Training, PeerTier peer = {});
+                        Purpose purpose = Purpose::Training, PeerTier peer = {},
+                        const DataParallelPlan& data_parallel = {});
 
 /// The plan of `policy` under `budget` with the fastest algorithms; when that does not fit, each
 /// pass's workspace limited to what the plan leaves free where it runs, then vDNN's per-layer
 /// downgrades. Leaves the limits that fitted set on `layers`. Throws DoesNotFit.
 Plan plan_with_downgrades(const Graph& graph, LayerSet& layers, std::uint64_t budget,
                           const CostModel& costs, Policy policy, int state_buffers,
-                          Purpose purpose = Purpose::Training, PeerTier peer = {});
+                          Purpose purpose = Purpose::Training, PeerTier peer = {},
+                          const DataParallelPlan& data_parallel = {});
 
 /// Each limited pass tries its faster algorithms (cudnnFind's times shift the layer's cost) and
 /// keeps one when the plan made again fits and is predicted faster. Updates `costs` and `plan`.

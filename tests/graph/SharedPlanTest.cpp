@@ -118,13 +118,18 @@ std::vector<RankSession> sessions_on_ranks(const Graph& g, bool fuse_rank1) {
   return ranks;
 }
 
+// Rank r's session alone, planned for the ranks' world as a session with their communicator is.
+std::vector<std::uint8_t> alone(int r, const Graph& g) {
+  SessionOptions o = rank_options(r, g, nullptr);
+  o.data_parallel.world_size = kRanks;
+  return encode_plan(Session(g, o).plan());
+}
+
 TEST(SharedPlan, RanksWithDifferentCostsRunRank0sPlan) {
   const Graph g = testing::load_config("resnet20-cifar.json", 16);
   // Alone, each rank's costs give it a plan of its own.
-  const std::vector<std::uint8_t> alone0 =
-      encode_plan(Session(g, rank_options(0, g, nullptr)).plan());
-  const std::vector<std::uint8_t> alone1 =
-      encode_plan(Session(g, rank_options(1, g, nullptr)).plan());
+  const std::vector<std::uint8_t> alone0 = alone(0, g);
+  const std::vector<std::uint8_t> alone1 = alone(1, g);
   ASSERT_NE(alone0, alone1);
   const std::vector<RankSession> ranks = sessions_on_ranks(g, false);
   for (const RankSession& r : ranks) {

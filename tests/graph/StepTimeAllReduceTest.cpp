@@ -94,5 +94,32 @@ TEST(StepTimeAllReduce, AWorldOfOneChangesNothing) {
   EXPECT_EQ(stream.all_reduce_seconds(1 << 20), 0.0);
 }
 
+// A plan made for several ranks carries them (PlanRequest::data_parallel): its predicted step is
+// predict_step's with the stream all_reduce_of cuts from its gradients, exposed part included, and
+// the same request for one rank predicts today's step.
+TEST(StepTimeAllReduce, APlanForSeveralRanksPredictsItsAllReduceStream) {
+  const SmallNet s;
+  PlanRequest request;
+  request.costs = &s.costs;
+  request.data_parallel.world_size = 2;
+  request.data_parallel.bus_bytes_per_second = kBus / 1e3;  // slow: the all-reduce shows
+  request.data_parallel.buckets = {64, 256};
+  const Plan ranks = make_plan(s.graph, request);
+  ASSERT_EQ(ranks.data_parallel.world_size, 2);
+  const AllReduceStream stream = all_reduce_of(s.graph, ranks);
+  ASSERT_TRUE(stream.active());
+  EXPECT_GT(stream.buckets.size(), 1U);
+  const StepTime t = predict_step(s.graph, ranks, s.costs, stream);
+  EXPECT_GT(t.exposed_seconds, 0.0);
+  EXPECT_DOUBLE_EQ(ranks.predicted_step_seconds, t.seconds);
+  request.data_parallel.world_size = 1;
+  const Plan one = make_plan(s.graph, request);
+  EXPECT_FALSE(all_reduce_of(s.graph, one).active());
+  EXPECT_DOUBLE_EQ(ranks.predicted_step_seconds, one.predicted_step_seconds + t.exposed_seconds);
+  request.purpose = Purpose::Inference;
+  request.data_parallel.world_size = 2;
+  EXPECT_EQ(make_plan(s.graph, request).data_parallel.world_size, 1);  // no gradients to reduce
+}
+
 }  // namespace
 }  // namespace vdnn::graph

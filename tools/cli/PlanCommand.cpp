@@ -141,6 +141,7 @@ int plan_with_cost_file(const PlanOptions& o, const graph::Graph& built) {
   const graph::PeerTier peer = peer_tier(o.peer);
   request.peer_device = peer.device;
   request.peer_budget_bytes = peer.budget_bytes;
+  if (!o.inference) request.data_parallel = data_parallel_plan(o.data_parallel);
   for (const graph::LayerCost& c : costs.layers) {
     request.workspace.push_back({c.forward_workspace, c.backward_workspace});
   }
@@ -167,6 +168,7 @@ int run_plan(const PlanOptions& o) {
   const graph::PeerTier peer = peer_tier(o.peer);
   options.peer_device = peer.device;
   options.peer_budget_bytes = peer.budget_bytes;
+  options.data_parallel = data_parallel_plan(o.data_parallel);
   layers::LayerCache cache;
   graph::SearchContext ctx;
   ctx.layer_options.cache = &cache;

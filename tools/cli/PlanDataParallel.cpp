@@ -39,6 +39,13 @@ void add_data_parallel_options(CLI::App& cmd, DataParallelPlanOptions& o) {
       ->check(CLI::PositiveNumber);
 }
 
+graph::DataParallelPlan data_parallel_plan(const DataParallelPlanOptions& o) {
+  graph::DataParallelPlan plan;
+  plan.world_size = o.gpus;
+  plan.bus_bytes_per_second = o.allreduce_gbps * 1e9;
+  return plan;
+}
+
 std::uint64_t budget_beside_nccl(std::uint64_t budget, const DataParallelPlanOptions& o) {
   const std::uint64_t nccl = nccl_bytes(o);
   if (budget == 0 || nccl == 0) return budget;
@@ -56,16 +63,13 @@ DataParallelReport data_parallel_report(const graph::Graph& graph, const graph::
   DataParallelReport r;
   r.gpus = o.gpus;
   r.nccl_bytes = nccl_bytes(o);
-  graph::AllReduceStream stream;
-  stream.world_size = o.gpus;
-  stream.bus_bytes_per_second = o.allreduce_gbps * 1e9;
-  stream.buckets = graph::cut_buckets(graph::gradient_spans(graph, plan), graph::BucketCaps{});
+  const graph::AllReduceStream stream = graph::all_reduce_of(graph, plan);
   for (const graph::GradientBucket& b : stream.buckets) r.gradient_bytes += b.bytes;
   r.buckets = stream.buckets.size();
   const graph::StepTime t = graph::predict_step(graph, plan, costs, stream);
   r.all_reduce_seconds = t.all_reduce_seconds;
   r.exposed_seconds = t.exposed_seconds;
-  r.step_seconds = plan.predicted_step_seconds + t.exposed_seconds;
+  r.step_seconds = plan.predicted_step_seconds;
   return r;
 }
 

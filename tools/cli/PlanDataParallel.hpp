@@ -19,7 +19,7 @@ namespace vdnn::tools {
 
 /// NCCL's bus bandwidth of a 1 GiB all-reduce measured on this workplace's machines, NVLink
 /// multicast off (issue 27): 329 GB/s on 2 H100s (355 GB/s on 4), in GB/s.
-inline constexpr double kMeasuredAllReduceGbps = 329.0;
+inline constexpr double kMeasuredAllReduceGbps = graph::kAllReduceBusBytesPerSecond / 1e9;
 
 struct DataParallelPlanOptions {
   int gpus = 1;            // --gpus / --world-size: the processes, one per GPU
@@ -30,15 +30,19 @@ struct DataParallelPlanOptions {
 /// Adds --gpus (--world-size), --nccl-bytes and --allreduce-bw to `cmd`.
 void add_data_parallel_options(CLI::App& cmd, DataParallelPlanOptions& options);
 
+/// The ranks a plan is made for: --gpus at --allreduce-bw, the executor's default buckets (a
+/// world of one without --gpus).
+graph::DataParallelPlan data_parallel_plan(const DataParallelPlanOptions& options);
+
 /// The budget each rank's search gets: `budget` (0: none) less NCCL's bytes when several GPUs are
 /// asked for, as a data-parallel session keeps NCCL's memory inside it. Throws
 /// runtime::InvalidArgument for a malformed --nccl-bytes, graph::DoesNotFit when NCCL's bytes take
 /// the whole budget.
 std::uint64_t budget_beside_nccl(std::uint64_t budget, const DataParallelPlanOptions& options);
 
-/// What a data-parallel run of `plan` adds (gpus > 1): the gradient buffer in buckets of the
-/// executor's default caps, NCCL's bytes, and the all-reduce stream replayed beside the plan
-/// (graph::predict_step) at the given bus bandwidth.
+/// What a data-parallel run of `plan` adds (a plan made for gpus > 1 ranks): the gradient buffer in
+/// the plan's buckets, NCCL's bytes, and the all-reduce stream the plan's predicted step replays
+/// (graph::all_reduce_of, graph::predict_step).
 struct DataParallelReport {
   int gpus = 1;
   std::uint64_t gradient_bytes = 0;
@@ -46,7 +50,7 @@ struct DataParallelReport {
   std::uint64_t nccl_bytes = 0;  // 0: not measured
   double all_reduce_seconds = 0.0;
   double exposed_seconds = 0.0;
-  double step_seconds = 0.0;  // the plan's predicted step plus the exposed all-reduce
+  double step_seconds = 0.0;  // the plan's predicted step, the exposed all-reduce included
 };
 
 /// Throws runtime::InvalidArgument for a malformed --nccl-bytes.
