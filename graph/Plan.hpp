@@ -104,6 +104,7 @@ enum class Placement : std::uint8_t {
   Evicted,      // managed: evicted after its last forward use, faulted back by its first reader
   Migrated,     // managed: evicted after its last forward use, migrated back before it is needed
   Recomputed,   // freed after its last forward use, rebuilt before its first backward use
+  Retained,     // backward never reads it, rebuilds do: kept until its consumers' backward passes
 };
 
 /// What a plan is for: a training step (forward, backward, update), or inference alone (a forward
@@ -118,8 +119,10 @@ struct BucketCaps {
   std::size_t bytes = std::size_t{25} << 20;
 };
 
-/// NCCL's all-reduce bus bandwidth the planner assumes where none is given: nccl-tests' busbw of a
-/// 1 GiB all-reduce on 2 H100s of this workplace (issue 27; 355 GB/s on 4). Not measured per run.
+/// NCCL's all-reduce bus bandwidth the planner assumes where none is measured (`vdnn plan`, the
+/// in-process ranks): nccl-tests' busbw of a 1 GiB all-reduce on 2 H100s of this workplace (issue
+/// 27; 355 GB/s on 4). A run over NCCL plans with what its communicator measured at setup
+/// (runtime::Communicator::bus_bytes_per_second).
 inline constexpr double kAllReduceBusBytesPerSecond = 329e9;
 
 /// Data parallelism as a plan sees it (Note [Data parallelism]): the plan runs on each of

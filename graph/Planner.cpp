@@ -255,6 +255,13 @@ std::string format_plan(const Graph& g, const Plan& plan) {
   std::size_t offloaded = 0;
   std::size_t evicted = 0;
   std::size_t recomputed = 0;
+  std::size_t retained = 0;
+  std::uint64_t retained_bytes = 0;
+  for (NodeId t = 0; t < static_cast<NodeId>(g.nodes().size()); ++t) {
+    if (plan.placement_of(t) != Placement::Retained) continue;
+    ++retained;
+    retained_bytes += g.tensor_bytes(t);
+  }
   for (Placement p : plan.placement) {
     offloaded += p == Placement::Offloaded ? 1 : 0;
     evicted += p == Placement::Evicted || p == Placement::Migrated ? 1 : 0;
@@ -295,6 +302,10 @@ std::string format_plan(const Graph& g, const Plan& plan) {
   if (recomputed > 0) {
     out += "recomputed per step:   " + runtime::format_bytes(plan.recomputed_bytes) + " for " +
            std::to_string(recomputed) + " feature maps (temporaries included)\n";
+  }
+  if (retained > 0) {  // Note [Recomputation]
+    out += "kept for rebuilds:     " + runtime::format_bytes(retained_bytes) + " in " +
+           std::to_string(retained) + " feature maps backward does not read, rebuilds do\n";
   }
   out += std::string("device memory:         ") + device_memory_name(plan.memory) + ", pool " +
          runtime::format_bytes(plan.pool_bytes) + "\n";

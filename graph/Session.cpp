@@ -72,6 +72,9 @@ SearchResult searched(const Graph& graph, const SessionOptions& options,
       inside_budget(options, communicator != nullptr ? communicator->device_bytes() : 0);
   if (communicator != nullptr) {
     planning.data_parallel.world_size = communicator->size();
+    if (communicator->bus_bytes_per_second() > 0.0) {
+      planning.data_parallel.bus_bytes_per_second = communicator->bus_bytes_per_second();
+    }
     planning.data_parallel.buckets = options.executor.buckets;
   }
   SearchResult found = search_run(

@@ -59,6 +59,11 @@ class Communicator {
   /// this process sees (NCCL's buffers: the device's free memory before its setup less after it
   /// and a first collective; the planner keeps it inside the budget); 0 where it takes none.
   virtual std::uint64_t device_bytes() const noexcept { return 0; }
+  /// The all-reduce bus bandwidth the transport measured at setup, in bytes per second: a large
+  /// all-reduce's bytes x 2 (size() - 1) / size() over its time (NCCL's "bus bandwidth", what the
+  /// planner's step-time model divides by); 0 where it measures none (in-process ranks), and the
+  /// planner assumes graph::kAllReduceBusBytesPerSecond.
+  virtual double bus_bytes_per_second() const noexcept { return 0.0; }
   /// Throws CommunicatorError once the group has failed (an abort, a timeout, an error of a
   /// collective that completed on the device without saying so).
   virtual void raise_if_failed() = 0;

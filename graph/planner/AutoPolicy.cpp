@@ -212,11 +212,62 @@ std::optional<Fewest> fewest_moves(const Graph& g, const Liveness& live, const P
   return f;
 }
 
-// The maps the budget can hold kept again, dearest moves undone first, then early prefetches.
-Plan refine(const Graph& g, const Liveness& live, const PlanRequest& request, Fewest f) {
-  return prefetch_early(
-      g, live, keep_what_fits(g, live, std::move(f.plan), request, std::move(f.dearest_first)),
-      request);
+// Whether a consumer of `t` is rebuilt in backward, so that its rebuild reads `t`.
+bool read_by_rebuild(const Graph& g, const Plan& plan, NodeId t) {
+  const std::vector<NodeId>& consumers = consumers_of(g, t);
+  return std::any_of(consumers.begin(), consumers.end(),
+                     [&](NodeId c) { return plan.placement_of(c) == Placement::Recomputed; });
+}
+
+// Maps backward never reads but rebuilds do (inputs of recomputed maps, freed after forward and
+// so rebuilt themselves as temporaries), kept instead where the budget holds them, dearest to
+// rebuild per byte first: DenseNet's 3x3 convolutions, small outputs that every rebuilt
+// concatenation of a dense block reads (Note [Recomputation]).
+Plan retain_rebuilt_inputs(const Graph& g, const Liveness& live, Plan plan,
+                           const PlanRequest& request, const CostModel& costs) {
+  std::vector<NodeId> inputs;
+  for (NodeId t = 0; t < static_cast<NodeId>(g.nodes().size()); ++t) {
+    if (plan.placement_of(t) == Placement::ForwardOnly && read_by_rebuild(g, plan, t)) {
+      inputs.push_back(t);
+    }
+  }
+  std::stable_sort(inputs.begin(), inputs.end(), [&](NodeId a, NodeId b) {
+    return recompute_cost(g, costs, a) > recompute_cost(g, costs, b);
+  });
+  return place_while_fits(g, live, std::move(plan), request, inputs, Placement::Retained);
+}
+
+// Retained maps whose readers were all kept after all go after forward again.
+Plan drop_unread_retained(const Graph& g, const Liveness& live, Plan plan,
+                          const PlanRequest& request) {
+  std::vector<Placement> placement = plan.placement;
+  bool dropped = false;
+  for (NodeId t = 0; t < static_cast<NodeId>(g.nodes().size()); ++t) {
+    if (plan.placement_of(t) == Placement::Retained && !read_by_rebuild(g, plan, t)) {
+      placement[index_of(g, t)] = Placement::ForwardOnly;
+      dropped = true;
+    }
+  }
+  return dropped ? plan_for(g, live, plan.policy, placement, request, kForwardPeak) : plan;
+}
+
+// The maps the budget can hold kept again, dearest moves undone first, then early prefetches;
+// where rebuilds read maps backward does not, also the plan that keeps those first, if it is
+// predicted faster.
+Plan refine(const Graph& g, const Liveness& live, const PlanRequest& request,
+            const CostModel& costs, Fewest f) {
+  Plan plain =
+      prefetch_early(g, live, keep_what_fits(g, live, f.plan, request, f.dearest_first), request);
+  Plan retained = retain_rebuilt_inputs(g, live, std::move(f.plan), request, costs);
+  if (std::none_of(retained.placement.begin(), retained.placement.end(),
+                   [](Placement p) { return p == Placement::Retained; })) {
+    return plain;
+  }
+  retained = keep_what_fits(g, live, std::move(retained), request, std::move(f.dearest_first));
+  retained =
+      prefetch_early(g, live, drop_unread_retained(g, live, std::move(retained), request), request);
+  return predicted_seconds(g, retained, costs) < predicted_seconds(g, plain, costs) ? retained
+                                                                                    : plain;
 }
 
 // Runs work(i) for every i < count on the host's cores (at most 16 threads, this one among them)
@@ -298,7 +349,7 @@ std::optional<Plan> auto_plan(const Graph& g, const Liveness& live, const PlanRe
   std::vector<std::optional<Plan>> plans(count);
   std::vector<double> seconds(count, std::numeric_limits<double>::infinity());
   run_on_threads(count, [&](std::size_t i) {
-    plans[i] = i < refined.size() ? refine(g, live, request, *std::move(fewest[refined[i]]))
+    plans[i] = i < refined.size() ? refine(g, live, request, costs, *std::move(fewest[refined[i]]))
                                   : fitting_plan(g, live, kFixed[i - refined.size()], request);
     if (!plans[i]) return;
     plans[i]->policy = Policy::Auto;

@@ -31,34 +31,40 @@ bool fits(const Graph& g, const Plan& plan) {
 // (O(N log N)); the walk goes on from the first map that does not fit.
 Plan keep_what_fits(const Graph& g, const Liveness& live, Plan plan, const PlanRequest& request,
                     std::vector<NodeId> order) {
-  constexpr int kMisses = 4;
   if (request.budget_bytes == 0) return plan;
   if (order.empty()) {
     for (auto t = static_cast<NodeId>(g.nodes().size()) - 1; t >= kNetworkInput; --t) {
       order.push_back(t);
     }
   }
-  std::vector<std::size_t> leaving;  // placement indices, in `order`
+  std::vector<NodeId> leaving;  // in `order`
   for (NodeId t : order) {
-    if (leaves_device(plan.placement_of(t))) leaving.push_back(index_of(g, t));
+    if (leaves_device(plan.placement_of(t))) leaving.push_back(t);
   }
-  const auto keeping = [&](const std::vector<Placement>& base, std::size_t from, std::size_t to) {
+  return place_while_fits(g, live, std::move(plan), request, leaving, Placement::Resident);
+}
+
+Plan place_while_fits(const Graph& g, const Liveness& live, Plan plan, const PlanRequest& request,
+                      const std::vector<NodeId>& maps, Placement to) {
+  constexpr int kMisses = 4;
+  if (request.budget_bytes == 0) return plan;
+  const auto keeping = [&](const std::vector<Placement>& base, std::size_t from, std::size_t end) {
     std::vector<Placement> placement = base;
-    for (std::size_t i = from; i < to; ++i) placement[leaving[i]] = Placement::Resident;
+    for (std::size_t i = from; i < end; ++i) placement[index_of(g, maps[i])] = to;
     return plan_for(g, live, plan.policy, placement, request, kForwardPeak);
   };
   const auto fit = [&](const Plan& p) {
     return p.predicted_peak <= request.budget_bytes && fits(g, p);
   };
   std::size_t good = 0;
-  std::size_t bad = leaving.size() + 1;
+  std::size_t bad = maps.size() + 1;
   while (bad - good > 1) {
     const std::size_t mid = good + (bad - good) / 2;
     (fit(keeping(plan.placement, 0, mid)) ? good : bad) = mid;
   }
   if (good > 0) plan = keeping(plan.placement, 0, good);
   int misses = 0;
-  for (std::size_t i = good; i < leaving.size() && misses < kMisses; ++i) {
+  for (std::size_t i = good; i < maps.size() && misses < kMisses; ++i) {
     Plan kept = keeping(plan.placement, i, i + 1);
     if (fit(kept)) {
       plan = std::move(kept);

@@ -49,6 +49,8 @@ bool rebuildable(const Graph& g, const Liveness& live, const std::vector<Placeme
     switch (placement[index_of(g, in)]) {
       case Placement::Resident:
         return live.of(in).last_backward_use() <= at;  // freed after that node's backward
+      case Placement::Retained:
+        return true;  // freed after its consumers' backward passes, t's among them
       case Placement::ForwardOnly:
         return rebuildable(g, live, placement, in, at);
       default:

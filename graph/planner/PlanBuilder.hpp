@@ -61,6 +61,12 @@ bool fits(const Graph& g, const Plan& plan);
 Plan keep_what_fits(const Graph& g, const Liveness& live, Plan plan, const PlanRequest& request,
                     std::vector<NodeId> order);
 
+/// Sets placement `to` on `maps`, in order, while the plan still fits the budget: the longest
+/// prefix that fits by bisection, then one by one past it until a few do not fit (see
+/// keep_what_fits). Without a budget the placement stands.
+Plan place_while_fits(const Graph& g, const Liveness& live, Plan plan, const PlanRequest& request,
+                      const std::vector<NodeId>& maps, Placement to);
+
 /// The plan with its prefetches issued as early as the budget allows (Note [Offload lifetime]).
 Plan prefetch_early(const Graph& g, const Liveness& live, Plan plan, const PlanRequest& request);
 

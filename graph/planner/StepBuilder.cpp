@@ -73,6 +73,7 @@ class StepBuilder {
   struct Slot {
     int forward_pending = 0;
     int backward_pending = 0;
+    int consumers_pending = 0;  // Retained: its consumers whose backward has not run
     bool on_device = false;
     bool prefetched = false;  // its prefetch or migration was issued
     bool returned = false;    // it was brought back (awaited or faulted in)
@@ -162,6 +163,9 @@ class StepBuilder {
     for (NodeId t : reads) {
       if (--slot(t).backward_pending == 0) free(t);
     }
+    for (NodeId t : distinct(node.inputs)) {
+      if (plan_.placement_of(t) == Placement::Retained && --slot(t).consumers_pending == 0) free(t);
+    }
   }
 
   // Makes `t` readable on the device: awaits its prefetch (issuing it first when it was not
@@ -173,7 +177,7 @@ class StepBuilder {
       rebuild(t);
       return;
     }
-    if (p == Placement::Resident || slot(t).returned) {
+    if (p == Placement::Resident || p == Placement::Retained || slot(t).returned) {
       throw runtime::Error("planner: " + name(t) + " is needed again after it was freed");
     }
     slot(t).on_device = true;
@@ -248,6 +252,7 @@ class StepBuilder {
   void produce(NodeId t) {
     slot(t).forward_pending = live_.of(t).forward_consumers;
     slot(t).backward_pending = static_cast<int>(live_.of(t).backward_readers.size());
+    slot(t).consumers_pending = static_cast<int>(distinct(consumers_of(g_, t)).size());
     slot(t).on_device = true;
     emit(Op::Allocate, t, static_cast<std::int64_t>(tensor_bytes(g_, t)));
     with_workspace(t, /*backward=*/false, [&] { emit(Op::Forward, t, 0); });
@@ -281,7 +286,7 @@ class StepBuilder {
   void retire_after_forward(NodeId t) {
     const auto bytes = -static_cast<std::int64_t>(tensor_bytes(g_, t));
     const Placement p = plan_.placement_of(t);
-    if (p != Placement::Resident) slot(t).on_device = false;
+    if (p != Placement::Resident && p != Placement::Retained) slot(t).on_device = false;
     switch (p) {
       case Placement::Offloaded:
         emit(Op::Release, t, bytes);
@@ -296,6 +301,7 @@ class StepBuilder {
         plan_.evicted_bytes += tensor_bytes(g_, t);
         break;
       case Placement::Resident:
+      case Placement::Retained:
         break;
     }
   }

@@ -25,6 +25,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The setup's bandwidth measurement: all-reduces of 64 MiB (NCCL's bus bandwidth is near its
+// plateau from there; a gradient bucket is 25 MiB) timed together.
+constexpr std::size_t kMeasuredAllReduceBytes = std::size_t{64} << 20;
+constexpr int kTimedAllReduces = 5;
+
 // How often the watchdog looks at the pending collectives and NCCL's error state.
 constexpr std::chrono::milliseconds kWatchdogPeriod{50};
 
@@ -103,6 +108,7 @@ class NcclCommunicator final : public Communicator {
     lock.unlock();
     watchdog_ = std::thread([this] { watch(); });
     barrier();  // NCCL connects its peers at the first collective: their buffers count too
+    bus_bytes_per_second_ = measure_bus_bandwidth();
     const std::uint64_t free_after = free_device_bytes();
     device_bytes_ = free_before > free_after ? free_before - free_after : 0;
   }
@@ -124,6 +130,7 @@ class NcclCommunicator final : public Communicator {
 
   int rank() const noexcept override { return rank_; }
   std::uint64_t device_bytes() const noexcept override { return device_bytes_; }
+  double bus_bytes_per_second() const noexcept override { return bus_bytes_per_second_; }
   int size() const noexcept override { return size_; }
 
   void all_reduce(Stream& stream, float* data, std::size_t count, Reduction op) override {
@@ -179,6 +186,35 @@ class NcclCommunicator final : public Communicator {
   }
 
  private:
+  // Times kTimedAllReduces all-reduces of kMeasuredAllReduceBytes (after one that warms NCCL's
+  // channels up) on the barrier stream, every rank together; their bus bandwidth, bytes x 2 (N - 1)
+  // / N per second of the mean. The buffer is freed before NCCL's own memory is measured.
+  double measure_bus_bandwidth() {
+    Buffer buffer(device_memory_, kMeasuredAllReduceBytes);
+    VDNN_CHECK_CUDA(
+        cudaMemsetAsync(buffer.data(), 0, kMeasuredAllReduceBytes, barrier_stream_.get()));
+    auto* data = static_cast<float*>(buffer.data());
+    const std::size_t count = kMeasuredAllReduceBytes / sizeof(float);
+    const cudaStream_t s = barrier_stream_.get();
+    const auto all_reduce = [&] {
+      enqueue(s, "all-reduce bandwidth measurement",
+              [&] { return ncclAllReduce(data, data, count, ncclFloat32, ncclSum, comm_, s); });
+    };
+    all_reduce();
+    CudaEvent start(EventTiming::kEnabled);
+    CudaEvent end(EventTiming::kEnabled);
+    start.record(s);
+    for (int i = 0; i < kTimedAllReduces; ++i) all_reduce();
+    end.record(s);
+    VDNN_CHECK_CUDA(cudaStreamSynchronize(s));  // the watchdog ends it at the timeout
+    raise_if_failed();
+    const double seconds = elapsed_ms(start, end) / 1e3 / kTimedAllReduces;
+    const double n = static_cast<double>(size_);
+    return seconds > 0.0
+               ? static_cast<double>(kMeasuredAllReduceBytes) * 2.0 * (n - 1.0) / n / seconds
+               : 0.0;
+  }
+
   struct Pending {
     CudaEvent done;
     std::string what;
@@ -293,8 +329,9 @@ class NcclCommunicator final : public Communicator {
   int failed_rank_ = -1;
   bool aborted_ = false;
   bool stopping_ = false;
-  std::uint64_t device_bytes_ = 0;  // NCCL's own, measured at setup
-  std::thread watchdog_;            // last: it reads the members above
+  std::uint64_t device_bytes_ = 0;     // NCCL's own, measured at setup
+  double bus_bytes_per_second_ = 0.0;  // a large all-reduce's, measured at setup
+  std::thread watchdog_;               // last: it reads the members above
 };
 
 }  // namespace

@@ -134,6 +134,41 @@ TEST(AutoPolicy, ChoosesByTheCostModel) {
   EXPECT_EQ(rebuilding.cost_source, "estimated");
 }
 
+// DenseNet's convolution outputs are read again only by the rebuilds of the concatenations they
+// join: under budgets where those are rebuilt, auto keeps some of them (small, dear to rebuild)
+// instead of running the convolution again; each is freed once its consumers' backward has run,
+// and none is rebuilt.
+TEST(AutoPolicy, KeepsTheSmallMapsItsRebuildsReadWhereTheyFit) {
+  const Graph g = testing::load_config("densenet40-cifar.json", 8);
+  std::size_t retained = 0;
+  for (double fraction : {0.1, 0.25, 0.5}) {
+    SCOPED_TRACE(fraction);
+    const Plan p = plan(g, Policy::Auto, budget_at(g, fraction));
+    EXPECT_TRUE(check_rebuilds(g, p).inputs_present);
+    std::vector<int> frees(g.nodes().size(), 0);
+    std::vector<std::size_t> backward_at(g.nodes().size(), 0);
+    for (std::size_t i = 0; i < p.actions.size(); ++i) {
+      const Action& a = p.actions[i];
+      if (a.tensor == kNetworkInput) continue;
+      const auto t = static_cast<std::size_t>(a.tensor);
+      if (a.op == Op::Backward) backward_at[t] = i;
+      if (p.placement_of(a.tensor) != Placement::Retained) continue;
+      EXPECT_NE(a.op, Op::Recompute) << g.node(a.tensor).name;
+      if (a.op != Op::Free) continue;
+      ++frees[t];
+      for (NodeId c : g.node(a.tensor).consumers) {
+        EXPECT_GT(i, backward_at[static_cast<std::size_t>(c)]) << g.node(a.tensor).name;
+      }
+    }
+    for (NodeId t = 0; t < static_cast<NodeId>(g.nodes().size()); ++t) {
+      if (p.placement_of(t) != Placement::Retained) continue;
+      ++retained;
+      EXPECT_EQ(frees[static_cast<std::size_t>(t)], 1) << g.node(t).name;
+    }
+  }
+  EXPECT_GT(retained, 0U);
+}
+
 TEST(AutoPolicy, RefusesABudgetBelowWhatAnyPlacementNeeds) {
   const Graph g = testing::load_config("resnet20-cifar.json", 16);
   try {

@@ -149,10 +149,12 @@ TEST(SharedPlan, ARankWithAnotherGraphStopsEveryRankNamingIt) {
   EXPECT_NE(ranks[0].error.find("rank 1"), std::string::npos) << ranks[0].error;
 }
 
-// A group of one whose transport holds `bytes` of device memory of its own (NCCL's, on CUDA).
+// A group of one whose transport holds `bytes` of device memory of its own and measured a bus
+// bandwidth of `bus` bytes per second at setup (NCCL's, on CUDA).
 class OwnMemoryCommunicator final : public runtime::Communicator {
  public:
-  explicit OwnMemoryCommunicator(std::uint64_t bytes) : bytes_(bytes) {}
+  explicit OwnMemoryCommunicator(std::uint64_t bytes, double bus = 0.0)
+      : bytes_(bytes), bus_(bus) {}
   int rank() const noexcept override { return 0; }
   int size() const noexcept override { return 1; }
   void all_reduce(runtime::Stream&, float*, std::size_t, runtime::Reduction) override {}
@@ -162,9 +164,11 @@ class OwnMemoryCommunicator final : public runtime::Communicator {
   void raise_if_failed() override {}
   void abort(const std::string&) noexcept override {}
   std::uint64_t device_bytes() const noexcept override { return bytes_; }
+  double bus_bytes_per_second() const noexcept override { return bus_; }
 
  private:
   std::uint64_t bytes_;
+  double bus_;
 };
 
 TEST(SharedPlan, TheCommunicatorsOwnMemoryIsInsideTheBudget) {
@@ -186,6 +190,20 @@ TEST(SharedPlan, TheCommunicatorsOwnMemoryIsInsideTheBudget) {
       std::string::npos);
   o.budget_bytes = nccl.device_bytes();
   EXPECT_THROW(Session(g, o), DoesNotFit);
+}
+
+TEST(SharedPlan, ThePlanAllReducesAtTheBandwidthTheCommunicatorMeasured) {
+  const Graph g = testing::load_config("resnet20-cifar.json", 16);
+  SessionOptions o;
+  o.policy = Policy::Baseline;
+  o.fuse = false;
+  OwnMemoryCommunicator measured(0, 123e9);
+  o.executor.communicator = &measured;
+  EXPECT_EQ(Session(g, o).plan().data_parallel.bus_bytes_per_second, 123e9);
+  // A transport that measures nothing (in-process ranks): the assumed bandwidth.
+  OwnMemoryCommunicator unmeasured(0);
+  o.executor.communicator = &unmeasured;
+  EXPECT_EQ(Session(g, o).plan().data_parallel.bus_bytes_per_second, kAllReduceBusBytesPerSecond);
 }
 
 }  // namespace

@@ -24,6 +24,10 @@ nlohmann::json plan_totals(const graph::Plan& plan) {
                            {"predicted_step_ms", plan.predicted_step_seconds * 1e3},
                            {"cost_source", plan.cost_source}};
   if (plan.communicator_bytes > 0) totals["communicator_bytes"] = plan.communicator_bytes;
+  if (plan.data_parallel.world_size > 1) {  // Note [Data parallelism]
+    totals.update({{"world_size", plan.data_parallel.world_size},
+                   {"allreduce_bus_bytes_per_second", plan.data_parallel.bus_bytes_per_second}});
+  }
   if (plan.peer_device >= 0) {  // Note [Peer tier]
     totals.update({{"peer_device", plan.peer_device},
                    {"peer_budget_bytes", plan.peer_budget_bytes},
