@@ -1,11 +1,12 @@
-// BatchNormRanks: synchronized batch norm on CUDA (--sync-bn, Note [Data parallelism]): the
-// per-channel sums of BatchNormCore's training passes, all-reduced over the ranks of a group on
-// the compute stream before they become statistics or input-gradient coefficients. Internal to
-// layers/cuda/.
+// BatchNormRanks: synchronized batch norm on CUDA (--sync-bn, Note [Data parallelism]): each
+// rank's per-channel moments or sums of BatchNormCore's training passes, exchanged exactly over the
+// ranks of a group on the compute stream before they become statistics or input-gradient
+// coefficients. Internal to layers/cuda/.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "layers/cuda/RawBuffer.hpp"
@@ -27,22 +28,23 @@ struct RankPartials {
 };
 
 /// One batch norm's reductions over the ranks of `group` (every rank the same shape). Each call
-/// enqueues, on the stream given, a combine kernel that rounds this rank's per-channel sums to
-/// float, the communicator's all-reduce (Reduction::Sum, FP32, the same bits on every rank) and a
-/// finish kernel; every rank must make the same calls in the same order (the plan's). Errors of
-/// the collective come out of the stream (CommunicatorError). Not thread-safe.
+/// enqueues, on the stream given, a clear of the exchange buffer, a kernel that writes this rank's
+/// per-channel values into its own slot as float pairs (bn_moments::FloatPair: a double to about
+/// 2^-48), the communicator's all-reduce (Reduction::Sum over zeros and one rank's value per
+/// element: exact, so an all-gather) and a finish kernel that merges every rank's values in rank
+/// order, in double: the same bits on every rank, with no dependence on running statistics. Every
+/// rank must make the same calls in the same order (the plan's). Errors of the collective come out
+/// of the stream (CommunicatorError). Not thread-safe.
 class BatchNormRanks {
  public:
-  /// `group` (of several ranks; not owned, outlives this). Allocates 2 * channels floats; throws
-  /// runtime::CudaError when that fails.
+  /// `group` (of several ranks; not owned, outlives this). Allocates 4 * group.size() * channels
+  /// floats; throws runtime::CudaError when that fails.
   BatchNormRanks(runtime::Communicator& group, std::int64_t channels);
 
-  /// Training forward: the global batch's statistics from every rank's sums of x - shift, shift
-  /// the channel's first value x[c * shift_stride] (T: float or __nv_bfloat16). Each rank's sums
-  /// are moved in double to a centre common to all, the running mean (broadcast from rank 0 and
-  /// updated with the same statistics on every rank), rounded to float and added; so the variance
-  /// keeps float's relative precision where the running mean is within a few standard deviations
-  /// of the batch's mean. The running variance is unbiased with the global count.
+  /// Training forward: the global batch's statistics. Each rank's mean and sum of squared
+  /// deviations come from its sums about its shift, the channel's first value x[c * shift_stride]
+  /// (T: float or __nv_bfloat16), as on one GPU; they are merged exactly
+  /// (bn_moments::merged). The running variance is unbiased with the global count.
   template <typename T>
   void forward_stats(cudaStream_t stream, const RankPartials& local, const T* x,
                      std::int64_t shift_stride, double eps, double momentum,
@@ -50,17 +52,20 @@ class BatchNormRanks {
 
   /// Training backward with an input gradient: the parameters' gradients from this rank's sums
   /// (the gradient exchange averages them), the input gradient's coefficients from the sums of g
-  /// and g * (x - mean) over every rank, divided by the global count.
+  /// and g * (x - mean) over every rank, added in rank order and divided by the global count.
   void backward_coefficients(cudaStream_t stream, const RankPartials& local,
                              const bn::GradsOut& out);
 
  private:
-  // The all-reduce of sums_ on `stream`.
-  void sum_over_ranks(cudaStream_t stream);
+  std::size_t exchange_floats() const;
+  // Zeros over the whole exchange buffer on `stream` (the slots of the other ranks stay 0).
+  void clear_exchange(cudaStream_t stream);
+  // The all-reduce of the exchange buffer on `stream`.
+  void exchange(cudaStream_t stream);
 
   runtime::Communicator* group_;
   std::int64_t channels_;
-  DeviceBuffer sums_;  // [2C] floats: this rank's sums of both kinds, then every rank's
+  DeviceBuffer exchange_;  // [ranks][2][channels] FloatPairs: each rank's own slot, then all
 };
 
 }  // namespace vdnn::layers::cuda

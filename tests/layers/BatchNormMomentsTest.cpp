@@ -1,12 +1,14 @@
-// BatchNormMoments: sums moved to another centre are the sums about it, and the ranks of a
-// synchronized batch norm, each summing about its own first value, get the global batch's mean and
-// variance when their sums meet about one centre in FP32 (what CUDA's BatchNormRanks does).
+// BatchNormMoments: sums about a centre give the batch's moments; a double survives the trip as a
+// float pair, also through an all-reduce of zeros and one rank's value; and the ranks of a
+// synchronized batch norm (what CUDA's BatchNormRanks does, step after step, with the running
+// statistics moving) get the global batch's statistics, as one process at the global batch does.
 #include "layers/BatchNormMoments.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 #include "runtime/Random.hpp"
@@ -32,21 +34,14 @@ Moments exact(const std::vector<double>& values) {
   return {mean, var / static_cast<double>(values.size())};
 }
 
-// `count` normal values of mean `mean` and standard deviation `spread`, from `seed`.
+// `count` float values (as a float feature map holds them) of mean `mean` and standard deviation
+// `spread`, from `seed`.
 std::vector<double> batch(std::size_t count, double mean, double spread, std::uint64_t seed) {
   std::vector<double> values(count);
   for (std::size_t i = 0; i < count; ++i) {
-    values[i] = mean + spread * runtime::normal01(seed, 0, i);
+    values[i] = static_cast<float>(mean + spread * runtime::normal01(seed, 0, i));
   }
   return values;
-}
-
-TEST(BatchNormMomentsTest, RecentredSumsAreTheSumsAboutTheNewCentre) {
-  const std::vector<double> values = batch(1000, 3.0, 0.5, 1);
-  const CentredSums moved = recentred(sums_about(values, values[0]), 1000.0, values[0], 2.5);
-  const CentredSums direct = sums_about(values, 2.5);
-  EXPECT_NEAR(moved.sum, direct.sum, 1e-10 * std::abs(direct.sum) + 1e-10);
-  EXPECT_NEAR(moved.squares, direct.squares, 1e-12 * direct.squares);
 }
 
 TEST(BatchNormMomentsTest, MomentsOfCentredSumsAreTheBatchMeanAndBiasedVariance) {
@@ -60,33 +55,67 @@ TEST(BatchNormMomentsTest, MomentsOfCentredSumsAreTheBatchMeanAndBiasedVariance)
   EXPECT_TRUE(std::isnan(moments({std::nan(""), 0.0}, 4.0, 1.0).var));
 }
 
-// Four ranks of a batch whose mean is far from zero and whose channels differ by rank: each
-// rank's sums about its own first value, moved to a common centre near the mean and rounded to
-// float, add up to the global batch's statistics within float's relative precision.
-TEST(BatchNormMomentsTest, RanksSumsAboutACommonCentreInFloatGiveTheGlobalMoments) {
-  constexpr int kRanks = 4;
-  constexpr std::size_t kCount = 256;
-  const double centre = 99.0;  // a running mean close to the batch's
-  std::vector<double> all;
-  float sum = 0.0f;
-  float squares = 0.0f;
-  for (int r = 0; r < kRanks; ++r) {
-    const std::vector<double> mine = batch(kCount, 100.0 + 0.25 * r, 1.0, 10 + r);
-    all.insert(all.end(), mine.begin(), mine.end());
-    const CentredSums moved = recentred(sums_about(mine, mine[0]), kCount, mine[0], centre);
-    sum += static_cast<float>(moved.sum);
-    squares += static_cast<float>(moved.squares);
+TEST(BatchNormMomentsTest, AFloatPairCarriesADoubleThroughASumOfZeros) {
+  for (const double v : {0.0, 1.0 / 3.0, -123456.789012345, 6.02e23, 1e-30, -2.5e-7}) {
+    const FloatPair p = to_pair(v);
+    EXPECT_NEAR(from_pair(p), v, std::ldexp(std::abs(v), -46)) << v;
+    // What the all-reduce does to it: zeros added before and after, in float.
+    const FloatPair summed{0.0f + p.hi + 0.0f, 0.0f + p.lo + 0.0f};
+    EXPECT_EQ(from_pair(summed), from_pair(p)) << v;
   }
-  const double count = static_cast<double>(all.size());
-  const Moments m = moments({sum, squares}, count, centre);
-  const Moments e = exact(all);
-  EXPECT_NEAR(m.mean, e.mean, 1e-6);
-  EXPECT_NEAR(m.var, e.var, 1e-6 * e.var);
-  // One rank alone (the world of one) gets its own moments.
-  const std::vector<double> first(all.begin(), all.begin() + kCount);
-  const Moments one = moments(sums_about(first, first[0]), kCount, first[0]);
-  EXPECT_NEAR(one.var, exact(first).var, 1e-10 * exact(first).var);
-  EXPECT_GT(std::abs(one.var - e.var), 1e-3);  // the global batch's are not one rank's
+  EXPECT_GT(std::abs(from_pair(to_pair(1.0 / 3.0)) - static_cast<float>(1.0 / 3.0)), 1e-9);
+  EXPECT_TRUE(std::isnan(from_pair(to_pair(std::numeric_limits<double>::quiet_NaN()))));
+}
+
+// Running statistics as BatchNormFinish's store_stats keeps them (PyTorch's momentum, unbiased).
+struct Running {
+  double mean = 0.0;
+  double var = 1.0;
+
+  void update(Moments m, double count, double momentum) {
+    mean = (1.0 - momentum) * mean + momentum * m.mean;
+    var = (1.0 - momentum) * var + momentum * m.var * count / (count - 1.0);
+  }
+};
+
+// Two ranks at 64 values a channel against one process at 128, five steps of batches whose mean
+// is far from zero and moves (so the running mean is neither zero nor the batch's, and far from
+// it): each rank sums about its own first value, sends its moments as float pairs and merges the
+// ranks' in rank order; the global batch's statistics and running buffers come out within double
+// rounding of one process's, and both ranks get the same bits.
+TEST(BatchNormMomentsTest, RanksExchangingTheirMomentsAsFloatPairsTrainAsOneProcess) {
+  constexpr int kRanks = 2;
+  constexpr std::size_t kCount = 64;
+  constexpr double kMomentum = 0.1;
+  Running ranks_running;
+  Running one_running;
+  for (int step = 0; step < 5; ++step) {
+    std::vector<double> all;
+    std::vector<FloatPair> exchange(2 * kRanks);  // [rank][mean, m2], zeros but one's own
+    for (int r = 0; r < kRanks; ++r) {
+      const std::vector<double> mine =
+          batch(kCount, 100.0 + 10.0 * step + 2.0 * r, 0.5 + 0.25 * step, 100 * step + r);
+      all.insert(all.end(), mine.begin(), mine.end());
+      const RankMoments own = rank_moments(sums_about(mine, mine[0]), kCount, mine[0]);
+      exchange[2 * r] = to_pair(own.mean);
+      exchange[2 * r + 1] = to_pair(own.m2);
+    }
+    const auto read = [&](int r) {
+      return RankMoments{from_pair(exchange[2 * r]), from_pair(exchange[2 * r + 1])};
+    };
+    const Moments global = merged(kRanks, kCount, read);
+    const Moments one = moments(sums_about(all, all[0]), static_cast<double>(all.size()), all[0]);
+    const Moments e = exact(all);
+    EXPECT_NEAR(global.mean, e.mean, 1e-12 * std::abs(e.mean)) << step;
+    EXPECT_NEAR(global.var, e.var, 1e-9 * e.var) << step;
+    EXPECT_NEAR(global.var, one.var, 1e-9 * e.var) << step;
+    ranks_running.update(global, kRanks * kCount, kMomentum);
+    one_running.update(one, static_cast<double>(all.size()), kMomentum);
+    EXPECT_NEAR(ranks_running.mean, one_running.mean, 1e-12 * std::abs(one_running.mean)) << step;
+    EXPECT_NEAR(ranks_running.var, one_running.var, 1e-9 * one_running.var) << step;
+    // One rank's own moments are not the global batch's: the exchange matters.
+    EXPECT_GT(std::abs(read(0).mean - global.mean), 0.1) << step;
+  }
 }
 
 }  // namespace
