@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstddef>
 #include <iomanip>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -105,30 +106,55 @@ inline std::string report(const std::string& title, const std::vector<double>& l
   return out.str();
 }
 
-/// `run` (losses `losses`) within tolerance of `reference`: each step's loss within kRelative,
-/// every tensor whose name does not end in `except` ("": none excepted) at a ratio of at most 1.
-inline void expect_within_tolerance(const std::vector<double>& losses, const RankRun& run,
-                                    const RankRun& reference, const std::string& except = "") {
-  ASSERT_EQ(run.error, "");
-  ASSERT_EQ(reference.error, "");
-  ASSERT_EQ(run.names, reference.names);
-  for (std::size_t s = 0; s < reference.losses.size(); ++s) {
-    EXPECT_NEAR(losses[s], reference.losses[s], kRelative * std::abs(reference.losses[s])) << s;
+/// report() of the ranks' first run and mean losses against `one`, on stdout.
+inline void print(const std::string& title, const std::vector<RankRun>& ranks, const RankRun& one) {
+  if (!ranks.at(0).error.empty() || !one.error.empty()) return;  // the checks name the error
+  std::cout << report(title, mean_losses(ranks), ranks[0], one) << std::flush;
+}
+
+/// The largest tolerance ratio of `run`'s first-step gradients against `reference`'s.
+inline double worst_gradient_ratio(const RankRun& run, const RankRun& reference) {
+  double worst = 0.0;
+  for (std::size_t t = 0; t < reference.first_gradients.size(); ++t) {
+    if (reference.first_gradients[t].empty()) continue;
+    worst = std::max(worst, tolerance_ratio(run.first_gradients[t], reference.first_gradients[t]));
   }
-  for (std::size_t t = 0; t < reference.tensors.size(); ++t) {
-    if (!except.empty() && ends_with(reference.names[t], except)) continue;
-    EXPECT_LE(tolerance_ratio(run.tensors[t], reference.tensors[t]), 1.0) << reference.names[t];
+  return worst;
+}
+
+/// The ranks alike bitwise; from the same weights, every gradient of their first step within
+/// tolerance of `one`'s, and their mean loss too at the first two steps (the forward pass, then
+/// the forward after one update).
+inline void expect_first_step_as_one(const std::vector<RankRun>& ranks, const RankRun& one) {
+  for (const RankRun& run : ranks) ASSERT_EQ(run.error, "");
+  ASSERT_EQ(one.error, "");
+  for (const RankRun& run : ranks) EXPECT_EQ(run.flat(), ranks[0].flat());
+  ASSERT_EQ(ranks[0].names, one.names);
+  for (std::size_t t = 0; t < one.first_gradients.size(); ++t) {
+    if (one.first_gradients[t].empty()) continue;
+    EXPECT_LE(tolerance_ratio(ranks[0].first_gradients[t], one.first_gradients[t]), 1.0)
+        << one.names[t];
+  }
+  const std::vector<double> losses = mean_losses(ranks);
+  for (std::size_t s = 0; s < 2; ++s) {
+    EXPECT_NEAR(losses[s], one.losses[s], kRelative * std::abs(one.losses[s])) << s;
   }
 }
 
-/// The ranks alike bitwise (the statistics are the same bits on every rank, so are the running
-/// buffers and the weights); their mean loss each step and every tensor (but those ending in
-/// `except`) within tolerance of `one`'s.
-inline void expect_trains_as_one(const std::vector<RankRun>& ranks, const RankRun& one,
-                                 const std::string& except = "") {
+/// The ranks alike bitwise; their mean loss at every step and every tensor at the end within
+/// tolerance of `one`'s (for runs without chaos: at rate 0, the forward passes alone).
+inline void expect_trains_as_one(const std::vector<RankRun>& ranks, const RankRun& one) {
   for (const RankRun& run : ranks) ASSERT_EQ(run.error, "");
+  ASSERT_EQ(one.error, "");
   for (const RankRun& run : ranks) EXPECT_EQ(run.flat(), ranks[0].flat());
-  expect_within_tolerance(mean_losses(ranks), ranks[0], one, except);
+  ASSERT_EQ(ranks[0].names, one.names);
+  const std::vector<double> losses = mean_losses(ranks);
+  for (std::size_t s = 0; s < one.losses.size(); ++s) {
+    EXPECT_NEAR(losses[s], one.losses[s], kRelative * std::abs(one.losses[s])) << s;
+  }
+  for (std::size_t t = 0; t < one.tensors.size(); ++t) {
+    EXPECT_LE(tolerance_ratio(ranks[0].tensors[t], one.tensors[t]), 1.0) << one.names[t];
+  }
 }
 
 }  // namespace vdnn::models::run_compare
