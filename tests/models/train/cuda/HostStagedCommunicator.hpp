@@ -1,13 +1,16 @@
 // HostStagedCommunicator: a test-only communicator through which several ranks share ONE device
 // (threads of this process, each with its own streams): every collective stages the stream's
 // memory through the host and runs an in-process collective there (runtime::LocalCommunicator),
-// so a data-parallel run can be checked on one GPU, without NCCL.
+// so a data-parallel run can be checked on one GPU, without NCCL. Header-only: the GPU tests and
+// its CPU test (on CPU streams) both build it.
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/Communicator.hpp"
@@ -21,11 +24,21 @@ namespace vdnn::test {
 class ImmediateHostStream final : public runtime::Stream {
  public:
   const std::string& name() const noexcept override { return name_; }
-  void enqueue(std::function<void()> task) override;
-  void copy_async(void* dst, const void* src, std::size_t bytes) override;
+  void enqueue(std::function<void()> task) override {
+    try {
+      task();
+    } catch (...) {
+      if (!error_) error_ = std::current_exception();
+    }
+  }
+  void copy_async(void* dst, const void* src, std::size_t bytes) override {
+    if (bytes > 0) std::memcpy(dst, src, bytes);
+  }
   void wait(const runtime::Event& /*event*/) override {}
   /// Rethrows (once) the first exception a task threw since the last call.
-  void synchronize() override;
+  void synchronize() override {
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  }
 
  private:
   std::string name_ = "host";
@@ -46,8 +59,18 @@ class HostStagedCommunicator final : public runtime::Communicator {
   int rank() const noexcept override { return host_group_.rank(); }
   int size() const noexcept override { return host_group_.size(); }
   void all_reduce(runtime::Stream& stream, float* data, std::size_t count,
-                  runtime::Reduction op) override;
-  void broadcast(runtime::Stream& stream, void* data, std::size_t bytes) override;
+                  runtime::Reduction op) override {
+    VDNN_EXPECTS(data != nullptr || count == 0, "all_reduce: no buffer for the elements");
+    staged(stream, data, count * sizeof(float), [&](runtime::Stream& host, void* staging) {
+      host_group_.all_reduce(host, static_cast<float*>(staging), count, op);
+    });
+  }
+  void broadcast(runtime::Stream& stream, void* data, std::size_t bytes) override {
+    VDNN_EXPECTS(data != nullptr || bytes == 0, "broadcast: no buffer for the bytes");
+    staged(stream, data, bytes, [&](runtime::Stream& host, void* staging) {
+      host_group_.broadcast(host, staging, bytes);
+    });
+  }
   void barrier() override { host_group_.barrier(); }
   std::vector<double> all_gather(double value) override { return host_group_.all_gather(value); }
   void raise_if_failed() override { host_group_.raise_if_failed(); }
@@ -57,7 +80,16 @@ class HostStagedCommunicator final : public runtime::Communicator {
   // Copies `bytes` at `data` (the stream's memory) into staging_ once the stream's work is done,
   // runs `collective` on staging_ and copies the result back, waiting for that copy too.
   void staged(runtime::Stream& stream, void* data, std::size_t bytes,
-              const std::function<void(runtime::Stream&, void*)>& collective);
+              const std::function<void(runtime::Stream&, void*)>& collective) {
+    staging_.resize((bytes + sizeof(float) - 1) / sizeof(float));
+    void* staging = staging_.data();
+    if (bytes > 0) stream.copy_async(staging, data, bytes);
+    stream.synchronize();
+    collective(host_stream_, staging);
+    host_stream_.synchronize();
+    if (bytes > 0) stream.copy_async(data, staging, bytes);
+    stream.synchronize();  // staging_ is reused by the next collective
+  }
 
   runtime::Communicator& host_group_;
   ImmediateHostStream host_stream_;
