@@ -132,8 +132,8 @@ inline void expect_first_step_as_one(const std::vector<RankRun>& ranks, const Ra
   ASSERT_EQ(ranks[0].names, one.names);
   for (const RankRun& run : ranks) {
     for (std::size_t t = 0; t < one.first_gradients.size(); ++t) {
-      if (!one.first_gradients[t].empty())
-        EXPECT_EQ(run.tensors[t], ranks[0].tensors[t]) << one.names[t];
+      if (one.first_gradients[t].empty()) continue;
+      EXPECT_EQ(run.tensors[t], ranks[0].tensors[t]) << one.names[t];
     }
   }
   for (std::size_t t = 0; t < one.first_gradients.size(); ++t) {
