@@ -163,7 +163,7 @@ inline void expect_resnet50_within_spread(const Ranks& ranks, const std::string&
   run_compare::print("ResNet-50 at 16, NCHW against NHWC (spread)", {nchw}, one);
   run_compare::print("ResNet-50, two ranks at batch 8 (--sync-bn" + where + ") against one at 16",
                      synced, one);
-  ASSERT_EQ(synced[0].error, "");
+  for (const RankRun& run : synced) ASSERT_EQ(run.error, "");
   const double spread = std::max(run_compare::worst_gradient_ratio(moved, one),
                                  run_compare::worst_gradient_ratio(nchw, one));
   EXPECT_LE(run_compare::worst_gradient_ratio(synced[0], one),
