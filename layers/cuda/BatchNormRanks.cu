@@ -101,9 +101,7 @@ __global__ void finish_rank_coefficients_kernel(Slots slots, int ranks, double c
 }  // namespace
 
 BatchNormRanks::BatchNormRanks(runtime::Communicator& group, std::int64_t channels)
-    : group_(&group),
-      channels_(channels),
-      exchange_(exchange_floats() * sizeof(float)) {}
+    : group_(&group), channels_(channels), exchange_(exchange_floats() * sizeof(float)) {}
 
 std::size_t BatchNormRanks::exchange_floats() const {
   // Per rank: two values per channel, two floats each.
@@ -146,7 +144,8 @@ void BatchNormRanks::backward_coefficients(cudaStream_t stream, const RankPartia
 }
 
 void BatchNormRanks::clear_exchange(cudaStream_t stream) {
-  VDNN_CHECK_CUDA(cudaMemsetAsync(exchange_.as<void>(), 0, exchange_floats() * sizeof(float), stream));
+  VDNN_CHECK_CUDA(
+      cudaMemsetAsync(exchange_.as<void>(), 0, exchange_floats() * sizeof(float), stream));
 }
 
 void BatchNormRanks::exchange(cudaStream_t stream) {
