@@ -173,9 +173,8 @@ struct LayerOptions {
   /// (1 - eps) * onehot + eps / K over K classes.
   double label_smoothing = 0.0;
   /// Batch norm: the group whose ranks its training statistics and input-gradient sums are taken
-  /// over (synchronized batch norm, Note [Data parallelism]; the CUDA backend's layers refuse a
-  /// group of several ranks: not built yet); not owned, outlives the layers. Null or a group of
-  /// one: this rank's batch alone.
+  /// over (synchronized batch norm, Note [Data parallelism]); not owned, outlives the layers. Null
+  /// or a group of one: this rank's batch alone.
   runtime::Communicator* batch_norm_group = nullptr;
   /// BF16 layers: the parameters layers::param_read_in_precision names come as bf16 views in the
   /// layer's weight layout, the copies graph::ParameterStore rounds once per step (Note

@@ -14,13 +14,13 @@
 
 #include "layers/cuda/BatchNormKernels.cuh"
 #include "layers/cuda/CudaLayerChecks.hpp"
-#include "runtime/Communicator.hpp"
 #include "runtime/Error.hpp"
 #include "runtime/cuda/CudaCheck.hpp"
 
 namespace vdnn::layers::cuda {
 namespace {
 
+using bn::combine_blocks;
 using bn::kCombineBlock;
 using bn::kUnroll;
 using bn::Map;
@@ -98,10 +98,6 @@ std::int64_t reduction_parts(const Shape& shape, Layout layout) {
   const std::int64_t by_work = ceil_div(shape.n() * shape.h() * shape.w(), kUnroll * lanes);
   const std::int64_t by_grid = ceil_div(kTargetNhwcBlocks, ceil_div(row_vecs, tile));
   return std::max<std::int64_t>(1, std::min({by_work, by_grid, kMaxNhwcParts}));
-}
-
-unsigned combine_blocks(std::int64_t channels) {
-  return static_cast<unsigned>(ceil_div(channels, kCombineBlock / kWarpSize));
 }
 
 template <int kVec>
@@ -260,7 +256,7 @@ Layout batch_norm_layout(const LayerOptions& options) noexcept {
 }
 
 BatchNormCore::BatchNormCore(const BatchNorm2dSpec& spec, const Shape& x_shape, Layout layout,
-                             DType dtype, const runtime::Communicator* group)
+                             DType dtype, runtime::Communicator* group)
     : spec_(spec),
       shape_(x_shape),
       layout_(layout),
@@ -268,10 +264,11 @@ BatchNormCore::BatchNormCore(const BatchNorm2dSpec& spec, const Shape& x_shape, 
       channels_(x_shape.c()),
       parts_(reduction_parts(x_shape, layout)),
       per_channel_(6 * sizeof(float) * static_cast<std::size_t>(channels_)),
-      partials_(2 * sizeof(double) * static_cast<std::size_t>(channels_ * parts_)) {
+      partials_(2 * sizeof(double) * static_cast<std::size_t>(channels_ * parts_)),
+      ranks_(group != nullptr && group->size() > 1
+                 ? std::make_unique<BatchNormRanks>(*group, channels_)
+                 : nullptr) {
   VDNN_EXPECTS(dtype == DType::F32 || dtype == DType::BF16, "batchnorm2d runs F32 or BF16");
-  VDNN_EXPECTS(group == nullptr || group->size() == 1,
-               "synchronized batch norm (--sync-bn) is not built for the CUDA backend yet");
   // The NHWC reduction puts the column tiles on the grid's y dimension.
   VDNN_EXPECTS(layout == Layout::Nchw || channels_ <= 65535 * bn::kRowTileVecs<1>,
                "batchnorm2d in NHWC takes at most 65535 * 32 channels");
@@ -315,12 +312,17 @@ void BatchNormCore::forward_as(cudaStream_t stream, const ForwardArgs& args, boo
     sums.x = x;
     sums.partials = partials_.as<double>();
     launch_sums(stream, shape_, layout_, parts_, sums, Mask::None);
-    bn::finish_forward_stats_kernel<T><<<combine_blocks(channels_), kCombineBlock, 0, stream>>>(
-        partials_.as<double>(), static_cast<int>(parts_), x,
-        layout_ == Layout::Nchw ? shape_.h() * shape_.w() : 1, channels_,
-        static_cast<double>(count), spec_.eps, spec_.momentum, weight, running_mean, running_var,
-        mean(), inv_std(), scale());
-    VDNN_CHECK_LAUNCH();
+    const std::int64_t shift_stride = layout_ == Layout::Nchw ? shape_.h() * shape_.w() : 1;
+    const bn::StatsOut out{weight, running_mean, running_var, mean(), inv_std(), scale()};
+    if (ranks_ != nullptr) {
+      ranks_->forward_stats(stream, local_partials(), x, shift_stride, spec_.eps, spec_.momentum,
+                            out);
+    } else {
+      bn::finish_forward_stats_kernel<T><<<combine_blocks(channels_), kCombineBlock, 0, stream>>>(
+          partials_.as<double>(), static_cast<int>(parts_), x, shift_stride, channels_,
+          static_cast<double>(count), spec_.eps, spec_.momentum, out);
+      VDNN_CHECK_LAUNCH();
+    }
   } else if (!args.training) {
     bn::stats_from_running_kernel<<<blocks_for(channels_), kBlockThreads, 0, stream>>>(
         running_mean, running_var, weight, spec_.eps, mean(), inv_std(), scale(), channels_);
@@ -364,12 +366,23 @@ void BatchNormCore::backward_as(cudaStream_t stream, const BackwardArgs& args, b
   sums.partials = partials_.as<double>();
   if (reduce) {
     launch_sums(stream, shape_, layout_, parts_, sums, mask);
-    bn::finish_backward_kernel<<<combine_blocks(channels_), kCombineBlock, 0, stream>>>(
-        partials_.as<double>(), static_cast<int>(parts_), channels_,
-        static_cast<double>(shape_.n() * shape_.h() * shape_.w()), batch_stats_,
-        args.params[0].as<float>(), inv_std(), grad_weight, grad_bias, coeff_a(), coeff_b(),
-        coeff_k());
-    VDNN_CHECK_LAUNCH();
+    const bn::GradsOut out{args.params[0].as<float>(),
+                           inv_std(),
+                           grad_weight,
+                           grad_bias,
+                           coeff_a(),
+                           coeff_b(),
+                           coeff_k()};
+    // The ranks' sums only where they shape dx: batch statistics and a dx asked for (the same on
+    // every rank: the graph decides).
+    if (ranks_ != nullptr && batch_stats_ && dx != nullptr) {
+      ranks_->backward_coefficients(stream, local_partials(), out);
+    } else {
+      bn::finish_backward_kernel<<<combine_blocks(channels_), kCombineBlock, 0, stream>>>(
+          partials_.as<double>(), static_cast<int>(parts_), channels_,
+          static_cast<double>(shape_.n() * shape_.h() * shape_.w()), batch_stats_, out);
+      VDNN_CHECK_LAUNCH();
+    }
   }
   if (dx == nullptr && (dr == nullptr || g_in_dr)) return;
   bn::GradArgs<T> a{};

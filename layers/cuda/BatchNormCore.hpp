@@ -6,9 +6,11 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
 #include "layers/Layer.hpp"
+#include "layers/cuda/BatchNormRanks.hpp"
 #include "layers/cuda/RawBuffer.hpp"
 
 namespace vdnn::layers::cuda {
@@ -32,16 +34,20 @@ Layout batch_norm_layout(const LayerOptions& options) noexcept;
 /// stored (an accumulated target: read, added to in float, rounded once). The same reductions in
 /// the same order for both: on the same values, BF16 gets F32's statistics, running buffers and
 /// parameter gradients bit for bit, and its feature maps are F32's rounded to bf16. Views of
-/// another dtype throw runtime::InvalidArgument. Not thread-safe.
+/// another dtype throw runtime::InvalidArgument. With a group of several ranks (synchronized batch
+/// norm), a training forward's statistics and a training backward's input-gradient sums are every
+/// rank's (BatchNormRanks: a collective on the stream, in plan order); a recompute reduces nothing.
+/// Not thread-safe.
 class BatchNormCore {
  public:
   /// Allocates the saved statistics and the reduction scratch for inputs of `x_shape` (rank 4,
   /// NCHW-logical) stored in `layout` with elements of `dtype` (F32 or BF16, else
-  /// runtime::InvalidArgument). `group` is LayerOptions::batch_norm_group: synchronized batch norm
-  /// is not built on CUDA yet, so a group of several ranks throws runtime::InvalidArgument. Throws
+  /// runtime::InvalidArgument). `group` is LayerOptions::batch_norm_group (not owned, outlives
+  /// the core): with several ranks, training passes take their sums over them (BatchNormRanks);
+  /// null or one rank: this rank's alone, with no collective and no extra kernel. Throws
   /// runtime::CudaError when the allocation fails.
   BatchNormCore(const BatchNorm2dSpec& spec, const Shape& x_shape, Layout layout, DType dtype,
-                const runtime::Communicator* group);
+                runtime::Communicator* group);
   BatchNormCore(const BatchNormCore&) = delete;
   BatchNormCore& operator=(const BatchNormCore&) = delete;
   BatchNormCore(BatchNormCore&&) = delete;
@@ -78,6 +84,10 @@ class BatchNormCore {
   float* coeff_a() const { return per_channel_.as<float>() + 3 * channels_; }
   float* coeff_b() const { return per_channel_.as<float>() + 4 * channels_; }
   float* coeff_k() const { return per_channel_.as<float>() + 5 * channels_; }
+  RankPartials local_partials() const {
+    return {partials_.as<double>(), static_cast<int>(parts_),
+            static_cast<double>(shape_.n() * shape_.h() * shape_.w())};
+  }
 
   BatchNorm2dSpec spec_;
   Shape shape_;
@@ -86,8 +96,9 @@ class BatchNormCore {
   std::int64_t channels_;
   std::int64_t parts_;  // first-level reduction blocks per channel (NCHW) or row chunks
   DeviceBuffer
-      per_channel_;          // [6C]: mean, inv_std, scale of the last forward; coefficients a, b, k
-  DeviceBuffer partials_;    // [2 * C * parts] doubles: the first-level sums
+      per_channel_;        // [6C]: mean, inv_std, scale of the last forward; coefficients a, b, k
+  DeviceBuffer partials_;  // [2 * C * parts] doubles: the first-level sums
+  std::unique_ptr<BatchNormRanks> ranks_;  // synchronized batch norm's; null: this rank alone
   bool batch_stats_ = true;  // whether the last forward normalized with batch statistics
 };
 

@@ -10,15 +10,15 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "layers/cuda/BatchNormFinish.cuh"
 #include "layers/cuda/BlockReduce.cuh"
 #include "layers/cuda/KernelGrid.hpp"
 #include "layers/cuda/Vectors.cuh"
 
 namespace vdnn::layers::cuda::bn {
 
-// Loads each thread keeps in flight, and the block of the combine kernels (one warp per channel).
+// Loads each thread keeps in flight.
 inline constexpr int kUnroll = 4;
-inline constexpr int kCombineBlock = 256;
 // NHWC reductions: the vectors of a row one block covers, 32 channels (128 bytes of floats, one
 // cache line; 64 of bf16, still whole 32-byte sectors). The same for both storage types, so that
 // the reductions, and so the statistics and parameter gradients, are bitwise the same on the same
@@ -285,54 +285,21 @@ __global__ void __launch_bounds__(kRowBlock<kVec>)
 
 // ---- Per-channel finish kernels (both layouts) -------------------------------------------------
 
-// Second level: one warp sums a channel's `parts` partial pairs, lanes strided, then a fixed
-// shuffle tree. Returns the two totals to lane 0 (other lanes get partial values).
-__device__ __forceinline__ void combine_parts(const double* partials, std::int64_t c, int parts,
-                                              unsigned lane, double& t0, double& t1) {
-  t0 = 0.0;
-  t1 = 0.0;
-  for (int p = static_cast<int>(lane); p < parts; p += kWarpSize) {
-    t0 += partials[2 * (c * parts + p)];
-    t1 += partials[2 * (c * parts + p) + 1];
-  }
-  for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
-    t0 += __shfl_down_sync(0xFFFFFFFFu, t0, offset);
-    t1 += __shfl_down_sync(0xFFFFFFFFu, t1, offset);
-  }
-}
-
-__device__ __forceinline__ std::int64_t combine_channel() {
-  return static_cast<std::int64_t>(blockIdx.x) * (kCombineBlock / kWarpSize) +
-         threadIdx.x / kWarpSize;
-}
-
-// Batch statistics of the training forward: saved mean and inv_std, scale = weight * inv_std for
-// the normalize pass, and the running buffers (PyTorch's momentum, unbiased variance). The shift
-// of channel c is x[c * shift_stride], the value the forward sums were centred on.
+// Batch statistics of the training forward (store_stats). The shift of channel c is
+// x[c * shift_stride], the value the forward sums were centred on.
 template <typename T>
 __global__ void finish_forward_stats_kernel(const double* partials, int parts, const T* x,
                                             std::int64_t shift_stride, std::int64_t channels,
                                             double count, double eps, double momentum,
-                                            const float* weight, float* running_mean,
-                                            float* running_var, float* mean, float* inv_std,
-                                            float* scale) {
+                                            StatsOut out) {
   const std::int64_t c = combine_channel();
   if (c >= channels) return;  // whole warps leave together
   const unsigned lane = threadIdx.x % kWarpSize;
-  double sum = 0.0;
-  double squares = 0.0;
-  combine_parts(partials, c, parts, lane, sum, squares);
+  bn_moments::CentredSums sums;
+  combine_parts(partials, c, parts, lane, sums.sum, sums.squares);
   if (lane != 0) return;
-  const double shifted_mean = sum / count;
-  const double var = std::max(squares / count - shifted_mean * shifted_mean, 0.0);
-  const double m = static_cast<double>(to_float(x[c * shift_stride])) + shifted_mean;
-  const double s = 1.0 / sqrt(var + eps);
-  mean[c] = static_cast<float>(m);
-  inv_std[c] = static_cast<float>(s);
-  scale[c] = static_cast<float>(weight[c] * s);
-  running_mean[c] = static_cast<float>((1.0 - momentum) * running_mean[c] + momentum * m);
-  running_var[c] = static_cast<float>((1.0 - momentum) * running_var[c] +
-                                      momentum * var * count / (count - 1.0));
+  const double shift = static_cast<double>(to_float(x[c * shift_stride]));
+  store_stats(c, bn_moments::moments(sums, count, shift), count, eps, momentum, out);
 }
 
 // What the inference forward and a later backward read of the running buffers.
@@ -347,12 +314,9 @@ __global__ void stats_from_running_kernel(const float* running_mean, const float
   scale[c] = static_cast<float>(weight[c] * s);
 }
 
-// Parameter gradients where asked for, and dx = a * g + b * (x - mean) + k per channel: with batch
-// statistics mean and inv_std depend on x (b, k); with running statistics only a remains.
+// Parameter gradients where asked for, and the input gradient's coefficients.
 __global__ void finish_backward_kernel(const double* partials, int parts, std::int64_t channels,
-                                       double count, bool batch_stats, const float* weight,
-                                       const float* inv_std, float* grad_weight, float* grad_bias,
-                                       float* a_out, float* b_out, float* k_out) {
+                                       double count, bool batch_stats, GradsOut out) {
   const std::int64_t c = combine_channel();
   if (c >= channels) return;
   const unsigned lane = threadIdx.x % kWarpSize;
@@ -360,13 +324,8 @@ __global__ void finish_backward_kernel(const double* partials, int parts, std::i
   double sum_g_centred = 0.0;
   combine_parts(partials, c, parts, lane, sum_g, sum_g_centred);
   if (lane != 0) return;
-  const double s = inv_std[c];
-  if (grad_weight != nullptr) grad_weight[c] = static_cast<float>(sum_g_centred * s);
-  if (grad_bias != nullptr) grad_bias[c] = static_cast<float>(sum_g);
-  const double a = weight[c] * s;
-  a_out[c] = static_cast<float>(a);
-  b_out[c] = static_cast<float>(batch_stats ? -a * s * s * sum_g_centred / count : 0.0);
-  k_out[c] = static_cast<float>(batch_stats ? -a * sum_g / count : 0.0);
+  store_param_grads(c, sum_g, sum_g_centred, out);
+  store_coefficients(c, sum_g, sum_g_centred, count, batch_stats, out);
 }
 
 // ---- Element-wise passes -----------------------------------------------------------------------

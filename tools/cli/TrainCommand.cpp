@@ -188,7 +188,7 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
   cmd->add_flag("--sync-bn", o.sync_bn,
                 "Synchronized batch norm with several processes: every batch norm normalizes "
                 "with the statistics of all ranks' batches together (torch.nn.SyncBatchNorm); "
-                "without it each rank's own. Not built for CUDA yet (refused there)");
+                "without it each rank's own");
   cmd->add_option("--nccl-timeout", o.nccl_timeout,
                   "Seconds a rank waits for the others (setup, each all-reduce) before it stops "
                   "with exit code 6")

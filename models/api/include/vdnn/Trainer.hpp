@@ -156,8 +156,7 @@ struct TrainerConfig {
   /// Synchronized batch norm (--sync-bn): in a run of several processes, every batch norm's
   /// training statistics are the global batch's (its sums taken over the ranks, as
   /// torch.nn.SyncBatchNorm); false: each rank's own (PyTorch DDP's default). No effect on a single
-  /// process. The CUDA backend does not have it yet: several processes with it make the
-  /// constructor throw InvalidArgument.
+  /// process.
   bool sync_batch_norm = false;
 };
 

@@ -26,6 +26,8 @@ struct RankRun {
   std::vector<double> losses;
   std::vector<std::string> names;
   std::vector<std::vector<float>> tensors;  // names' values, in order
+  /// names' gradients after the first step (averaged over the ranks), in order; empty for buffers
+  std::vector<std::vector<float>> first_gradients;
   std::string error;
 
   /// Every tensor's values, concatenated in order.
@@ -58,19 +60,34 @@ inline TrainerOptions fp32_options(int device, runtime::Communicator* communicat
   return o;
 }
 
-/// `steps` steps of `trainer`, then its parameters' and buffers' values.
-inline RankRun train_steps(Trainer& trainer, int steps) {
-  RankRun run;
-  for (int i = 0; i < steps; ++i) run.losses.push_back(trainer.step().loss);
+/// Every parameter's and buffer's `part` (a buffer's gradient: empty), in named_tensors order.
+inline std::vector<std::vector<float>> read_tensors(Trainer& trainer, ParameterPart part) {
+  std::vector<std::vector<float>> all;
   for (const NamedTensor& t : named_tensors(trainer.session())) {
     std::size_t n = 1;
     for (const std::int64_t d : t.shape) n *= static_cast<std::size_t>(d);
-    std::vector<float> v(n);
-    read_parameter(trainer.session(), t.name, ParameterPart::Value, v.data(), n);
-    run.names.push_back(t.name);
-    run.tensors.push_back(std::move(v));
+    all.emplace_back(part == ParameterPart::Gradient && !t.trainable ? 0 : n);
+    if (!all.back().empty()) read_parameter(trainer.session(), t.name, part, all.back().data(), n);
   }
+  return all;
+}
+
+/// `steps` (>= 1) steps of `trainer` (`step` makes each one and returns its loss), the gradients
+/// after the first, then every parameter's and buffer's value.
+inline RankRun train_steps(Trainer& trainer, int steps, const std::function<double(int)>& step) {
+  RankRun run;
+  for (int i = 0; i < steps; ++i) {
+    run.losses.push_back(step(i));
+    if (i == 0) run.first_gradients = read_tensors(trainer, ParameterPart::Gradient);
+  }
+  for (const NamedTensor& t : named_tensors(trainer.session())) run.names.push_back(t.name);
+  run.tensors = read_tensors(trainer, ParameterPart::Value);
   return run;
+}
+
+/// train_steps on the trainer's own data.
+inline RankRun train_steps(Trainer& trainer, int steps) {
+  return train_steps(trainer, steps, [&trainer](int) { return trainer.step().loss; });
 }
 
 /// `ranks` ranks, rank r on thread r and GPU r with its own NCCL communicator (--deterministic,
