@@ -1,5 +1,6 @@
 // The fusion pass: finds batchnorm2d -> [add ->] relu, batchnorm2d -> silu / relu6 / hardswish and
-// conv2d -> relu chains on the validated graph, rewrites its definition and validates the result again through Graph::build.
+// conv2d -> relu chains on the validated graph, rewrites its definition and validates the result
+// again through Graph::build.
 #include "graph/Fusion.hpp"
 
 #include <algorithm>

@@ -28,7 +28,7 @@ enum class Epilogue : std::uint8_t { None, Relu, Silu, Relu6, Hardswish };
 Epilogue fused_epilogue(Activation activation);
 
 /// Batch normalization over N, H, W per channel of an input of one shape in one layout, optionally
-/// followed by the fused chain's residual add and ReLU, or by a smooth activation (Note [Fusion]). Params (args.params):
+/// followed by the fused chain's activation and residual add (Note [Fusion]). Params (args.params):
 /// weight, bias, running_mean, running_var, all [C]. Training forward normalizes with the batch
 /// statistics and updates the running buffers in place (PyTorch's momentum, unbiased variance);
 /// inference forward uses the running buffers; a recompute (ForwardArgs::recompute) normalizes with
@@ -65,16 +65,16 @@ class BatchNormCore {
   /// when training with a single value per channel, or for a residual without Epilogue::Relu.
   void forward(cudaStream_t stream, const ForwardArgs& args, Epilogue epilogue);
 
-  /// The gradient of the last forward. g = args.grad_output, or with Epilogue::Relu the ReLU's
-  /// gradient: y > 0 ? grad_output : 0 with the residual (args.output: that forward's y), without
-  /// it the same mask renormalized from args.inputs[0] with the forward's statistics (args.output
-  /// is not read); with a smooth epilogue act'(z) * grad_output in float at z renormalized so
-  /// (never stored: the reductions and the input-gradient pass each derive it). Writes grad_params (weight, bias) where non-empty, grad_inputs[0] from args.inputs[0]
+  /// The gradient of the last forward. g = args.grad_output, or with Epilogue::Relu the ReLU's:
+  /// y > 0 ? grad_output : 0 with the residual (args.output: that forward's y), without it the
+  /// same mask renormalized from args.inputs[0] with the forward's statistics (args.output is not
+  /// read). Writes grad_params (weight, bias) where non-empty, grad_inputs[0] from args.inputs[0]
   /// and, when there is a non-empty grad_inputs[1] (the residual's), grad_inputs[1] (+)= g, each
   /// honouring its own GradTarget::accumulate. When the residual's gradient is overwritten, the
   /// reduction writes g there and the input-gradient pass reads it back instead of dy and y; else
   /// all input gradients come from one element-wise pass. Never reads args.inputs[1]. Returns at
-  /// once when no gradient is asked for.
+  /// once when no gradient is asked for. With a smooth epilogue g = act'(z) * grad_output in float,
+  /// z = args.inputs[0] renormalized so (never stored: the passes over x each derive it).
   void backward(cudaStream_t stream, const BackwardArgs& args, Epilogue epilogue);
 
  private:

@@ -53,12 +53,13 @@ constexpr bool renormalizes(Mask m) { return m != Mask::None && m != Mask::Outpu
 
 // The smooth activation of a mask past Input.
 constexpr Activation smooth_activation(Mask m) {
-  return m == Mask::Silu ? Activation::Silu
-                         : m == Mask::Relu6 ? Activation::Relu6 : Activation::Hardswish;
+  return m == Mask::Silu    ? Activation::Silu
+         : m == Mask::Relu6 ? Activation::Relu6
+                            : Activation::Hardswish;
 }
 
-// The per-channel values a renormalizing mask renormalizes with: the forward's mean, scale and shift (the
-// batch norm's bias).
+// The per-channel values a renormalizing mask renormalizes with: the forward's mean, scale and
+// shift (the batch norm's bias).
 struct Renorm {
   float mean;
   float scale;
@@ -491,8 +492,8 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 
 // What the input-gradient pass reads and writes. g = dy, or with a mask the activation's gradient
-// (as in SumsArgs); dr only with kResidualGrad. A target with accumulate is read, added to in float and
-// rounded once.
+// (as in SumsArgs); dr only with kResidualGrad. A target with accumulate is read, added to in float
+// and rounded once.
 template <typename T>
 struct GradArgs {
   const T* x;  // read when dx is set (and by the renormalizing masks)

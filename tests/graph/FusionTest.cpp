@@ -274,12 +274,11 @@ TEST_P(ZooSmoothFusion, FusesTheBatchNormActivationsAndKeepsEveryName) {
 
 INSTANTIATE_TEST_SUITE_P(
     Configs, ZooSmoothFusion,
-    ::testing::Values(ZooFusion{"mobilenet_v2.json", {{"batchnorm2d_relu6", 35}}},
-                      ZooFusion{"efficientnet_b0.json", {{"batchnorm2d_silu", 33}}},
-                      ZooFusion{"mobilenet_v3_large.json",
-                                {{"batchnorm2d_hardswish", 20},
-                                 {"batchnorm2d_relu", 11},
-                                 {"conv2d_relu", 8}}}));
+    ::testing::Values(
+        ZooFusion{"mobilenet_v2.json", {{"batchnorm2d_relu6", 35}}},
+        ZooFusion{"efficientnet_b0.json", {{"batchnorm2d_silu", 33}}},
+        ZooFusion{"mobilenet_v3_large.json",
+                  {{"batchnorm2d_hardswish", 20}, {"batchnorm2d_relu", 11}, {"conv2d_relu", 8}}}));
 
 SessionOptions fused(bool fuse, Policy policy) {
   SessionOptions o;
@@ -343,7 +342,8 @@ graph::NetworkDef vgg_like() {
 // in backward renormalizes x into the very bits the unfused activation read (the forward's
 // statistics again), so its gradient and everything after it are the chain's bit for bit.
 TEST(FusedSmoothTraining, TrainsBitwiseAsTheUnfusedChainsUnderEveryPolicy) {
-  const auto unfused = run_steps(Graph::build(smooth_chains(), 4), fused(false, Policy::Baseline), 4);
+  const auto unfused =
+      run_steps(Graph::build(smooth_chains(), 4), fused(false, Policy::Baseline), 4);
   for (Policy p : {Policy::Baseline, Policy::VdnnAll, Policy::Recompute}) {
     const auto run = run_steps(Graph::build(smooth_chains(), 4), fused(true, p), 4);
     EXPECT_EQ(run.losses, unfused.losses) << policy_name(p);

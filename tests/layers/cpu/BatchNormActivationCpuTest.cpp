@@ -28,9 +28,8 @@ const Shape kShape{3, 4, 5, 3};
 
 // The unfused activation layer's spec.
 LayerSpec activation_spec(Activation a) {
-  return with_activation(a, [](auto kind) -> LayerSpec {
-    return ActivationSpec<decltype(kind)::value>{};
-  });
+  return with_activation(
+      a, [](auto kind) -> LayerSpec { return ActivationSpec<decltype(kind)::value>{}; });
 }
 
 BatchNormActivationSpec fused_spec(Activation a) {

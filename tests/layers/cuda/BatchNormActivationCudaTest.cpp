@@ -121,10 +121,9 @@ TEST_F(BatchNormActivationCuda, RecomputeRepeatsTheOutputAndLeavesRunningStats) 
       DeviceData mem(context().compute_stream(), layout);
       layers::ForwardArgs f;
       f.inputs = {mem.upload(draw(shape.numel(), 2.0f), shape)};
-      f.params = {mem.upload(draw(shape.c(), 0.0f), channels),
-                  mem.upload(draw(shape.c(), 0.0f), channels),
-                  mem.upload(draw(shape.c(), 0.0f), channels),
-                  mem.upload(draw(shape.c(), 2.0f), channels)};
+      f.params = {
+          mem.upload(draw(shape.c(), 0.0f), channels), mem.upload(draw(shape.c(), 0.0f), channels),
+          mem.upload(draw(shape.c(), 0.0f), channels), mem.upload(draw(shape.c(), 2.0f), channels)};
       f.output = mem.nan(shape);
       LayerOptions o = options();
       o.layout = layout;

@@ -100,8 +100,8 @@ std::vector<Shape> inputs_of(Kind kind, const Shape& shape) {
 // The kind's CUDA layer, through the registry.
 std::unique_ptr<Layer> make(Kind kind, double momentum, const Shape& shape,
                             const LayerOptions& options) {
-  return layers::make_layer(layers::Backend::Cuda, spec_of(kind, momentum),
-                            inputs_of(kind, shape), options);
+  return layers::make_layer(layers::Backend::Cuda, spec_of(kind, momentum), inputs_of(kind, shape),
+                            options);
 }
 
 LayerOptions with(LayerOptions options, Layout layout, DType dtype) {
