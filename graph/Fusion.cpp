@@ -1,5 +1,6 @@
-// The fusion pass: finds batchnorm2d -> [add ->] relu and conv2d -> relu chains on the validated
-// graph, rewrites its definition and validates the result again through Graph::build.
+// The fusion pass: finds batchnorm2d -> [add ->] relu, batchnorm2d -> silu / relu6 / hardswish and
+// conv2d -> relu chains on the validated graph, rewrites its definition and validates the result
+// again through Graph::build.
 #include "graph/Fusion.hpp"
 
 #include <algorithm>
@@ -23,6 +24,15 @@ std::optional<NodeId> only_consumer(const Graph& g, NodeId id) {
   return consumers.front();
 }
 
+// The activation a batch norm fuses with besides relu, when `node` is one: those that follow a
+// batch norm in the zoo (MobileNetV2's relu6, EfficientNet's silu, MobileNetV3's hardswish).
+std::optional<layers::Activation> fusable_activation(const Node& node) {
+  if (is<layers::SiluSpec>(node)) return layers::Activation::Silu;
+  if (is<layers::Relu6Spec>(node)) return layers::Activation::Relu6;
+  if (is<layers::HardswishSpec>(node)) return layers::Activation::Hardswish;
+  return std::nullopt;
+}
+
 // The chain starting at node `head` (a batch norm or a convolution), when there is one: the nodes
 // merged (the head first, the relu last) and the residual input of a bn -> add -> relu chain.
 struct Chain {
@@ -40,7 +50,9 @@ std::optional<Chain> chain_from(const Graph& g, NodeId head) {
   if (!is<layers::BatchNorm2dSpec>(g.node(bn))) return std::nullopt;
   const std::optional<NodeId> next = only_consumer(g, bn);
   if (!next) return std::nullopt;
-  if (is<layers::ReluSpec>(g.node(*next))) return Chain{{bn, *next}, std::nullopt};
+  if (is<layers::ReluSpec>(g.node(*next)) || fusable_activation(g.node(*next))) {
+    return Chain{{bn, *next}, std::nullopt};
+  }
   const Node& add = g.node(*next);
   if (!is<layers::AddSpec>(add) || add.inputs.size() != 2) return std::nullopt;
   const NodeId other = add.inputs[0] == bn ? add.inputs[1] : add.inputs[0];
@@ -54,13 +66,17 @@ std::string input_name(const Graph& g, NodeId id) {
   return id == kNetworkInput ? kInputName : g.node(id).name;
 }
 
-// The fused layer of a chain headed by `head`.
-layers::LayerSpec fused_spec(const Node& head, const Chain& chain) {
+// The fused layer of `chain`.
+layers::LayerSpec fused_spec(const Graph& g, const Chain& chain) {
+  const Node& head = g.node(chain.nodes.front());
   if (const auto* conv = std::get_if<layers::Conv2dSpec>(&head.spec)) {
     return layers::Conv2dReluSpec{*conv};
   }
-  return layers::BatchNormReluSpec{std::get<layers::BatchNorm2dSpec>(head.spec),
-                                   chain.residual.has_value()};
+  const auto& bn = std::get<layers::BatchNorm2dSpec>(head.spec);
+  if (const auto activation = fusable_activation(g.node(chain.nodes.back()))) {
+    return layers::BatchNormActivationSpec{bn, *activation};
+  }
+  return layers::BatchNormReluSpec{bn, chain.residual.has_value()};
 }
 
 }  // namespace
@@ -72,7 +88,7 @@ Graph fuse(const Graph& graph, std::vector<FusedChain>* chains,
   // into a chain, or kept as it is).
   std::vector<std::optional<LayerDef>> replaced(static_cast<std::size_t>(n));
   std::vector<bool> merged(static_cast<std::size_t>(n), false);
-  std::unordered_map<std::string, std::string> renamed;  // a relu's name -> its chain's
+  std::unordered_map<std::string, std::string> renamed;  // a chain's last name -> its head's
   for (NodeId id = 0; id < n; ++id) {
     const std::optional<Chain> chain = chain_from(graph, id);
     // An add joins two batch norms in a projection block: the first claims it.
@@ -82,7 +98,7 @@ Graph fuse(const Graph& graph, std::vector<FusedChain>* chains,
       continue;
     }
     const Node& head = graph.node(id);
-    const layers::LayerSpec spec = fused_spec(head, *chain);
+    const layers::LayerSpec spec = fused_spec(graph, *chain);
     LayerDef def{head.name, spec, {input_name(graph, head.inputs.front())}, head.origin};
     if (chain->residual) def.inputs.push_back(input_name(graph, *chain->residual));
     FusedChain record{head.name, std::string(layers::type_name(spec)), {}};

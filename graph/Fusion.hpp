@@ -1,5 +1,6 @@
 // Fusion: the graph rewrite that merges chains of layers into one fused layer (Note [Fusion]):
-// batchnorm2d -> relu, batchnorm2d -> add -> relu, and conv2d -> relu.
+// batchnorm2d -> relu, batchnorm2d -> add -> relu, batchnorm2d -> silu / relu6 / hardswish, and
+// conv2d -> relu.
 #pragma once
 
 #include <cstdint>
@@ -22,12 +23,14 @@ struct FusedChain {
 /// `graph` with each batchnorm2d whose only consumer is a relu merged with it
 /// (batchnorm2d_relu), each batchnorm2d whose only consumer is a two-input add whose only
 /// consumer is a relu merged with both (batchnorm2d_add_relu, the add's other input becoming the
-/// fused node's second input), and each conv2d whose only consumer is a relu merged with it
-/// (conv2d_relu). The fused node stands where the relu stood and takes its consumers; it keeps
-/// the batch norm's or convolution's name, so parameter and checkpoint names do not change. Every
-/// other node (a conv2d or batchnorm2d whose output has other consumers too) is kept as it is.
-/// Appends what it merged to `chains` when given, in graph order. Chains whose head (batch norm or
-/// convolution) is named in `declined` stay unfused (the search's choice, Note [Search]).
+/// fused node's second input), each batchnorm2d whose only consumer is a silu, relu6 or hardswish
+/// merged with it (batchnorm2d_silu, batchnorm2d_relu6, batchnorm2d_hardswish), and each conv2d
+/// whose only consumer is a relu merged with it (conv2d_relu). The fused node stands where the
+/// chain's last layer stood and takes its consumers; it keeps the batch norm's or convolution's
+/// name, so parameter and checkpoint names do not change. Every other node (a conv2d or batchnorm2d
+/// whose output has other consumers too) is kept as it is. Appends what it merged to `chains` when
+/// given, in graph order. Chains whose head (batch norm or convolution) is named in `declined` stay
+/// unfused (the search's choice, Note [Search]).
 Graph fuse(const Graph& graph, std::vector<FusedChain>* chains = nullptr,
            const std::set<std::string>& declined = {});
 

@@ -4,6 +4,9 @@
 
 #include <math.h>
 
+#include <type_traits>
+#include <utility>
+
 #include "layers/LayerSpec.hpp"
 
 #ifndef VDNN_HOST_DEVICE
@@ -82,6 +85,27 @@ VDNN_HOST_DEVICE T activation_grad(T saved, T dy) {
     if (saved <= T(3)) return dy * (saved / T(3) + T(0.5));
     return dy;
   }
+}
+
+/// Calls f(std::integral_constant<Activation, a>{}): activation `a`, known at run time, as the
+/// compile-time argument of the formulas above. Host code only; returns what f returns.
+template <typename F>
+decltype(auto) with_activation(Activation a, F&& f) {
+  switch (a) {
+    case Activation::Silu:
+      return std::forward<F>(f)(std::integral_constant<Activation, Activation::Silu>{});
+    case Activation::Gelu:
+      return std::forward<F>(f)(std::integral_constant<Activation, Activation::Gelu>{});
+    case Activation::Sigmoid:
+      return std::forward<F>(f)(std::integral_constant<Activation, Activation::Sigmoid>{});
+    case Activation::Hardswish:
+      return std::forward<F>(f)(std::integral_constant<Activation, Activation::Hardswish>{});
+    case Activation::Relu6:
+      return std::forward<F>(f)(std::integral_constant<Activation, Activation::Relu6>{});
+    case Activation::Hardsigmoid:
+      break;
+  }
+  return std::forward<F>(f)(std::integral_constant<Activation, Activation::Hardsigmoid>{});
 }
 
 }  // namespace vdnn::layers

@@ -93,11 +93,33 @@ Shape conv_output(std::string_view layer, const Conv2dSpec& c, const std::vector
       window_out(layer, x.w(), c.kernel[1], c.stride[1], c.padding[1], c.dilation[1], inputs));
 }
 
+// "batchnorm2d_" + the activation's config name: static storage, as type_name returns a view.
+std::string_view fused_activation_name(Activation activation) {
+  switch (activation) {
+    case Activation::Silu:
+      return "batchnorm2d_silu";
+    case Activation::Gelu:
+      return "batchnorm2d_gelu";
+    case Activation::Sigmoid:
+      return "batchnorm2d_sigmoid";
+    case Activation::Hardswish:
+      return "batchnorm2d_hardswish";
+    case Activation::Relu6:
+      return "batchnorm2d_relu6";
+    case Activation::Hardsigmoid:
+      return "batchnorm2d_hardsigmoid";
+  }
+  return "batchnorm2d_activation";  // unreachable: every enumerator is listed
+}
+
 }  // namespace
 
 std::string_view type_name(const LayerSpec& spec) {
   if (const auto* fused = std::get_if<BatchNormReluSpec>(&spec)) {
     return fused->residual ? "batchnorm2d_add_relu" : "batchnorm2d_relu";
+  }
+  if (const auto* fused = std::get_if<BatchNormActivationSpec>(&spec)) {
+    return fused_activation_name(fused->activation);
   }
   if (std::holds_alternative<Conv2dReluSpec>(spec)) return "conv2d_relu";
   if (std::holds_alternative<CastSpec>(spec)) return "cast";
@@ -118,12 +140,13 @@ const std::vector<std::string_view>& known_type_names() {
                                                        "relu6",       "hardsigmoid",
                                                        "mul",         "layernorm2d",
                                                        "layer_scale", "stochastic_depth"};
-  static_assert(std::variant_size_v<LayerSpec> == 26, "keep kNames in step with LayerSpec");
+  static_assert(std::variant_size_v<LayerSpec> == 27, "keep kNames in step with LayerSpec");
   return kNames;
 }
 
 const BatchNorm2dSpec* batch_norm_of(const LayerSpec& spec) {
   if (const auto* fused = std::get_if<BatchNormReluSpec>(&spec)) return &fused->bn;
+  if (const auto* fused = std::get_if<BatchNormActivationSpec>(&spec)) return &fused->bn;
   return std::get_if<BatchNorm2dSpec>(&spec);
 }
 
@@ -175,6 +198,10 @@ BackwardNeeds backward_needs(const LayerSpec& spec) {
                         // plain chain's from x renormalized; never the residual.
                         [](const BatchNormReluSpec& f) {
                           return BackwardNeeds{false, f.residual, true};
+                        },
+                        // x for the batch norm and, renormalized, the activation's derivative.
+                        [](const BatchNormActivationSpec&) {
+                          return BackwardNeeds{true, false};
                         },
                         // x for the weight gradient, y for the ReLU's mask.
                         [](const Conv2dReluSpec&) {
@@ -255,6 +282,11 @@ Shape infer_output_shape(const LayerSpec& spec, const std::vector<Shape>& inputs
           [&](const BatchNorm2dSpec& b) {
             expect_rank4(name, inputs);
             expect_batch_norm(name, b, inputs);
+            return x;
+          },
+          [&](const BatchNormActivationSpec& f) {
+            expect_rank4(name, inputs);
+            expect_batch_norm(name, f.bn, inputs);
             return x;
           },
           [&](const BatchNormReluSpec& f) {

@@ -102,6 +102,13 @@ struct BatchNormReluSpec {
   BatchNorm2dSpec bn;
   bool residual = false;
 };
+/// A fused chain (Note [Fusion]): batchnorm2d -> one of the smooth activations, y = act(bn(x)).
+/// Only graph::fuse makes it (for silu, relu6 and hardswish), never a config; the node keeps the
+/// batch norm's name and parameters.
+struct BatchNormActivationSpec {
+  BatchNorm2dSpec bn;
+  Activation activation = Activation::Silu;
+};
 /// A fused chain (Note [Fusion]): conv2d -> relu, y = relu(conv(x) [+ bias]). Only graph::fuse
 /// makes it, never a config; the node keeps the convolution's name and parameters.
 struct Conv2dReluSpec {
@@ -130,13 +137,15 @@ using LayerSpec =
                  GlobalAvgPoolSpec, LinearSpec, AddSpec, ConcatSpec, DropoutSpec, FlattenSpec,
                  SoftmaxCrossEntropySpec, SiluSpec, GeluSpec, SigmoidSpec, HardswishSpec, Relu6Spec,
                  HardsigmoidSpec, MulSpec, LayerNorm2dSpec, LayerScaleSpec, StochasticDepthSpec,
-                 BatchNormReluSpec, Conv2dReluSpec, CastSpec, NormalizeSpec>;
+                 BatchNormReluSpec, BatchNormActivationSpec, Conv2dReluSpec, CastSpec,
+                 NormalizeSpec>;
 
 /// Name of the layer type: "conv2d", "batchnorm2d", "relu", "maxpool2d", "avgpool2d",
 /// "global_avgpool", "linear", "add", "concat", "dropout", "flatten", "softmax_cross_entropy",
 /// "silu", "gelu", "sigmoid", "hardswish", "relu6", "hardsigmoid", "mul", "layernorm2d",
 /// "layer_scale", "stochastic_depth" (the types a config may write), then the fused
-/// "batchnorm2d_relu", "batchnorm2d_add_relu" and "conv2d_relu", "cast" and "normalize".
+/// "batchnorm2d_relu", "batchnorm2d_add_relu", "batchnorm2d_" + the activation's name (e.g.
+/// "batchnorm2d_silu") and "conv2d_relu", "cast" and "normalize".
 std::string_view type_name(const LayerSpec& spec);
 /// The types a config may write, in LayerSpec's order (the first alternatives of the variant).
 const std::vector<std::string_view>& known_type_names();

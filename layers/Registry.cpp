@@ -12,6 +12,7 @@
 #include "layers/cpu/AddCpu.hpp"
 #include "layers/cpu/AvgPool2dCpu.hpp"
 #include "layers/cpu/BatchNorm2dCpu.hpp"
+#include "layers/cpu/BatchNormActivationCpu.hpp"
 #include "layers/cpu/BatchNormReluCpu.hpp"
 #include "layers/cpu/Bf16EmulationCpu.hpp"
 #include "layers/cpu/CastCpu.hpp"
@@ -37,6 +38,7 @@
 #include "layers/cuda/AddCuda.hpp"
 #include "layers/cuda/AvgPool2dCuda.hpp"
 #include "layers/cuda/BatchNorm2dCuda.hpp"
+#include "layers/cuda/BatchNormActivationCuda.hpp"
 #include "layers/cuda/BatchNormReluCuda.hpp"
 #include "layers/cuda/CastCuda.hpp"
 #include "layers/cuda/ConcatCuda.hpp"
@@ -100,6 +102,7 @@ VDNN_LAYER(LayerNorm2d);
 VDNN_LAYER(LayerScale);
 VDNN_LAYER(StochasticDepth);
 VDNN_LAYER(BatchNormRelu);
+VDNN_LAYER(BatchNormActivation);
 VDNN_LAYER(Cast);
 VDNN_LAYER(Normalize);
 #undef VDNN_LAYER

@@ -12,8 +12,9 @@ namespace {
 // cheaper than keeping their outputs (Note [Recomputation]).
 constexpr std::string_view kCheapLayers[] = {
     // batch norm, pooling and the joins
-    "batchnorm2d", "batchnorm2d_relu", "batchnorm2d_add_relu", "maxpool2d", "avgpool2d",
-    "global_avgpool", "add", "concat", "mul", "flatten", "dropout",
+    "batchnorm2d", "batchnorm2d_relu", "batchnorm2d_add_relu", "batchnorm2d_silu",
+    "batchnorm2d_relu6", "batchnorm2d_hardswish", "maxpool2d", "avgpool2d", "global_avgpool", "add",
+    "concat", "mul", "flatten", "dropout",
     // the element-wise activations
     "relu", "relu6", "silu", "gelu", "sigmoid", "hardswish", "hardsigmoid",
     // ConvNeXt's: a pass over each pixel's channels, a per-channel scale, a per-sample mask

@@ -169,6 +169,17 @@ void BatchNorm2dCpu::backward_typed(const BackwardArgs& args) {
   }
 }
 
+void BatchNorm2dCpu::normalize_again(const TensorView& x, const std::vector<TensorView>& params,
+                                     const TensorView& out) {
+  ForwardArgs args;
+  args.inputs = {x};
+  args.params = params;
+  args.output = out;
+  args.training = batch_stats_;
+  args.recompute = batch_stats_;
+  forward(args);
+}
+
 void BatchNorm2dCpu::forward(const ForwardArgs& args) {
   if (dtype() == DType::F64) {
     forward_typed<double>(args);

@@ -32,6 +32,12 @@ class BatchNorm2dCpu final : public Layer {
   /// Whether the last forward normalized with batch statistics (training) rather than the running
   /// buffers: what a later forward must pass as ForwardArgs::training to normalize the same way.
   bool batch_stats() const noexcept { return batch_stats_; }
+  /// y = bn(x) again, into `out` (of x's shape and this layer's dtype): the last forward's
+  /// normalization bit for bit (a recompute after training, the running buffers again after
+  /// inference), updating nothing. What the fused layers' backward renormalizes x with to find
+  /// their activation's derivative without keeping bn(x). `params` as ForwardArgs::params.
+  void normalize_again(const TensorView& x, const std::vector<TensorView>& params,
+                       const TensorView& out);
 
  private:
   template <typename T>

@@ -42,15 +42,8 @@ void BatchNormReluCpu::backward_typed(const BackwardArgs& args) {
   // did (a recompute after training, the running buffers again after inference: the forward's
   // bits, so bn(x) > 0 exactly where y > 0) and masks in place.
   const T* y = residual ? args.output.as<T>() : dz;
-  if (!residual) {
-    ForwardArgs bn;
-    bn.inputs = {args.inputs.front()};
-    bn.params = args.params;
-    bn.output = {dz, output_shape(), dtype()};
-    bn.training = bn_.batch_stats();
-    bn.recompute = bn.training;
-    bn_.forward(bn);
-  }
+  if (!residual)
+    bn_.normalize_again(args.inputs.front(), args.params, {dz, output_shape(), dtype()});
   for (std::int64_t i = 0; i < n; ++i) dz[i] = y[i] > T(0) ? dy[i] : T(0);
   if (args.grad_inputs.size() > 1 && !args.grad_inputs[1].tensor.empty()) {
     const GradTarget& target = args.grad_inputs[1];

@@ -26,11 +26,11 @@ BatchNorm2dCuda::BatchNorm2dCuda(const BatchNorm2dSpec& spec, std::vector<Shape>
 BatchNorm2dCuda::~BatchNorm2dCuda() = default;
 
 void BatchNorm2dCuda::forward(const ForwardArgs& args) {
-  state_->forward(context_->compute_stream(), args, /*relu=*/false);
+  state_->forward(context_->compute_stream(), args, Epilogue::None);
 }
 
 void BatchNorm2dCuda::backward(const BackwardArgs& args) {
-  state_->backward(context_->compute_stream(), args, /*relu=*/false);
+  state_->backward(context_->compute_stream(), args, Epilogue::None);
 }
 
 }  // namespace vdnn::layers::cuda

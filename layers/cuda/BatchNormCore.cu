@@ -1,6 +1,6 @@
 // The host side of the CUDA batch norm: launch geometry, the dispatch to the kernel variants of
 // BatchNormKernels.cuh (storage type, layout, vectors of 8 (bf16), 4 or 1, 32- or 64-bit indices,
-// fused ReLU and residual), and the statistics rules BatchNorm2dCuda and BatchNormReluCuda share.
+// fused activation and residual), and the statistics rules the batch-norm layers share.
 #include "layers/cuda/BatchNormCore.hpp"
 
 #include <cuda_bf16.h>
@@ -58,10 +58,37 @@ void with_mask(Mask mask, F&& f) {
     case Mask::Input:
       f(MaskConstant<Mask::Input>{});
       break;
+    case Mask::Silu:
+      f(MaskConstant<Mask::Silu>{});
+      break;
+    case Mask::Relu6:
+      f(MaskConstant<Mask::Relu6>{});
+      break;
+    case Mask::Hardswish:
+      f(MaskConstant<Mask::Hardswish>{});
+      break;
     case Mask::None:
       f(MaskConstant<Mask::None>{});
       break;
   }
+}
+
+// The kernels' mask of `epilogue`: the ReLU's from y with the residual (whose backward reads y
+// anyway), else from x renormalized.
+Mask mask_of(Epilogue epilogue, bool residual) {
+  switch (epilogue) {
+    case Epilogue::Relu:
+      return residual ? Mask::Output : Mask::Input;
+    case Epilogue::Silu:
+      return Mask::Silu;
+    case Epilogue::Relu6:
+      return Mask::Relu6;
+    case Epilogue::Hardswish:
+      return Mask::Hardswish;
+    case Epilogue::None:
+      break;
+  }
+  return Mask::None;
 }
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
@@ -154,7 +181,7 @@ bn::ChannelMap<kMap, kVec, Index> channel_map(const Shape& shape) {
           static_cast<Index>(kMap == Map::ChannelVector ? shape.c() / kVec : shape.c())};
 }
 
-template <typename T, bool kRelu, bool kResidual>
+template <typename T, Mask kMask, bool kResidual>
 void launch_normalize(cudaStream_t stream, const Shape& shape, Layout layout, const T* x,
                       const T* r, const float* mean, const float* scale, const float* bias, T* y) {
   dispatch_elementwise<T>(shape, layout, {x, r, y}, {mean, scale, bias},
@@ -163,12 +190,29 @@ void launch_normalize(cudaStream_t stream, const Shape& shape, Layout layout, co
                             constexpr int kVec = decltype(vec)::value;
                             using Index = typename decltype(index)::type;
                             const std::int64_t total = shape.numel() / kVec;
-                            bn::normalize_kernel<T, kRelu, kResidual, kMap, kVec, Index>
+                            bn::normalize_kernel<T, kMask, kResidual, kMap, kVec, Index>
                                 <<<elementwise_blocks<kVec>(total), kBlockThreads, 0, stream>>>(
                                     x, r, mean, scale, bias, y, static_cast<Index>(total),
                                     channel_map<kMap, kVec, Index>(shape));
                             VDNN_CHECK_LAUNCH();
                           });
+}
+
+// The forward's element-wise pass: with the residual the ReLU's (Mask::Output), else `mask`'s
+// activation (Mask::Output, which only the residual chain has, is never instantiated without it).
+template <typename T>
+void launch_forward(cudaStream_t stream, const Shape& shape, Layout layout, Mask mask, const T* x,
+                    const T* r, const float* mean, const float* scale, const float* bias, T* y) {
+  if (r != nullptr) {
+    launch_normalize<T, Mask::Output, true>(stream, shape, layout, x, r, mean, scale, bias, y);
+    return;
+  }
+  with_mask(mask, [&](auto m) {
+    constexpr Mask kMask = decltype(m)::value;
+    if constexpr (kMask != Mask::Output) {
+      launch_normalize<T, kMask, false>(stream, shape, layout, x, r, mean, scale, bias, y);
+    }
+  });
 }
 
 template <Mask kMask, bool kResidualGrad, typename T>
@@ -189,7 +233,8 @@ void launch_input_grad(cudaStream_t stream, const Shape& shape, Layout layout,
                           });
 }
 
-// The first-level reduction in `layout` (forward when a.dy is null; kMask: the ReLU's gradient).
+// The first-level reduction in `layout` (forward when a.dy is null; kMask: the activation's
+// gradient).
 // Bf16 in NHWC with C % 8 == 0 reads 16 bytes (8 channels) per load, in the 4-wide order
 // (bn::kRowBlock); NCHW keeps 4-wide bf16, whose order a vector of 8 would change.
 template <Mask kMask, typename T>
@@ -250,6 +295,24 @@ T* data_or_null(const TensorView& view) {
 
 }  // namespace
 
+Epilogue fused_epilogue(Activation activation) {
+  switch (activation) {
+    case Activation::Silu:
+      return Epilogue::Silu;
+    case Activation::Relu6:
+      return Epilogue::Relu6;
+    case Activation::Hardswish:
+      return Epilogue::Hardswish;
+    case Activation::Gelu:
+    case Activation::Sigmoid:
+    case Activation::Hardsigmoid:
+      break;
+  }
+  throw runtime::InvalidArgument(
+      "the CUDA batch norm fuses silu, relu6 and hardswish, not " +
+      std::string(type_name(LayerSpec{BatchNormActivationSpec{{}, activation}})));
+}
+
 Layout batch_norm_layout(const LayerOptions& options) noexcept {
   return options.layout == Layout::Nhwc && options.input_layout == Layout::Nhwc ? Layout::Nhwc
                                                                                 : Layout::Nchw;
@@ -276,24 +339,24 @@ BatchNormCore::BatchNormCore(const BatchNorm2dSpec& spec, const Shape& x_shape, 
 
 BatchNormCore::~BatchNormCore() = default;
 
-void BatchNormCore::forward(cudaStream_t stream, const ForwardArgs& args, bool relu) {
+void BatchNormCore::forward(cudaStream_t stream, const ForwardArgs& args, Epilogue epilogue) {
   if (dtype_ == DType::BF16) {
-    forward_as<__nv_bfloat16>(stream, args, relu);
+    forward_as<__nv_bfloat16>(stream, args, epilogue);
   } else {
-    forward_as<float>(stream, args, relu);
+    forward_as<float>(stream, args, epilogue);
   }
 }
 
-void BatchNormCore::backward(cudaStream_t stream, const BackwardArgs& args, bool relu) {
+void BatchNormCore::backward(cudaStream_t stream, const BackwardArgs& args, Epilogue epilogue) {
   if (dtype_ == DType::BF16) {
-    backward_as<__nv_bfloat16>(stream, args, relu);
+    backward_as<__nv_bfloat16>(stream, args, epilogue);
   } else {
-    backward_as<float>(stream, args, relu);
+    backward_as<float>(stream, args, epilogue);
   }
 }
 
 template <typename T>
-void BatchNormCore::forward_as(cudaStream_t stream, const ForwardArgs& args, bool relu) {
+void BatchNormCore::forward_as(cudaStream_t stream, const ForwardArgs& args, Epilogue epilogue) {
   const T* x = device_data<T>(args.inputs[0]);
   const T* r = args.inputs.size() > 1 ? device_data<T>(args.inputs[1]) : nullptr;
   T* y = device_data<T>(args.output);
@@ -301,7 +364,8 @@ void BatchNormCore::forward_as(cudaStream_t stream, const ForwardArgs& args, boo
   const float* bias = args.params[1].as<float>();
   float* running_mean = args.params[2].as<float>();
   float* running_var = args.params[3].as<float>();
-  VDNN_EXPECTS(relu || r == nullptr, "a batch norm's residual add comes with its ReLU");
+  VDNN_EXPECTS(epilogue == Epilogue::Relu || r == nullptr,
+               "a batch norm's residual add comes with its ReLU");
   // A recompute normalizes with the statistics the first forward saved, which nothing has changed
   // since (this node's backward comes later): the same bits, one running update per step
   // (Note [Recomputation]).
@@ -328,18 +392,13 @@ void BatchNormCore::forward_as(cudaStream_t stream, const ForwardArgs& args, boo
         running_mean, running_var, weight, spec_.eps, mean(), inv_std(), scale(), channels_);
     VDNN_CHECK_LAUNCH();
   }
-  if (!relu) {
-    launch_normalize<T, false, false>(stream, shape_, layout_, x, r, mean(), scale(), bias, y);
-  } else if (r == nullptr) {
-    launch_normalize<T, true, false>(stream, shape_, layout_, x, r, mean(), scale(), bias, y);
-  } else {
-    launch_normalize<T, true, true>(stream, shape_, layout_, x, r, mean(), scale(), bias, y);
-  }
+  launch_forward(stream, shape_, layout_, mask_of(epilogue, r != nullptr), x, r, mean(), scale(),
+                 bias, y);
   batch_stats_ = args.training;
 }
 
 template <typename T>
-void BatchNormCore::backward_as(cudaStream_t stream, const BackwardArgs& args, bool relu) {
+void BatchNormCore::backward_as(cudaStream_t stream, const BackwardArgs& args, Epilogue epilogue) {
   const GradTarget& x_target = args.grad_inputs[0];
   const GradTarget* r_target = args.grad_inputs.size() > 1 ? &args.grad_inputs[1] : nullptr;
   T* dx = data_or_null<T>(x_target.tensor);
@@ -347,11 +406,11 @@ void BatchNormCore::backward_as(cudaStream_t stream, const BackwardArgs& args, b
   float* grad_weight = data_or_null<float>(args.grad_params[0]);
   float* grad_bias = data_or_null<float>(args.grad_params[1]);
   const bool reduce = dx != nullptr || grad_weight != nullptr || grad_bias != nullptr;
-  VDNN_EXPECTS(relu || dr == nullptr, "a batch norm's residual gradient comes with its ReLU");
+  VDNN_EXPECTS(epilogue == Epilogue::Relu || dr == nullptr,
+               "a batch norm's residual gradient comes with its ReLU");
   if (!reduce && dr == nullptr) return;
   const bool residual = r_target != nullptr;
-  // The mask: none, y's (the residual chain, whose y backward reads anyway) or renormalized x's.
-  const Mask mask = !relu ? Mask::None : residual ? Mask::Output : Mask::Input;
+  const Mask mask = mask_of(epilogue, residual);
   // The residual's gradient is the masked gradient itself: the reduction writes it there when
   // nothing else has, and the input-gradient pass then reads it alone instead of dy and y.
   const bool g_in_dr = reduce && dr != nullptr && !r_target->accumulate;

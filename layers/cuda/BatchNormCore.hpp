@@ -1,6 +1,6 @@
-// BatchNormCore: the batch norm BatchNorm2dCuda and BatchNormReluCuda share (saved statistics,
-// reduction scratch, the statistics rules and every kernel launch), F32 or BF16 feature maps, NCHW
-// or NHWC. Internal to layers/cuda/.
+// BatchNormCore: the batch norm BatchNorm2dCuda, BatchNormReluCuda and BatchNormActivationCuda
+// share (saved statistics, reduction scratch, the statistics rules and every kernel launch), F32
+// or BF16 feature maps, NCHW or NHWC. Internal to layers/cuda/.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -20,8 +20,17 @@ namespace vdnn::layers::cuda {
 /// any other pair than NCHW in and out, Note [Layout]).
 Layout batch_norm_layout(const LayerOptions& options) noexcept;
 
+/// What a batch-norm layer applies after the normalization (Note [Fusion]): nothing
+/// (batchnorm2d), the ReLU (batchnorm2d_relu, batchnorm2d_add_relu) or a smooth activation
+/// (batchnorm2d_silu, batchnorm2d_relu6, batchnorm2d_hardswish).
+enum class Epilogue : std::uint8_t { None, Relu, Silu, Relu6, Hardswish };
+
+/// The epilogue of the fused batchnorm2d -> `activation`; throws runtime::InvalidArgument for an
+/// activation the CUDA batch norm does not fuse (gelu, sigmoid, hardsigmoid).
+Epilogue fused_epilogue(Activation activation);
+
 /// Batch normalization over N, H, W per channel of an input of one shape in one layout, optionally
-/// followed by the fused chain's residual add and ReLU (Note [Fusion]). Params (args.params):
+/// followed by the fused chain's activation and residual add (Note [Fusion]). Params (args.params):
 /// weight, bias, running_mean, running_var, all [C]. Training forward normalizes with the batch
 /// statistics and updates the running buffers in place (PyTorch's momentum, unbiased variance);
 /// inference forward uses the running buffers; a recompute (ForwardArgs::recompute) normalizes with
@@ -54,13 +63,15 @@ class BatchNormCore {
   BatchNormCore& operator=(BatchNormCore&&) = delete;
   ~BatchNormCore();
 
-  /// y = bn(x) (args.inputs[0] -> args.output); with `relu`, y = relu(bn(x) [+ r]) in one pass,
-  /// r = args.inputs[1] when given: the unfused chain's operations and roundings, a NaN stays NaN.
-  /// Throws runtime::InvalidArgument when training with a single value per channel, or for a
-  /// residual without `relu`.
-  void forward(cudaStream_t stream, const ForwardArgs& args, bool relu);
+  /// y = bn(x) (args.inputs[0] -> args.output); with Epilogue::Relu, y = relu(bn(x) [+ r]) in one
+  /// pass, r = args.inputs[1] when given: the unfused chain's operations and roundings, a NaN
+  /// stays NaN; with a smooth epilogue y = act(bn(x)), ActivationMath's formula on the float
+  /// bn(x), rounded once (F32: the unfused chain's value; BF16: not bitwise the unfused chain,
+  /// which rounds bn(x) to bf16 before the activation reads it). Throws runtime::InvalidArgument
+  /// when training with a single value per channel, or for a residual without Epilogue::Relu.
+  void forward(cudaStream_t stream, const ForwardArgs& args, Epilogue epilogue);
 
-  /// The gradient of the last forward. g = args.grad_output, or with `relu` the ReLU's gradient:
+  /// The gradient of the last forward. g = args.grad_output, or with Epilogue::Relu the ReLU's:
   /// y > 0 ? grad_output : 0 with the residual (args.output: that forward's y), without it the
   /// same mask renormalized from args.inputs[0] with the forward's statistics (args.output is not
   /// read). Writes grad_params (weight, bias) where non-empty, grad_inputs[0] from args.inputs[0]
@@ -68,15 +79,16 @@ class BatchNormCore {
   /// honouring its own GradTarget::accumulate. When the residual's gradient is overwritten, the
   /// reduction writes g there and the input-gradient pass reads it back instead of dy and y; else
   /// all input gradients come from one element-wise pass. Never reads args.inputs[1]. Returns at
-  /// once when no gradient is asked for.
-  void backward(cudaStream_t stream, const BackwardArgs& args, bool relu);
+  /// once when no gradient is asked for. With a smooth epilogue g = act'(z) * grad_output in float,
+  /// z = args.inputs[0] renormalized so (never stored: the passes over x each derive it).
+  void backward(cudaStream_t stream, const BackwardArgs& args, Epilogue epilogue);
 
  private:
   // forward and backward with feature maps of T (float or __nv_bfloat16), defined in the .cu.
   template <typename T>
-  void forward_as(cudaStream_t stream, const ForwardArgs& args, bool relu);
+  void forward_as(cudaStream_t stream, const ForwardArgs& args, Epilogue epilogue);
   template <typename T>
-  void backward_as(cudaStream_t stream, const BackwardArgs& args, bool relu);
+  void backward_as(cudaStream_t stream, const BackwardArgs& args, Epilogue epilogue);
 
   float* mean() const { return per_channel_.as<float>(); }
   float* inv_std() const { return per_channel_.as<float>() + channels_; }

@@ -1,7 +1,8 @@
 // BatchNormKernels: the device code of the CUDA batch norm and of the fused batch norm -> [add] ->
-// ReLU (BatchNormCore.cu includes it, nothing else does). Deterministic per-channel reductions in
-// both layouts (fixed-order trees, no atomics) and the element-wise passes, with the fused chain's
-// ReLU and residual as template flags so that the plain and the fused layers run the same code.
+// ReLU and batch norm -> smooth activation (BatchNormCore.cu includes it, nothing else does).
+// Deterministic per-channel reductions in both layouts (fixed-order trees, no atomics) and the
+// element-wise passes, with the fused chain's activation and residual as template parameters so
+// that the plain and the fused layers run the same code.
 // Feature maps are T in memory (float, or __nv_bfloat16: Note [Precision]) and float in registers;
 // per-channel values are float and the sums double whatever T is.
 #pragma once
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "layers/ActivationMath.hpp"
 #include "layers/cuda/BatchNormFinish.cuh"
 #include "layers/cuda/BlockReduce.cuh"
 #include "layers/cuda/KernelGrid.hpp"
@@ -39,13 +41,25 @@ inline constexpr int kRowUnroll = kVec == 8 ? 1 : kUnroll;
 
 // ---- First-level reductions --------------------------------------------------------------------
 
-// Where the fused ReLU's mask comes from in backward: none (a plain batch norm), the forward's
-// output y (y > 0), or the input, renormalized with the forward's statistics (z = (x - mean) *
-// scale + shift > 0, the forward's own rounding, so the same mask without reading y).
-enum class Mask : std::uint8_t { None, Output, Input };
+// The fused chain's activation, named by where its derivative comes from in backward: none (a
+// plain batch norm); the ReLU's mask from the forward's output y (y > 0, the residual chain) or
+// from the input renormalized with the forward's statistics (z = (x - mean) * scale + shift > 0,
+// the forward's own rounding, so the same mask without reading y); or silu's, relu6's or
+// hardswish's derivative at that renormalized z (ActivationMath's activation_grad).
+enum class Mask : std::uint8_t { None, Output, Input, Silu, Relu6, Hardswish };
 
-// The per-channel values Mask::Input renormalizes with: the forward's mean, scale and shift (the
-// batch norm's bias).
+// Whether backward renormalizes x (every mask but None and Output).
+constexpr bool renormalizes(Mask m) { return m != Mask::None && m != Mask::Output; }
+
+// The smooth activation of a mask past Input.
+constexpr Activation smooth_activation(Mask m) {
+  return m == Mask::Silu    ? Activation::Silu
+         : m == Mask::Relu6 ? Activation::Relu6
+                            : Activation::Hardswish;
+}
+
+// The per-channel values a renormalizing mask renormalizes with: the forward's mean, scale and
+// shift (the batch norm's bias).
 struct Renorm {
   float mean;
   float scale;
@@ -54,16 +68,16 @@ struct Renorm {
 
 // What the first-level reductions read. Forward (dy null): sums of x - shift and (x - shift)^2,
 // shift the channel's first value so that the variance does not cancel. Backward: sums of g and
-// g * (x - mean), where g = dy, or with a mask the ReLU's gradient (y or z > 0) ? dy : 0, which
-// the backward also stores to g_out when that is set. Every block writes its two sums for channel c
-// and part p to partials[2 (c parts + p)] and the next double.
+// g * (x - mean), where g = dy, or with a mask the activation's gradient (the ReLU's: y or z > 0
+// ? dy : 0), which the backward also stores to g_out when that is set. Every block writes its two
+// sums for channel c and part p to partials[2 (c parts + p)] and the next double.
 template <typename T>
 struct SumsArgs {
   const T* x;
   const T* dy;
   const T* y;  // Mask::Output only: the fused forward's output
   const float* mean;
-  const float* scale;  // Mask::Input only: the forward's scale and the batch norm's bias
+  const float* scale;  // renormalizing masks only: the forward's scale and the batch norm's bias
   const float* shift;
   T* g_out;  // backward with a mask: null, or where the masked gradient goes (g is a T value)
   double* partials;
@@ -93,8 +107,11 @@ __device__ __forceinline__ float gate(float z, float g) {
   }
 }
 
-// The ReLU's gradient of g. References, so that an operand the mask does not use is never read.
-// Mask::Input renormalizes x as the forward did and decides as its rounded store: the mask of y.
+// The activation's gradient of g. References, so that an operand the mask does not use is never
+// read. Mask::Input renormalizes x as the forward did and decides as its rounded store: the mask
+// of y. A smooth activation's derivative is taken at the same z in float, where the forward
+// applied the activation before its one rounding (so with bf16 maps not at the rounded z the
+// unfused chain's activation reads).
 template <Mask kMask, typename T>
 __device__ __forceinline__ float masked(const float& g, const float& y, const float& x,
                                         const Renorm& n) {
@@ -102,15 +119,17 @@ __device__ __forceinline__ float masked(const float& g, const float& y, const fl
     return y > 0.0f ? g : 0.0f;
   } else if constexpr (kMask == Mask::Input) {
     return gate<T>(__fmaf_rn(x - n.mean, n.scale, n.shift), g);
+  } else if constexpr (renormalizes(kMask)) {
+    return activation_grad<smooth_activation(kMask)>(__fmaf_rn(x - n.mean, n.scale, n.shift), g);
   } else {
     return g;
   }
 }
 
-// Channel c's Renorm (Mask::Input only; the mean is read by every backward anyway).
+// Channel c's Renorm (renormalizing masks only; the mean is read by every backward anyway).
 template <Mask kMask, typename T>
 __device__ __forceinline__ Renorm renorm_of(const SumsArgs<T>& a, std::int64_t c, float mean) {
-  if constexpr (kMask == Mask::Input) {
+  if constexpr (renormalizes(kMask)) {
     return {mean, a.scale[c], a.shift[c]};
   } else {
     return {mean, 0.0f, 0.0f};
@@ -378,10 +397,23 @@ __device__ __forceinline__ std::uint64_t elementwise_base() {
          threadIdx.x;
 }
 
-// y = (x - mean) * scale + bias, then with kResidual + r, then with kRelu z < 0 ? 0 : z (a NaN
-// stays NaN): the unfused chain's operations, each rounded as that chain rounds it in float. A bf16
-// y is rounded once, at the store (the unfused bf16 chain would round after each layer).
-template <typename T, bool kRelu, bool kResidual, Map kMap, int kVec, typename Index>
+// The forward's activation of z for mask kMask: none, the ReLU (z < 0 ? 0 : z, a NaN stays NaN)
+// or the smooth one's formula.
+template <Mask kMask>
+__device__ __forceinline__ float activate(float z) {
+  if constexpr (kMask == Mask::Output || kMask == Mask::Input) {
+    return z < 0.0f ? 0.0f : z;
+  } else if constexpr (renormalizes(kMask)) {
+    return activation_value<smooth_activation(kMask)>(z);
+  } else {
+    return z;
+  }
+}
+
+// y = (x - mean) * scale + bias, then with kResidual + r, then kMask's activation: the unfused
+// chain's operations, each rounded as that chain rounds it in float. A bf16 y is rounded once, at
+// the store (the unfused bf16 chain would round after each layer).
+template <typename T, Mask kMask, bool kResidual, Map kMap, int kVec, typename Index>
 __global__ void __launch_bounds__(kBlockThreads)
     normalize_kernel(const T* x, const T* r, const float* mean, const float* scale,
                      const float* bias, T* y, Index total_vecs, ChannelMap<kMap, kVec, Index> map) {
@@ -412,23 +444,22 @@ __global__ void __launch_bounds__(kBlockThreads)
     for (int k = 0; k < kVec; ++k) {
       float z = __fmaf_rn(v[u][k] - m[k], s[k], b[k]);
       if constexpr (kResidual) z = __fadd_rn(z, rs[u][k]);
-      if constexpr (kRelu) z = z < 0.0f ? 0.0f : z;
-      v[u][k] = z;
+      v[u][k] = activate<kMask>(z);
     }
     store_vec<kVec>(y, static_cast<std::int64_t>(g), v[u]);
   }
 }
 
-// What the input-gradient pass reads and writes. g = dy, or with a mask the ReLU's gradient (as in
-// SumsArgs); dr only with kResidualGrad. A target with accumulate is read, added to in float and
-// rounded once.
+// What the input-gradient pass reads and writes. g = dy, or with a mask the activation's gradient
+// (as in SumsArgs); dr only with kResidualGrad. A target with accumulate is read, added to in float
+// and rounded once.
 template <typename T>
 struct GradArgs {
-  const T* x;  // read when dx is set (and by Mask::Input)
+  const T* x;  // read when dx is set (and by the renormalizing masks)
   const T* dy;
   const T* y;  // Mask::Output only
   const float* mean;
-  const float* scale;  // Mask::Input only, as in SumsArgs
+  const float* scale;  // renormalizing masks only, as in SumsArgs
   const float* shift;
   const float* coeff_a;
   const float* coeff_b;
@@ -456,7 +487,7 @@ __global__ void __launch_bounds__(kBlockThreads)
     const auto at = static_cast<std::int64_t>(g);
     load_vec<kVec>(a.dy, at, gs[u]);
     if constexpr (kMask == Mask::Output) load_vec<kVec>(a.y, at, ys[u]);
-    if (a.dx != nullptr || kMask == Mask::Input) load_vec<kVec>(a.x, at, xs[u]);
+    if (a.dx != nullptr || renormalizes(kMask)) load_vec<kVec>(a.x, at, xs[u]);
     if (a.dx != nullptr && a.dx_accumulate) load_vec_mutable<kVec>(a.dx, at, dxs[u]);
     if (kResidualGrad && a.dr_accumulate) load_vec_mutable<kVec>(a.dr, at, drs[u]);
   }
@@ -469,7 +500,7 @@ __global__ void __launch_bounds__(kBlockThreads)
     float m[kVec];
     map.gather(a.mean, i, m);
     float dz[kVec];
-    if constexpr (kMask == Mask::Input) {
+    if constexpr (renormalizes(kMask)) {
       float s[kVec];
       float b[kVec];
       map.gather(a.scale, i, s);

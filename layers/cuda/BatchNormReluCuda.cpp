@@ -30,13 +30,13 @@ BatchNormReluCuda::~BatchNormReluCuda() = default;
 void BatchNormReluCuda::forward(const ForwardArgs& args) {
   VDNN_EXPECTS(args.inputs.size() == (spec_.residual ? 2U : 1U),
                "BatchNormReluCuda: one input, two with the residual");
-  state_->forward(context_->compute_stream(), args, /*relu=*/true);
+  state_->forward(context_->compute_stream(), args, Epilogue::Relu);
 }
 
 void BatchNormReluCuda::backward(const BackwardArgs& args) {
   VDNN_EXPECTS(args.grad_inputs.size() == (spec_.residual ? 2U : 1U),
                "BatchNormReluCuda: one input gradient target, two with the residual");
-  state_->backward(context_->compute_stream(), args, /*relu=*/true);
+  state_->backward(context_->compute_stream(), args, Epilogue::Relu);
 }
 
 }  // namespace vdnn::layers::cuda

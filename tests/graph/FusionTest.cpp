@@ -1,10 +1,13 @@
-// The fusion pass: which chains it merges and which it leaves (batch norm and convolution chains),
-// that the fused graph keeps the parameter names and consumers, and that training with fused layers
-// gives bitwise the losses of the unfused chain on the CPU backend, under every offload policy.
+// The fusion pass: which chains it merges and which it leaves (batch norm with relu, add + relu or
+// a smooth activation, and convolution chains), that the fused graph keeps the parameter names and
+// consumers, and that training with fused layers gives bitwise the losses of the unfused chain on
+// the CPU backend, under every offload policy.
 #include "graph/Fusion.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 
@@ -181,6 +184,102 @@ TEST(Fusion, Vgg16FusesEveryConvolutionWithItsRelu) {
   EXPECT_EQ(f.trainable_parameters(), g.trainable_parameters());
 }
 
+// bn1 -> silu, bn2 -> relu6, bn3 -> hardswish fuse; bn4 -> gelu does not; bn5 feeds its silu and
+// the add, so it stays. Every conv is followed by its batch norm.
+graph::NetworkDef smooth_chains() {
+  using namespace layers;
+  LinearSpec fc;
+  fc.out_features = 4;
+  return testing::network({
+      layer("c1", testing::conv(8, 3), {"input"}),
+      layer("bn1", BatchNorm2dSpec{}, {"c1"}),
+      layer("act1", SiluSpec{}, {"bn1"}),
+      layer("c2", testing::conv(8, 3), {"act1"}),
+      layer("bn2", BatchNorm2dSpec{}, {"c2"}),
+      layer("act2", Relu6Spec{}, {"bn2"}),
+      layer("c3", testing::conv(8, 1), {"act2"}),
+      layer("bn3", BatchNorm2dSpec{}, {"c3"}),
+      layer("act3", HardswishSpec{}, {"bn3"}),
+      layer("c4", testing::conv(8, 3), {"act3"}),
+      layer("bn4", BatchNorm2dSpec{}, {"c4"}),
+      layer("act4", GeluSpec{}, {"bn4"}),
+      layer("c5", testing::conv(8, 1), {"act4"}),
+      layer("bn5", BatchNorm2dSpec{}, {"c5"}),
+      layer("act5", SiluSpec{}, {"bn5"}),
+      layer("add", AddSpec{}, {"bn5", "act5"}),
+      layer("pool", GlobalAvgPoolSpec{}, {"add"}),
+      layer("fc", fc, {"pool"}),
+      layer("loss", SoftmaxCrossEntropySpec{}, {"fc"}),
+  });
+}
+
+TEST(Fusion, MergesBatchNormsWithSiluRelu6AndHardswish) {
+  using namespace layers;
+  const Graph g = Graph::build(smooth_chains(), 2);
+  std::vector<FusedChain> chains;
+  const Graph f = fuse(g, &chains);
+  ASSERT_EQ(chains.size(), 3u);
+  const std::vector<std::string> types = {"batchnorm2d_silu", "batchnorm2d_relu6",
+                                          "batchnorm2d_hardswish"};
+  const Activation activations[] = {Activation::Silu, Activation::Relu6, Activation::Hardswish};
+  for (std::size_t i = 0; i < 3; ++i) {
+    const std::string bn = "bn" + std::to_string(i + 1);
+    EXPECT_EQ(chains[i].node, bn);
+    EXPECT_EQ(chains[i].type, types[i]);
+    EXPECT_EQ(chains[i].merged, (std::vector<std::string>{bn, "act" + std::to_string(i + 1)}));
+    const auto* spec = std::get_if<BatchNormActivationSpec>(&named(f, bn).spec);
+    ASSERT_NE(spec, nullptr) << bn;
+    EXPECT_EQ(spec->activation, activations[i]);
+    EXPECT_EQ(type_name(named(f, bn).spec), types[i]);
+  }
+  // The fused node takes the activation's consumers; what does not fuse stays as it is.
+  EXPECT_EQ(f.node(named(f, "c2").inputs[0]).name, "bn1");
+  EXPECT_EQ(f.node(named(f, "c4").inputs[0]).name, "bn3");
+  EXPECT_TRUE(std::holds_alternative<BatchNorm2dSpec>(named(f, "bn4").spec));
+  EXPECT_TRUE(std::holds_alternative<BatchNorm2dSpec>(named(f, "bn5").spec));
+  EXPECT_EQ(f.nodes().size(), g.nodes().size() - 3);
+  EXPECT_EQ(parameter_names(f), parameter_names(g));
+  // Backward reads x alone, as the batch norm's does: fusing holds no more.
+  EXPECT_EQ(fusion_extra_bytes(g, f, chains), (std::vector<std::uint64_t>{0, 0, 0}));
+  EXPECT_NE(format_fusion(chains).find("  bn2 <- bn2 + act2 (batchnorm2d_relu6)\n"),
+            std::string::npos);
+}
+
+// Per zoo config, the chains of each type fuse() finds: MobileNetV2's stem, 16 expansions, 17
+// depthwise and last convolutions with relu6; EfficientNet-B0's stem, 15 expansions, 16 depthwise
+// and head with silu; MobileNetV3-Large's stem, 9 expansions and 9 depthwise convolutions and head
+// with hardswish, 5 expansions and 6 depthwise with relu, and 8 squeeze-excitation fc1 -> relu.
+struct ZooFusion {
+  const char* config;
+  std::map<std::string, int> chains;
+};
+
+class ZooSmoothFusion : public ::testing::TestWithParam<ZooFusion> {};
+
+TEST_P(ZooSmoothFusion, FusesTheBatchNormActivationsAndKeepsEveryName) {
+  const Graph g = load_config(GetParam().config, 2);
+  std::vector<FusedChain> chains;
+  const Graph f = fuse(g, &chains);
+  std::map<std::string, int> by_type;
+  std::size_t merged = 0;
+  for (const FusedChain& c : chains) {
+    ++by_type[c.type];
+    merged += c.merged.size() - 1;
+  }
+  EXPECT_EQ(by_type, GetParam().chains);
+  EXPECT_EQ(f.nodes().size(), g.nodes().size() - merged);
+  EXPECT_EQ(parameter_names(f), parameter_names(g));
+  EXPECT_EQ(f.trainable_parameters(), g.trainable_parameters());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Configs, ZooSmoothFusion,
+    ::testing::Values(
+        ZooFusion{"mobilenet_v2.json", {{"batchnorm2d_relu6", 35}}},
+        ZooFusion{"efficientnet_b0.json", {{"batchnorm2d_silu", 33}}},
+        ZooFusion{"mobilenet_v3_large.json",
+                  {{"batchnorm2d_hardswish", 20}, {"batchnorm2d_relu", 11}, {"conv2d_relu", 8}}}));
+
 SessionOptions fused(bool fuse, Policy policy) {
   SessionOptions o;
   o.fuse = fuse;
@@ -236,6 +335,21 @@ graph::NetworkDef vgg_like() {
       layer("fc2", fc2, {"relu5"}),
       layer("loss", SoftmaxCrossEntropySpec{}, {"fc2"}),
   });
+}
+
+// F32 on the CPU, fused and unfused compute the same expressions on the same values: the fused
+// layer normalizes x as the batch norm does, applies the activation's formula to that float, and
+// in backward renormalizes x into the very bits the unfused activation read (the forward's
+// statistics again), so its gradient and everything after it are the chain's bit for bit.
+TEST(FusedSmoothTraining, TrainsBitwiseAsTheUnfusedChainsUnderEveryPolicy) {
+  const auto unfused =
+      run_steps(Graph::build(smooth_chains(), 4), fused(false, Policy::Baseline), 4);
+  for (Policy p : {Policy::Baseline, Policy::VdnnAll, Policy::Recompute}) {
+    const auto run = run_steps(Graph::build(smooth_chains(), 4), fused(true, p), 4);
+    EXPECT_EQ(run.losses, unfused.losses) << policy_name(p);
+    EXPECT_EQ(run.weights, unfused.weights) << policy_name(p);
+    EXPECT_EQ(run.memory.device_peak, run.predicted_peak) << policy_name(p);
+  }
 }
 
 TEST(FusedConvTraining, VggLikeTrainsBitwiseAsTheUnfusedChainsUnderEveryPolicy) {

@@ -1,4 +1,5 @@
-// BatchNorm2dCuda and the fused BatchNormReluCuda with BF16 feature maps (Note [Precision]) in both
+// BatchNorm2dCuda and the fused BatchNormReluCuda and BatchNormActivationCuda (silu, relu6,
+// hardswish) with BF16 feature maps (Note [Precision]) in both
 // layouts: the acceptance line (batch-norm statistics from bf16 input match FP32 to 1e-5
 // relative), the BF16 layers against the CPU FP32 reference on the same bf16-rounded inputs, and
 // against the F32 CUDA layers on them (the same reductions in the same order: the F32 results
@@ -16,8 +17,6 @@
 #include <vector>
 
 #include "layers/Registry.hpp"
-#include "layers/cuda/BatchNorm2dCuda.hpp"
-#include "layers/cuda/BatchNormReluCuda.hpp"
 #include "layers/cuda/CudaLayerTest.hpp"
 #include "layers/cuda/RawBuffer.hpp"
 #include "runtime/BFloat16.hpp"
@@ -62,15 +61,11 @@ const std::vector<Shape>& shapes() {
   return table;
 }
 
-// The layers under test: the plain batch norm, the fused ReLU, the fused add and ReLU.
-enum class Kind { Plain, Relu, AddRelu };
-constexpr Kind kKinds[] = {Kind::Plain, Kind::Relu, Kind::AddRelu};
-
-std::string kind_name(Kind kind) {
-  return kind == Kind::Plain  ? "batchnorm2d"
-         : kind == Kind::Relu ? "batchnorm2d_relu"
-                              : "batchnorm2d_add_relu";
-}
+// The layers under test: the plain batch norm, the fused ReLU, the fused add and ReLU, the fused
+// smooth activations.
+enum class Kind { Plain, Relu, AddRelu, Silu, Relu6, Hardswish };
+constexpr Kind kKinds[] = {Kind::Plain, Kind::Relu,  Kind::AddRelu,
+                           Kind::Silu,  Kind::Relu6, Kind::Hardswish};
 
 BatchNorm2dSpec batch_norm(double momentum) {
   BatchNorm2dSpec spec;
@@ -79,18 +74,34 @@ BatchNorm2dSpec batch_norm(double momentum) {
   return spec;
 }
 
+layers::LayerSpec spec_of(Kind kind, double momentum) {
+  switch (kind) {
+    case Kind::Plain:
+      return batch_norm(momentum);
+    case Kind::Relu:
+    case Kind::AddRelu:
+      return BatchNormReluSpec{batch_norm(momentum), kind == Kind::AddRelu};
+    case Kind::Silu:
+      return layers::BatchNormActivationSpec{batch_norm(momentum), layers::Activation::Silu};
+    case Kind::Relu6:
+      return layers::BatchNormActivationSpec{batch_norm(momentum), layers::Activation::Relu6};
+    case Kind::Hardswish:
+      break;
+  }
+  return layers::BatchNormActivationSpec{batch_norm(momentum), layers::Activation::Hardswish};
+}
+
+std::string kind_name(Kind kind) { return std::string(layers::type_name(spec_of(kind, 0.1))); }
+
+std::vector<Shape> inputs_of(Kind kind, const Shape& shape) {
+  return kind == Kind::AddRelu ? std::vector<Shape>{shape, shape} : std::vector<Shape>{shape};
+}
+
+// The kind's CUDA layer, through the registry.
 std::unique_ptr<Layer> make(Kind kind, double momentum, const Shape& shape,
                             const LayerOptions& options) {
-  if (kind == Kind::Plain) {
-    return std::make_unique<layers::cuda::BatchNorm2dCuda>(batch_norm(momentum),
-                                                           std::vector<Shape>{shape}, options);
-  }
-  BatchNormReluSpec spec;
-  spec.bn = batch_norm(momentum);
-  spec.residual = kind == Kind::AddRelu;
-  const std::vector<Shape> inputs =
-      spec.residual ? std::vector<Shape>{shape, shape} : std::vector<Shape>{shape};
-  return std::make_unique<layers::cuda::BatchNormReluCuda>(spec, inputs, options);
+  return layers::make_layer(layers::Backend::Cuda, spec_of(kind, momentum), inputs_of(kind, shape),
+                            options);
 }
 
 LayerOptions with(LayerOptions options, Layout layout, DType dtype) {
@@ -459,17 +470,8 @@ StepResults run_cpu_step(const StepCase& c, StepData d) {
   const auto host = [](Floats& v, const Shape& shape) {
     return TensorView{v.data(), shape, DType::F32, Layout::Nchw};
   };
-  std::unique_ptr<Layer> layer;
-  if (c.kind == Kind::Plain) {
-    layer = layers::make_layer(layers::Backend::Cpu, batch_norm(c.momentum), {c.shape}, options);
-  } else {
-    BatchNormReluSpec spec;
-    spec.bn = batch_norm(c.momentum);
-    spec.residual = residual;
-    layer = layers::make_layer(
-        layers::Backend::Cpu, spec,
-        residual ? std::vector<Shape>{c.shape, c.shape} : std::vector<Shape>{c.shape}, options);
-  }
+  const std::unique_ptr<Layer> layer = layers::make_layer(
+      layers::Backend::Cpu, spec_of(c.kind, c.momentum), inputs_of(c.kind, c.shape), options);
   StepResults out;
   out.y.resize(d.x.size());
   out.grad_weight.resize(d.weight.size());
