@@ -8,10 +8,10 @@
 // (tolerance ratio ~200; it enters right below fc, at the last ReLU's mask) and, after 3 steps,
 // conv1's weights by 5500x the tolerance, the loss by 0.2-0.8 %: what two GPUs against one showed
 // (0.05-3 %, ~7000x in conv1 after 10 steps). ResNet-18 keeps its first step within 0.02 of the
-// tolerance under that change on the CPU and turns chaotic from the third step or so; on the GPU
-// cuDNN's orders at batch 8 and 16 already move its first gradients by ~25x the tolerance. So both
-// are held to float32's own spread (the same run with its input moved by one ulp, or in the other
-// layout), ResNet-18's first two losses and ResNet-50's first to FP32 tolerance.
+// tolerance under that change (0.04 on the H200) and turns chaotic from the third step or so. So
+// both are held to float32's own spread (the same run with its input moved by one ulp, or in the
+// other layout), ResNet-18 also to FP32 tolerance over its first step (every gradient, two losses),
+// ResNet-50 over its first loss.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -130,16 +130,22 @@ inline std::vector<RankRun> synced_halves(const Ranks& ranks, const std::string&
   });
 }
 
+/// How strictly a network's two ranks must match one trainer: beyond float32's spread, every
+/// first-step gradient within FP32 tolerance too (`exact_gradients`), and the mean loss within FP32
+/// tolerance over the first `exact_losses` steps.
+struct Strictness {
+  bool exact_gradients = false;
+  std::size_t exact_losses = 1;
+};
+
 /// `config` (resnet18, resnet50): two ranks at batch 8 (--sync-bn) on the halves of each batch
-/// against one trainer at batch 16, held to float32's own spread: the worst first-step gradient
-/// ratio of the ranks against the trainer at most kSpreadFactor times that of the trainer against
-/// itself with its input moved by one ulp or in the other layout (on the GPU, cuDNN at batch 8
-/// and 16 adds in other orders: ResNet-18's first gradients then differ by ~25x the tolerance, as
-/// its layouts do), and its mean loss within FP32 tolerance at the steps in `exact_losses`
-/// (ResNet-18 both first steps, ResNet-50 the first: its second already moves by 2 % under one
-/// ulp).
-inline void expect_within_spread(const Ranks& ranks, const std::string& config,
-                                 std::size_t exact_losses, const std::string& where) {
+/// against one trainer at batch 16, every run in NHWC, held to float32's own spread: the worst
+/// first-step gradient ratio of the ranks against the trainer at most kSpreadFactor times that of
+/// the trainer against itself with its input moved by one ulp or in NCHW; and to `strict`
+/// (ResNet-18: every gradient and both first losses within FP32 tolerance, 0.035 of it on two
+/// H200s; ResNet-50 the first loss: its second already moves by 2 % under one ulp).
+inline void expect_within_spread(const Ranks& ranks, const std::string& config, Strictness strict,
+                                 const std::string& where) {
   const std::int64_t batch = nccl_test::kRanks * nccl_test::kRankBatch;
   const graph::NetworkDef def = small_network(config);
   const std::vector<Batch> batches = fixed_batches(def, batch);
@@ -162,10 +168,11 @@ inline void expect_within_spread(const Ranks& ranks, const std::string& config,
   for (const RankRun& run : synced) EXPECT_EQ(run.flat(), synced[0].flat());
   const double spread = std::max(run_compare::worst_gradient_ratio(moved, one),
                                  run_compare::worst_gradient_ratio(nchw, one));
-  EXPECT_LE(run_compare::worst_gradient_ratio(synced[0], one),
-            kSpreadFactor * std::max(spread, 1.0));
+  const double worst = run_compare::worst_gradient_ratio(synced[0], one);
+  EXPECT_LE(worst, kSpreadFactor * std::max(spread, 1.0));
+  if (strict.exact_gradients) EXPECT_LE(worst, 1.0);
   const std::vector<double> losses = run_compare::mean_losses(synced);
-  for (std::size_t s = 0; s < exact_losses; ++s) {
+  for (std::size_t s = 0; s < strict.exact_losses; ++s) {
     EXPECT_NEAR(losses[s], one.losses[s], run_compare::kRelative * one.losses[s]) << s;
   }
 }
