@@ -150,7 +150,8 @@ class StepBuilder {
     std::vector<NodeId> reads = distinct(read_inputs);
     if (needs.output) reads.push_back(k);
     for (NodeId t : reads) bring_back(t);
-    for (NodeId t : distinct(node.inputs)) {
+    const std::vector<NodeId> inputs = distinct(node.inputs);
+    for (NodeId t : inputs) {
       if (live_.of(t).needs_grad && !slot(t).grad_allocated) {
         slot(t).grad_allocated = true;
         emit(Op::AllocateGrad, t, static_cast<std::int64_t>(tensor_bytes(g_, t)));
@@ -163,7 +164,7 @@ class StepBuilder {
     for (NodeId t : reads) {
       if (--slot(t).backward_pending == 0) free(t);
     }
-    for (NodeId t : distinct(node.inputs)) {
+    for (NodeId t : inputs) {
       if (plan_.placement_of(t) == Placement::Retained && --slot(t).consumers_pending == 0) free(t);
     }
   }
@@ -252,7 +253,9 @@ class StepBuilder {
   void produce(NodeId t) {
     slot(t).forward_pending = live_.of(t).forward_consumers;
     slot(t).backward_pending = static_cast<int>(live_.of(t).backward_readers.size());
-    slot(t).consumers_pending = static_cast<int>(distinct(consumers_of(g_, t)).size());
+    if (plan_.placement_of(t) == Placement::Retained) {  // only those count their consumers
+      slot(t).consumers_pending = static_cast<int>(distinct(consumers_of(g_, t)).size());
+    }
     slot(t).on_device = true;
     emit(Op::Allocate, t, static_cast<std::int64_t>(tensor_bytes(g_, t)));
     with_workspace(t, /*backward=*/false, [&] { emit(Op::Forward, t, 0); });
