@@ -155,6 +155,10 @@ const Conv2dSpec* conv_of(const LayerSpec& spec) {
   return std::get_if<Conv2dSpec>(&spec);
 }
 
+bool reads_row_strided_input(const LayerSpec& spec, std::size_t i) {
+  return i == 0 && (batch_norm_of(spec) != nullptr || std::holds_alternative<ConcatSpec>(spec));
+}
+
 runtime::DType output_dtype(const LayerSpec& spec, runtime::DType input) {
   if (const auto* cast = std::get_if<CastSpec>(&spec)) return cast->to;
   if (const auto* normalize = std::get_if<NormalizeSpec>(&spec)) return normalize->to;

@@ -154,6 +154,11 @@ const BatchNorm2dSpec* batch_norm_of(const LayerSpec& spec);
 /// The convolution a spec computes (conv2d or the fused conv2d_relu), else null.
 const Conv2dSpec* conv_of(const LayerSpec& spec);
 
+/// Whether a layer reads input `i` as a row-strided view (runtime::TensorView::row_stride, Note
+/// [Dense block storage]): a batch norm's x (batchnorm2d and its fused chains) and a
+/// concatenation's first input, which it finds in place in its own (row-strided) output.
+bool reads_row_strided_input(const LayerSpec& spec, std::size_t i);
+
 /// The element type of a layer's output when its inputs are `input` (Note [Precision]): a cast's
 /// or a normalize's target, F32 for the loss (the loss is FP32 in every precision), else `input`.
 runtime::DType output_dtype(const LayerSpec& spec, runtime::DType input);
