@@ -3,6 +3,8 @@
 // Note [Recomputation]).
 #include "graph/Executor.hpp"
 
+#include "graph/DenseBlocks.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <exception>
@@ -180,6 +182,7 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
   tensors_.push_back(std::make_unique<runtime::ResidentTensor>(
       kInputName, graph.input_shape(), context, graph.network_input_layout(),
       graph.dtype(kNetworkInput)));
+  storage_ = block_storage(graph);
   staged_input_ = std::make_unique<runtime::ResidentTensor>(kInputName, graph.input_shape(),
                                                             context, graph.network_input_layout(),
                                                             graph.dtype(kNetworkInput));
@@ -230,6 +233,13 @@ runtime::ResidentTensor& Executor::tensor(NodeId t) {
 
 const runtime::ResidentTensor& Executor::tensor(NodeId t) const {
   return *tensors_[t == kNetworkInput ? tensors_.size() - 1 : static_cast<std::size_t>(t)];
+}
+
+runtime::TensorView Executor::map_view(NodeId t) const {
+  const NodeId buffer =
+      storage_[t == kNetworkInput ? storage_.size() - 1 : static_cast<std::size_t>(t)];
+  if (buffer == t) return tensor(t).view();
+  return block_view(graph_, t, buffer, tensor(buffer).view().data);
 }
 
 // The workspace of the pass about to run: allocated by the plan's AllocateWorkspace right before
@@ -476,8 +486,8 @@ void Executor::forward(NodeId id, bool training, bool recompute) {
   const Node& node = graph_.node(id);
   layers::ForwardArgs& a = recompute ? recompute_args_.at(next_recompute_++)
                                      : args_[static_cast<std::size_t>(id)].forward;
-  for (std::size_t i = 0; i < node.inputs.size(); ++i) a.inputs[i] = tensor(node.inputs[i]).view();
-  a.output = tensor(id).view();
+  for (std::size_t i = 0; i < node.inputs.size(); ++i) a.inputs[i] = map_view(node.inputs[i]);
+  a.output = map_view(id);
   a.workspace = workspace_view();
   a.training = training;
   a.recompute = recompute;
@@ -497,7 +507,7 @@ void Executor::backward(NodeId id) {
   layers::BackwardArgs& a = args.backward;
   for (std::size_t i = 0; i < node.inputs.size(); ++i) {
     const NodeId in = node.inputs[i];
-    a.inputs[i] = args.needs.input(i) ? tensor(in).view() : TensorView{};
+    a.inputs[i] = args.needs.input(i) ? map_view(in) : TensorView{};
     layers::GradTarget& target = a.grad_inputs[i];
     target = {};
     // Nothing needs the input's gradient, nor that of a tensor computed from it alone.
@@ -508,7 +518,7 @@ void Executor::backward(NodeId id) {
     target.accumulate = grad_written_[static_cast<std::size_t>(in)];
     grad_written_[static_cast<std::size_t>(in)] = true;
   }
-  a.output = args.needs.output ? tensor(id).view() : TensorView{};
+  a.output = args.needs.output ? map_view(id) : TensorView{};
   a.workspace = workspace_view();
   const Buffer& grad_out =
       id == graph_.loss_node() ? loss_seed_ : grads_[static_cast<std::size_t>(id)];

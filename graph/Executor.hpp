@@ -292,6 +292,9 @@ class Executor {
   void gate_managed(const Action& action);
   runtime::ResidentTensor& tensor(NodeId t);
   const runtime::ResidentTensor& tensor(NodeId t) const;
+  /// Map `t` on the device for a layer: its own memory, or its part of its dense block's buffer
+  /// (Note [Dense block storage]).
+  runtime::TensorView map_view(NodeId t) const;
   runtime::TensorView workspace_view() const;
 
   const Graph& graph_;
@@ -330,6 +333,7 @@ class Executor {
   std::unique_ptr<layers::Optimizer> optimizer_;
   std::unique_ptr<layers::WeightCopier> copier_;  // the bf16 weight copies (null: none)
   std::vector<std::unique_ptr<runtime::ResidentTensor>> tensors_;  // per node; input last
+  std::vector<NodeId> storage_;  // per map, as tensors_: whose buffer holds it (block_storage)
   // Note [Input staging]: the next pass's input, kept by this step's StageInput and uploaded
   // there from staged_from_, which stage_next() named as next_images_.
   std::unique_ptr<runtime::ResidentTensor> staged_input_;

@@ -3,6 +3,8 @@
 // again through Graph::build.
 #include "graph/Fusion.hpp"
 
+#include "graph/DenseBlocks.hpp"
+
 #include <algorithm>
 #include <cstddef>
 #include <optional>
@@ -111,6 +113,13 @@ Graph fuse(const Graph& graph, std::vector<FusedChain>* chains,
     if (chains != nullptr) chains->push_back(std::move(record));
   }
   NetworkDef def = graph.definition();  // layer i is node i
+  // Note [Dense block storage]: a concatenation whose first input is one too takes it in place.
+  for (NodeId id = 0; id < n; ++id) {
+    if (can_take_first_in_place(graph, id)) {
+      std::get<layers::ConcatSpec>(def.layers[static_cast<std::size_t>(id)].spec).first_in_place =
+          true;
+    }
+  }
   std::vector<LayerDef> kept;
   for (std::size_t i = 0; i < def.layers.size(); ++i) {
     if (replaced[i]) {

@@ -30,7 +30,9 @@ struct FusedChain {
 /// name, so parameter and checkpoint names do not change. Every other node (a conv2d or batchnorm2d
 /// whose output has other consumers too) is kept as it is. Appends what it merged to `chains` when
 /// given, in graph order. Chains whose head (batch norm or convolution) is named in `declined` stay
-/// unfused (the search's choice, Note [Search]).
+/// unfused (the search's choice, Note [Search]). Each concatenation whose first input is a
+/// concatenation it can take in place (can_take_first_in_place) gets layers::ConcatSpec::
+/// first_in_place: a dense block then lies in one buffer (Note [Dense block storage]).
 Graph fuse(const Graph& graph, std::vector<FusedChain>* chains = nullptr,
            const std::set<std::string>& declined = {});
 

@@ -105,6 +105,8 @@ enum class Placement : std::uint8_t {
   Migrated,     // managed: evicted after its last forward use, migrated back before it is needed
   Recomputed,   // freed after its last forward use, rebuilt before its first backward use
   Retained,     // backward never reads it, rebuilds do: kept until its consumers' backward passes
+  InBlock,      // a dense block's concatenation: in the block's one buffer, on the device from the
+                // block's first concatenation until its last reader (Note [Dense block storage])
 };
 
 /// What a plan is for: a training step (forward, backward, update), or inference alone (a forward

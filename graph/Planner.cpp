@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/DenseBlocks.hpp"
 #include "graph/ParameterStore.hpp"
 #include "graph/PoolSimulation.hpp"
 #include "graph/planner/PlanBuilder.hpp"
@@ -117,6 +118,30 @@ std::string format_tiers(const Plan& plan) {
          runtime::format_bytes(plan.peer_bytes) + ")\n" + "offloaded to the host:  " +
          runtime::format_bytes(plan.offloaded_bytes - plan.peer_offloaded_bytes) + " in " +
          std::to_string(offloads - to_peer) + " feature maps\n";
+}
+
+// Note [Dense block storage]: how many concatenations lie in how many block buffers, against
+// the bytes they would take apart; empty without dense blocks.
+std::string dense_block_line(const Graph& g) {
+  const std::vector<NodeId> storage = block_storage(g);
+  const std::vector<bool> shared = shares_block(storage);
+  std::size_t maps = 0;
+  std::size_t buffers = 0;
+  std::uint64_t buffer_bytes = 0;
+  std::uint64_t apart_bytes = 0;
+  for (NodeId t = 0; t < static_cast<NodeId>(g.nodes().size()); ++t) {
+    if (!shared[static_cast<std::size_t>(t)]) continue;
+    ++maps;
+    apart_bytes += g.tensor_bytes(t);
+    if (storage[static_cast<std::size_t>(t)] != t) continue;
+    ++buffers;
+    buffer_bytes += g.tensor_bytes(t);
+  }
+  if (maps == 0) return {};
+  return "dense blocks:          " + std::to_string(maps) + " concatenations in " +
+         std::to_string(buffers) + " block buffers of " + runtime::format_bytes(buffer_bytes) +
+         " (apart: " + runtime::format_bytes(apart_bytes) +
+         "), each new map copied once, every earlier one a view\n";
 }
 
 std::string format_milliseconds(double seconds) {
@@ -307,6 +332,7 @@ std::string format_plan(const Graph& g, const Plan& plan) {
     out += "kept for rebuilds:     " + runtime::format_bytes(retained_bytes) + " in " +
            std::to_string(retained) + " feature maps backward does not read, rebuilds do\n";
   }
+  out += dense_block_line(g);
   out += std::string("device memory:         ") + device_memory_name(plan.memory) + ", pool " +
          runtime::format_bytes(plan.pool_bytes) + "\n";
   if (plan.memory == DeviceMemory::Managed) {

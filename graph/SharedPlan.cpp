@@ -37,7 +37,7 @@ void action_fields(A& a, F&& f) {
 constexpr Purpose last(Purpose /*kind*/) { return Purpose::Inference; }
 constexpr Policy last(Policy /*kind*/) { return Policy::Auto; }
 constexpr DeviceMemory last(DeviceMemory /*kind*/) { return DeviceMemory::Managed; }
-constexpr Placement last(Placement /*kind*/) { return Placement::Retained; }
+constexpr Placement last(Placement /*kind*/) { return Placement::InBlock; }
 constexpr Op last(Op /*kind*/) { return Op::StageInput; }
 constexpr Tier last(Tier /*kind*/) { return Tier::Peer; }
 

@@ -51,7 +51,12 @@ struct LinearSpec {
   bool bias = true;
 };
 struct AddSpec {};
-struct ConcatSpec {};  // along channels
+/// Along channels. first_in_place: the first input, a concatenation, lies in place in the output as
+/// its channel prefix, so forward copies only the other inputs: a dense block's storage, which
+/// graph::fuse sets up, never a config (Note [Dense block storage]).
+struct ConcatSpec {
+  bool first_in_place = false;
+};
 struct DropoutSpec {
   double p = 0.5;
 };

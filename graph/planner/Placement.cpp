@@ -3,6 +3,7 @@
 #include <iterator>
 #include <string_view>
 
+#include "graph/DenseBlocks.hpp"
 #include "graph/planner/PlanBuilder.hpp"
 
 namespace vdnn::graph::planner {
@@ -49,6 +50,7 @@ bool rebuildable(const Graph& g, const Liveness& live, const std::vector<Placeme
   return std::all_of(g.node(t).inputs.begin(), g.node(t).inputs.end(), [&](NodeId in) {
     switch (placement[index_of(g, in)]) {
       case Placement::Resident:
+      case Placement::InBlock:
         return live.of(in).last_backward_use() <= at;  // freed after that node's backward
       case Placement::Retained:
         return true;  // freed after its consumers' backward passes, t's among them
@@ -89,10 +91,15 @@ bool leaves_device(Placement p) {
 std::vector<Placement> place(const Graph& g, const Liveness& live, Policy policy) {
   const auto n = static_cast<NodeId>(g.nodes().size());
   std::vector<Placement> placement(g.nodes().size() + 1);
+  const std::vector<bool> in_block = shares_block(block_storage(g));
   for (NodeId t = kNetworkInput; t < n; ++t) {
     Placement& p = placement[index_of(g, t)];
     if (live.of(t).backward_readers.empty()) {
       p = Placement::ForwardOnly;
+      continue;
+    }
+    if (in_block[index_of(g, t)]) {  // every policy's: the block's buffer stays on the device
+      p = Placement::InBlock;
       continue;
     }
     const bool by_loss = read_by_loss(g, t);

@@ -2,6 +2,7 @@
 // (Note [Offload lifetime], Note [Recomputation]).
 #include <algorithm>
 
+#include "graph/DenseBlocks.hpp"
 #include "graph/planner/PlanBuilder.hpp"
 #include "runtime/Error.hpp"
 #include "runtime/MemoryResource.hpp"
@@ -20,7 +21,14 @@ class StepBuilder {
  public:
   StepBuilder(const Graph& g, const Liveness& live, Plan& plan,
               const std::vector<layers::WorkspaceBytes>& workspace)
-      : g_(g), live_(live), plan_(plan), workspace_(workspace), slots_(g.nodes().size() + 1) {}
+      : g_(g),
+        live_(live),
+        plan_(plan),
+        workspace_(workspace),
+        slots_(g.nodes().size() + 1),
+        storage_(block_storage(g)),
+        in_block_(shares_block(storage_)),
+        block_live_(storage_.size(), 0) {}
 
   void forward() {
     produce(kNetworkInput);
@@ -85,12 +93,14 @@ class StepBuilder {
   struct Snapshot {
     std::size_t actions;
     std::vector<Slot> slots;
+    std::vector<int> block_live;
     std::uint64_t bytes, peak, pool, pool_peak, pinned, pinned_peak, peer;
     std::uint64_t prefetched, migrated, faulted, recomputed;
   };
   Snapshot snapshot() const {
     return {plan_.actions.size(),
             slots_,
+            block_live_,
             bytes_,
             peak_,
             pool_bytes_,
@@ -106,6 +116,7 @@ class StepBuilder {
   void restore(const Snapshot& s) {
     plan_.actions.resize(s.actions);
     slots_ = s.slots;
+    block_live_ = s.block_live;
     bytes_ = s.bytes;
     peak_ = s.peak;
     pool_bytes_ = s.pool;
@@ -178,7 +189,8 @@ class StepBuilder {
       rebuild(t);
       return;
     }
-    if (p == Placement::Resident || p == Placement::Retained || slot(t).returned) {
+    if (p == Placement::Resident || p == Placement::Retained || p == Placement::InBlock ||
+        slot(t).returned) {
       throw runtime::Error("planner: " + name(t) + " is needed again after it was freed");
     }
     slot(t).on_device = true;
@@ -230,7 +242,31 @@ class StepBuilder {
 
   void free(NodeId t) {
     slot(t).on_device = false;
-    emit(Op::Free, t, -static_cast<std::int64_t>(tensor_bytes(g_, t)));
+    free_storage(t);
+  }
+
+  // Note [Dense block storage]: a map of a block takes the block's buffer where it is the first
+  // live one (the buffer's map's bytes, under that map's id), and gives it back where it is the
+  // last; any other map its own buffer.
+  void allocate_storage(NodeId t) {
+    if (!in_block_[index_of(g_, t)]) {
+      emit(Op::Allocate, t, static_cast<std::int64_t>(tensor_bytes(g_, t)));
+      return;
+    }
+    const NodeId buffer = storage_[index_of(g_, t)];
+    if (block_live_[index_of(g_, buffer)]++ == 0) {
+      emit(Op::Allocate, buffer, static_cast<std::int64_t>(tensor_bytes(g_, buffer)));
+    }
+  }
+  void free_storage(NodeId t) {
+    if (!in_block_[index_of(g_, t)]) {
+      emit(Op::Free, t, -static_cast<std::int64_t>(tensor_bytes(g_, t)));
+      return;
+    }
+    const NodeId buffer = storage_[index_of(g_, t)];
+    if (--block_live_[index_of(g_, buffer)] == 0) {
+      emit(Op::Free, buffer, -static_cast<std::int64_t>(tensor_bytes(g_, buffer)));
+    }
   }
 
   Slot& slot(NodeId t) { return slots_[index_of(g_, t)]; }
@@ -257,7 +293,7 @@ class StepBuilder {
       slot(t).consumers_pending = static_cast<int>(distinct(consumers_of(g_, t)).size());
     }
     slot(t).on_device = true;
-    emit(Op::Allocate, t, static_cast<std::int64_t>(tensor_bytes(g_, t)));
+    allocate_storage(t);
     with_workspace(t, /*backward=*/false, [&] { emit(Op::Forward, t, 0); });
     if (plan_.placement_of(t) == Placement::Offloaded) offload(t);
   }
@@ -289,14 +325,16 @@ class StepBuilder {
   void retire_after_forward(NodeId t) {
     const auto bytes = -static_cast<std::int64_t>(tensor_bytes(g_, t));
     const Placement p = plan_.placement_of(t);
-    if (p != Placement::Resident && p != Placement::Retained) slot(t).on_device = false;
+    if (p != Placement::Resident && p != Placement::Retained && p != Placement::InBlock) {
+      slot(t).on_device = false;
+    }
     switch (p) {
       case Placement::Offloaded:
         emit(Op::Release, t, bytes);
         break;
       case Placement::ForwardOnly:
       case Placement::Recomputed:
-        emit(Op::Free, t, bytes);
+        free_storage(t);
         break;
       case Placement::Evicted:
       case Placement::Migrated:
@@ -305,6 +343,7 @@ class StepBuilder {
         break;
       case Placement::Resident:
       case Placement::Retained:
+      case Placement::InBlock:
         break;
     }
   }
@@ -327,6 +366,10 @@ class StepBuilder {
   Plan& plan_;
   const std::vector<layers::WorkspaceBytes>& workspace_;  // per node; empty: none
   std::vector<Slot> slots_;
+  const std::vector<NodeId>
+      storage_;                       // per map: whose buffer holds it (Note [Dense block storage])
+  const std::vector<bool> in_block_;  // per map: whether it shares that buffer
+  std::vector<int> block_live_;       // per block buffer: its maps on the device now
   std::vector<std::pair<NodeId, int>> needed_;  // maps brought back ahead, with the step of need
   int step_ = 0;                                // the backward step being emitted
   std::uint64_t bytes_ = 0;

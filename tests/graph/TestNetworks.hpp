@@ -58,4 +58,45 @@ inline graph::NetworkDef small_residual_net() {
   });
 }
 
+/// Two dense blocks of `layers` layers (bn-relu-conv1x1-bn-relu-conv3x3, then a concatenation
+/// with the block's running map) of growth `growth` on a 16-channel stem, a transition between
+/// them, and a bn-relu-pool-linear head: DenseNet's structure at test size (Note [Dense block
+/// storage]).
+inline graph::NetworkDef small_dense_net(int layers_per_block = 3, std::int64_t growth = 8) {
+  using namespace layers;
+  std::vector<graph::LayerDef> defs{layer("stem", conv(16, 3), {"input"})};
+  std::string running = "stem";
+  const auto block = [&](const std::string& b) {
+    for (int k = 1; k <= layers_per_block; ++k) {
+      const std::string at = b + "." + std::to_string(k) + ".";
+      defs.push_back(layer(at + "norm1", BatchNorm2dSpec{}, {running}));
+      defs.push_back(layer(at + "relu1", ReluSpec{}, {at + "norm1"}));
+      defs.push_back(layer(at + "conv1", conv(2 * growth, 1), {at + "relu1"}));
+      defs.push_back(layer(at + "norm2", BatchNorm2dSpec{}, {at + "conv1"}));
+      defs.push_back(layer(at + "relu2", ReluSpec{}, {at + "norm2"}));
+      defs.push_back(layer(at + "conv2", conv(growth, 3), {at + "relu2"}));
+      defs.push_back(layer(at + "concat", ConcatSpec{}, {running, at + "conv2"}));
+      running = at + "concat";
+    }
+  };
+  AvgPool2dSpec pool;
+  pool.kernel = {2, 2};
+  LinearSpec fc;
+  fc.out_features = 4;
+  block("dense1");
+  defs.push_back(layer("transition.norm", BatchNorm2dSpec{}, {running}));
+  defs.push_back(layer("transition.relu", ReluSpec{}, {"transition.norm"}));
+  defs.push_back(layer("transition.conv", conv(16, 1), {"transition.relu"}));
+  defs.push_back(layer("transition.pool", pool, {"transition.conv"}));
+  running = "transition.pool";
+  block("dense2");
+  defs.push_back(layer("norm", BatchNorm2dSpec{}, {running}));
+  defs.push_back(layer("relu", ReluSpec{}, {"norm"}));
+  defs.push_back(layer("pool", GlobalAvgPoolSpec{}, {"relu"}));
+  defs.push_back(layer("flatten", FlattenSpec{}, {"pool"}));
+  defs.push_back(layer("fc", fc, {"flatten"}));
+  defs.push_back(layer("loss", SoftmaxCrossEntropySpec{}, {"fc"}));
+  return network(std::move(defs));
+}
+
 }  // namespace vdnn::testing
