@@ -162,8 +162,9 @@ std::set<std::string> heads(const std::vector<ChainCost>& chains, std::size_t co
 // concatenation (strided in NHWC) is on the way, NHWC wins by the cost model alone (ResNet-50,
 // VGG-16 on the H200: 0.6-0.75x the NCHW convolution time); otherwise (DenseNet's and GoogLeNet's
 // concatenations, CIFAR's 32x32 maps, where NCHW measured up to 1.3x faster; grouped and
-// depthwise convolutions, where NCHW ran EfficientNet-B0, ConvNeXt-Tiny and MobileNetV2 1.5-1.7x
-// faster in TF32) both are measured.
+// depthwise convolutions, whose NHWC engines are cuDNN's runtime-compiled ones, SearchPolicy::
+// grouped: NHWC ran MobileNetV2 and EfficientNet-B0 1.4-1.5x faster than NCHW in TF32 with them,
+// NCHW 1.5-1.7x faster without) both are measured.
 constexpr std::int64_t kWideMapPixels = 128 * 128;
 
 bool nhwc_by_rule(const Graph& source) {

@@ -120,7 +120,7 @@ struct Conv2dCuda::Impl {
     // need the same choice on every construction, which the heuristic ranking gives.
     const bool bf16 = options.dtype == runtime::DType::BF16;
     const SearchPolicy policy{!options.deterministic, options.deterministic, tensor_ops(options),
-                              bf16};
+                              bf16, spec.groups > 1};
     const std::string key = cache_key(spec, x_shape, policy, options.layout);
     if (const Choices* cached = options.cache ? options.cache->find<Choices>(key) : nullptr) {
       choices = *cached;
@@ -203,7 +203,8 @@ struct Conv2dCuda::Impl {
            (p.bf16           ? " bf16"
             : p.tensor_cores ? " tf32"
                              : " fma") +
-           (p.measure ? " measured" : "") + (p.deterministic ? " deterministic" : "");
+           (p.measure ? " measured" : "") + (p.deterministic ? " deterministic" : "") +
+           (p.grouped ? " runtime-compiled" : "");
   }
 
   // The engine each direction runs under `limit` (set by limit_workspace, read by every pass),

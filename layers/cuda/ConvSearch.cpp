@@ -66,7 +66,9 @@ ConvProblem make_problem(cudnnHandle_t handle, const Conv2dSpec& spec, const Sha
 }
 
 bool eligible(const EngineOffer& o, const SearchPolicy& policy) {
-  if (o.runtime_compiled || o.down_converts || o.reduced_precision) return false;
+  if ((o.runtime_compiled && !policy.grouped) || o.down_converts || o.reduced_precision) {
+    return false;
+  }
   if (policy.deterministic && o.nondeterministic) return false;
   return policy.bf16 || policy.tensor_cores || !o.tensor_core;
 }
@@ -105,7 +107,7 @@ ConvCandidates heuristic_candidates(cudnnHandle_t handle, ConvDirection directio
                               [&](const EngineOffer& o) { return !eligible(o, policy); }),
                offers.end());
   const auto tensor_core = [](const EngineOffer& o) { return o.tensor_core; };
-  if (policy.bf16 && std::any_of(offers.begin(), offers.end(), tensor_core)) {
+  if (policy.bf16 && !policy.grouped && std::any_of(offers.begin(), offers.end(), tensor_core)) {
     offers.erase(std::remove_if(offers.begin(), offers.end(),
                                 [&](const EngineOffer& o) { return !tensor_core(o); }),
                  offers.end());

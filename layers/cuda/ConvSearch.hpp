@@ -77,6 +77,11 @@ struct SearchPolicy {
   /// BF16: tensor-core engines only where there is one. Other bf16 engines rank close to them but
   /// ran up to 10x slower in a training step (DenseNet-121's 1x1 weight gradients on the H200).
   bool bf16 = false;
+  /// A grouped (or depthwise) convolution: cuDNN's runtime-compiled engines are eligible, whose
+  /// NHWC depthwise kernels ran MobileNetV2 b256 in TF32 at 7903 img/s on the H200 against 5121
+  /// without them (their compiling adds ~10 s to a first start; the setup cache keeps the choice),
+  /// and BF16 keeps the engines without tensor cores, which a depthwise filter gives little to.
+  bool grouped = false;
 };
 
 /// Ranks the candidates of `direction` over `problems` (conv_problems): each problem's eligible
