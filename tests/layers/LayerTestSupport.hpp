@@ -8,12 +8,14 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "layers/Layer.hpp"
 #include "layers/LayerSpec.hpp"
+#include "runtime/MemoryResource.hpp"
 
 namespace vdnn::test {
 
@@ -112,6 +114,36 @@ layers::TensorView view_of(std::vector<T>& values, const runtime::Shape& shape) 
   return layers::TensorView{values.empty() ? nullptr : values.data(), shape,
                             runtime::dtype_of<T>()};
 }
+
+/// Values in memory aligned as the executor's pools align every tensor (256 bytes): Eigen's sums
+/// take their vector lanes from the alignment of what they read, so two runs compare bit for bit
+/// only when their tensors are aligned alike.
+template <typename T>
+class Aligned {
+ public:
+  explicit Aligned(const std::vector<T>& values)
+      : storage_(values.size() + runtime::MemoryResource::kAlignment / sizeof(T)),
+        size_(values.size()) {
+    void* start = storage_.data();
+    std::size_t space = storage_.size() * sizeof(T);
+    data_ = static_cast<T*>(
+        std::align(runtime::MemoryResource::kAlignment, size_ * sizeof(T), start, space));
+    std::copy(values.begin(), values.end(), data_);
+  }
+  Aligned(const Aligned&) = delete;
+  Aligned& operator=(const Aligned&) = delete;
+
+  layers::TensorView view(const runtime::Shape& shape) {
+    return {data_, shape, runtime::dtype_of<T>()};
+  }
+  T* data() const { return data_; }
+  std::vector<T> values() const { return {data_, data_ + size_}; }
+
+ private:
+  std::vector<T> storage_;
+  std::size_t size_;
+  T* data_;
+};
 
 /// Every element within tolerance * max(1, |expected|) of the reference.
 template <typename T>
