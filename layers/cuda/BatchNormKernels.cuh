@@ -236,9 +236,9 @@ __device__ __forceinline__ void column_sums(double (&values)[kCount], int width,
 
 // NHWC: rows are the N * H * W pixels, each `row_vecs` vectors of channels (x's rows x_row_vecs
 // apart: row_vecs when packed, Note [Dense block storage]). Block (p, t) reduces row chunk p of
-// column tile t (kRowTileVecs vectors, fewer in the last tile): each thread keeps
-// one vector column and walks the chunk's rows `lanes` apart, so a warp reads whole 128-byte
-// segments (64-byte ones of 4-wide bf16); then column_sums combines the lanes in a fixed order.
+// column tile t (kRowTileVecs vectors, fewer in the last tile): each thread keeps one vector column
+// and walks the chunk's rows `lanes` apart, so a warp reads whole 128-byte segments (64-byte ones
+// of 4-wide bf16); then column_sums combines the lanes in a fixed order.
 // Blocks of kRowBlock threads: 8-wide gets the 4-wide lanes when a tile's channels are a multiple
 // of 8 (256 / (2 w) == 128 / w).
 template <typename T, Mask kMask, int kVec, typename Index>

@@ -145,6 +145,41 @@ class Aligned {
   T* data_;
 };
 
+/// The batch-norm layers the row-strided view tests run (Note [Dense block storage]):
+/// batchnorm2d, batchnorm2d_relu without and with the residual, batchnorm2d_silu.
+enum class BatchNormKind { Plain, Relu, AddRelu, Silu };
+inline constexpr BatchNormKind kBatchNormKinds[] = {BatchNormKind::Plain, BatchNormKind::Relu,
+                                                    BatchNormKind::AddRelu, BatchNormKind::Silu};
+
+inline layers::LayerSpec batch_norm_spec(BatchNormKind kind) {
+  layers::BatchNorm2dSpec bn;
+  bn.momentum = 0.3;
+  switch (kind) {
+    case BatchNormKind::Plain:
+      return bn;
+    case BatchNormKind::Relu:
+    case BatchNormKind::AddRelu:
+      return layers::BatchNormReluSpec{bn, kind == BatchNormKind::AddRelu};
+    case BatchNormKind::Silu:
+      break;
+  }
+  return layers::BatchNormActivationSpec{bn, layers::Activation::Silu};
+}
+
+/// The NCHW-ordered values of a map of `wide` channels whose first shape.c() channels are those of
+/// `x` (NCHW-ordered, of `shape`) and the others `fill`: what a row-strided prefix view reads.
+template <typename T>
+std::vector<T> widened(const std::vector<T>& x, const runtime::Shape& shape, std::int64_t wide,
+                       T fill) {
+  const std::int64_t sample = shape.sample_numel();
+  const std::int64_t wide_sample = wide * shape.h() * shape.w();
+  std::vector<T> out(static_cast<std::size_t>(shape.n() * wide_sample), fill);
+  for (std::int64_t n = 0; n < shape.n(); ++n) {
+    std::copy_n(x.begin() + n * sample, sample, out.begin() + n * wide_sample);
+  }
+  return out;
+}
+
 /// Every element within tolerance * max(1, |expected|) of the reference.
 template <typename T>
 void expect_close(const std::vector<T>& actual, const std::vector<double>& expected,

@@ -1,13 +1,14 @@
 // Row-strided views on the CPU backend (Note [Dense block storage]): the batch norms (batchnorm2d,
 // batchnorm2d_relu with and without the residual, batchnorm2d_silu) reading x as a channel prefix
 // of a wider map whose other channels are NaN, bit for bit as on a packed copy of x, in training,
-// recompute and inference forwards and backward, F32 and F64; and concat writing a row-strided
-// output with its first input already in place (never written: the pages under it are read-only)
-// and a row-strided input copied row by row.
+// recompute and inference forwards and backward, F32, F64 and BF16 (emulated); and concat writing a
+// row-strided output with its first input already in place (never written: the pages under it are
+// read-only) and a row-strided input copied row by row.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -28,6 +29,8 @@ namespace {
 using runtime::BFloat16;
 using runtime::Shape;
 using test::Aligned;
+using test::batch_norm_spec;
+using test::BatchNormKind;
 
 // x's shape and the channels of the map it is a prefix of: row strides of 96 and 144 elements,
 // multiples of 8 as the dense block storage's, so that x's planes keep their alignment to Eigen's
@@ -37,24 +40,6 @@ struct PrefixCase {
   std::int64_t wide_channels;
 };
 const PrefixCase kPrefixCases[] = {{Shape::nchw(3, 4, 4, 4), 6}, {Shape::nchw(2, 8, 3, 3), 16}};
-
-enum class Kind { Plain, Relu, AddRelu, Silu };
-constexpr Kind kKinds[] = {Kind::Plain, Kind::Relu, Kind::AddRelu, Kind::Silu};
-
-LayerSpec spec_of(Kind kind) {
-  BatchNorm2dSpec bn;
-  bn.momentum = 0.3;
-  switch (kind) {
-    case Kind::Plain:
-      return bn;
-    case Kind::Relu:
-    case Kind::AddRelu:
-      return BatchNormReluSpec{bn, kind == Kind::AddRelu};
-    case Kind::Silu:
-      break;
-  }
-  return BatchNormActivationSpec{bn, Activation::Silu};
-}
 
 // Feature maps of T, parameters of Param<T>: F32 beside bf16 maps (Note [Precision]).
 template <typename T>
@@ -75,8 +60,13 @@ std::vector<T> filled(std::int64_t count, double v) {
 }
 
 template <typename T>
+T nan_value() {
+  return value_of<T>(std::numeric_limits<double>::quiet_NaN());
+}
+
+template <typename T>
 std::vector<T> nans(std::int64_t count) {
-  return filled<T>(count, std::numeric_limits<double>::quiet_NaN());
+  return std::vector<T>(static_cast<std::size_t>(count), nan_value<T>());
 }
 
 template <typename T>
@@ -85,18 +75,6 @@ std::vector<T> draw(std::mt19937_64& rng, std::int64_t count, double scale, doub
   for (const double d : test::random_values(count, rng))
     v.push_back(value_of<T>(d * scale + offset));
   return v;
-}
-
-// The NCHW map of `wide` channels whose first x.c() channels are x's values, the others NaN.
-template <typename T>
-std::vector<T> widened(const std::vector<T>& x, const Shape& shape, std::int64_t wide) {
-  const std::int64_t sample = shape.sample_numel();
-  const std::int64_t wide_sample = wide * shape.h() * shape.w();
-  std::vector<T> out = nans<T>(shape.n() * wide_sample);
-  for (std::int64_t n = 0; n < shape.n(); ++n) {
-    std::copy_n(x.begin() + n * sample, sample, out.begin() + n * wide_sample);
-  }
-  return out;
 }
 
 // What every run of one kind reads: the same values for the packed and the strided x.
@@ -123,13 +101,14 @@ struct Results {
 // A training forward, its recompute, a backward, then an inference forward and its backward, of
 // a fresh layer of `kind` reading x through `x_view`.
 template <typename T>
-Results<T> run_steps(Kind kind, const Shape& shape, const Inputs<T>& in, const TensorView& x_view) {
+Results<T> run_steps(BatchNormKind kind, const Shape& shape, const Inputs<T>& in,
+                     const TensorView& x_view) {
   LayerOptions options;
   options.dtype = runtime::dtype_of<T>();
-  const bool residual = kind == Kind::AddRelu;
+  const bool residual = kind == BatchNormKind::AddRelu;
   const std::vector<Shape> shapes =
       residual ? std::vector<Shape>{shape, shape} : std::vector{shape};
-  const auto layer = make_layer(Backend::Cpu, spec_of(kind), shapes, options);
+  const auto layer = make_layer(Backend::Cpu, batch_norm_spec(kind), shapes, options);
   const Shape channels{shape.c()};
   using P = Param<T>;
   Aligned<T> r(in.r), dy(in.dy);
@@ -189,11 +168,11 @@ void expect_bitwise(const std::vector<T>& got, const std::vector<T>& want, const
 template <typename T>
 void expect_prefix_views_read_as_packed() {
   for (const PrefixCase& c : kPrefixCases) {
-    for (const Kind kind : kKinds) {
-      SCOPED_TRACE(std::string(type_name(spec_of(kind))) + " " + c.x.to_string());
+    for (const BatchNormKind kind : test::kBatchNormKinds) {
+      SCOPED_TRACE(std::string(type_name(batch_norm_spec(kind))) + " " + c.x.to_string());
       const Inputs<T> in(c.x, 5);
       Aligned<T> packed(in.x);
-      Aligned<T> wide(widened(in.x, c.x, c.wide_channels));
+      Aligned<T> wide(test::widened(in.x, c.x, c.wide_channels, nan_value<T>()));
       TensorView strided = wide.view(c.x);
       strided.row_stride = c.wide_channels * c.x.h() * c.x.w();
       const Results<T> want = run_steps(kind, c.x, in, packed.view(c.x));
@@ -268,8 +247,9 @@ TEST(RowStridedViewsCpu, ConcatLeavesAnInPlaceInputAndCopiesAStridedOne) {
   const std::vector<double> b = test::random_values(b_shape.numel(), rng);
   std::vector<float> b_source(static_cast<std::size_t>(b_shape.n() * 2 * b_row), 42.0f);
   for (std::int64_t n = 0; n < a_shape.n(); ++n) {
-    for (std::int64_t i = 0; i < a_row; ++i)
+    for (std::int64_t i = 0; i < a_row; ++i) {
       out[n * pitch + i] = static_cast<float>(a[n * a_row + i]);
+    }
     for (std::int64_t i = 0; i < b_row; ++i) {
       b_source[static_cast<std::size_t>(n * 2 * b_row + i)] = static_cast<float>(b[n * b_row + i]);
     }
@@ -293,8 +273,9 @@ TEST(RowStridedViewsCpu, ConcatLeavesAnInPlaceInputAndCopiesAStridedOne) {
   for (std::int64_t n = 0; n < a_shape.n(); ++n) {
     SCOPED_TRACE("sample " + std::to_string(n));
     const float* row = out + n * pitch;
-    for (std::int64_t i = 0; i < a_row; ++i)
+    for (std::int64_t i = 0; i < a_row; ++i) {
       ASSERT_EQ(row[i], static_cast<float>(a[n * a_row + i]));
+    }
     for (std::int64_t i = 0; i < b_row; ++i) {
       ASSERT_EQ(row[a_row + i], static_cast<float>(b[n * b_row + i]));
     }

@@ -9,8 +9,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -19,13 +19,16 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "layers/LayerTestSupport.hpp"
 #include "layers/Registry.hpp"
 #include "layers/cuda/CudaLayerTest.hpp"
 #include "layers/cuda/DeviceData.hpp"
 #include "layers/cuda/LayerRun.hpp"
 #include "models/train/cuda/HostStagedCommunicator.hpp"
+#include "runtime/BFloat16.hpp"
 #include "runtime/Error.hpp"
 #include "runtime/LocalCommunicator.hpp"
 #include "runtime/cuda/CudaCheck.hpp"
@@ -42,6 +45,7 @@ using runtime::DType;
 using runtime::Layout;
 using Floats = std::vector<float>;
 using RowStridedViewsCuda = CudaLayerTest;
+using Kind = BatchNormKind;
 
 constexpr Layout kLayouts[] = {Layout::Nchw, Layout::Nhwc};
 constexpr DType kDtypes[] = {DType::F32, DType::BF16};
@@ -58,26 +62,8 @@ const PrefixCase kPrefixCases[] = {
     {Shape::nchw(4, 64, 8, 8), 96},  // several reduction blocks per channel and NHWC row tiles
 };
 
-enum class Kind { Plain, Relu, AddRelu, Silu };
-constexpr Kind kKinds[] = {Kind::Plain, Kind::Relu, Kind::AddRelu, Kind::Silu};
-
-LayerSpec spec_of(Kind kind) {
-  layers::BatchNorm2dSpec bn;
-  bn.momentum = 0.3;
-  switch (kind) {
-    case Kind::Plain:
-      return bn;
-    case Kind::Relu:
-    case Kind::AddRelu:
-      return layers::BatchNormReluSpec{bn, kind == Kind::AddRelu};
-    case Kind::Silu:
-      break;
-  }
-  return layers::BatchNormActivationSpec{bn, layers::Activation::Silu};
-}
-
 std::string describe(Kind kind, const Shape& shape, Layout layout, DType dtype) {
-  return std::string(layers::type_name(spec_of(kind))) + " " + shape.to_string() + " " +
+  return std::string(layers::type_name(batch_norm_spec(kind))) + " " + shape.to_string() + " " +
          runtime::layout_name(layout) + " " + runtime::dtype_name(dtype);
 }
 
@@ -86,18 +72,6 @@ LayerOptions with(LayerOptions options, Layout layout, DType dtype) {
   options.input_layout = layout;
   options.dtype = dtype;
   return options;
-}
-
-// The NCHW-ordered map of `wide` channels whose first shape.c() channels are `x`'s, the others
-// `fill`.
-Floats widened(const Floats& x, const Shape& shape, std::int64_t wide, float fill) {
-  const std::int64_t sample = shape.sample_numel();
-  const std::int64_t wide_sample = wide * shape.h() * shape.w();
-  Floats out(static_cast<std::size_t>(shape.n() * wide_sample), fill);
-  for (std::int64_t n = 0; n < shape.n(); ++n) {
-    std::copy_n(x.begin() + n * sample, sample, out.begin() + n * wide_sample);
-  }
-  return out;
 }
 
 Shape wide_shape(const Shape& shape, std::int64_t wide) {
@@ -144,7 +118,8 @@ Results run_steps(Kind kind, const PrefixCase& c, const Inputs& in, bool strided
   const DType dtype = options.dtype;
   const bool residual = kind == Kind::AddRelu;
   const std::vector<Shape> shapes(residual ? 2 : 1, shape);
-  const auto layer = layers::make_layer(layers::Backend::Cuda, spec_of(kind), shapes, options);
+  const auto layer =
+      layers::make_layer(layers::Backend::Cuda, batch_norm_spec(kind), shapes, options);
   DeviceData mem(options.cuda->compute_stream(), options.layout);
   const Shape channels{shape.c()};
   const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -204,7 +179,7 @@ TEST_F(RowStridedViewsCuda, BatchNormsReadAPrefixViewAsAPackedCopy) {
     const Inputs in(c.x);
     for (const Layout layout : kLayouts) {
       for (const DType dtype : kDtypes) {
-        for (const Kind kind : kKinds) {
+        for (const Kind kind : kBatchNormKinds) {
           SCOPED_TRACE(describe(kind, c.x, layout, dtype));
           const LayerOptions o = with(options(), layout, dtype);
           expect_bitwise(run_steps(kind, c, in, true, o), run_steps(kind, c, in, false, o));
@@ -273,7 +248,8 @@ TEST_F(RowStridedViewsCuda, BatchNormRefusesARowStrideItsVectorsCannotRead) {
   for (const Layout layout : kLayouts) {
     SCOPED_TRACE(runtime::layout_name(layout));
     const LayerOptions o = with(options(), layout, DType::F32);
-    const auto layer = layers::make_layer(layers::Backend::Cuda, spec_of(Kind::Plain), {shape}, o);
+    const auto layer =
+        layers::make_layer(layers::Backend::Cuda, batch_norm_spec(Kind::Plain), {shape}, o);
     DeviceData mem(context().compute_stream(), layout);
     const Shape channels{shape.c()};
     ForwardArgs f;
@@ -313,47 +289,51 @@ std::size_t captured_nodes(cudaStream_t stream, Enqueue&& enqueue) {
   return nodes;
 }
 
-// concat(a, b) into a row-strided output, a view of a block buffer of 24 channels that holds a in
-// place, b a row-strided view of another map: a enqueues nothing, the output is a's channels then
+// concat(a, b) into a block buffer of `buffer_channels` that holds a in place: the output is the
+// buffer itself (12 channels, packed: the block's last concatenation) or a row-strided view of it
+// (24), b a row-strided view of another map. a enqueues nothing, the output is a's channels then
 // b's, and the buffer's channels past them keep their values.
 TEST_F(RowStridedViewsCuda, ConcatLeavesAnInPlaceInputAndCopiesAStridedOne) {
   const Shape a_shape = Shape::nchw(2, 8, 3, 3);
   const Shape b_shape = Shape::nchw(2, 4, 3, 3);
   const Shape out_shape = Shape::nchw(2, 12, 3, 3);
-  constexpr std::int64_t kBufferChannels = 24;
   constexpr float kUntouched = 5.0f;
   const Floats a = uniform(a_shape.numel(), 1);
   const Floats b = uniform(b_shape.numel(), 2);
-  for (const Layout layout : kLayouts) {
-    for (const DType dtype : kDtypes) {
-      SCOPED_TRACE(std::string(runtime::layout_name(layout)) + " " + runtime::dtype_name(dtype));
-      const LayerOptions o = with(options(), layout, dtype);
-      const auto layer =
-          layers::make_layer(layers::Backend::Cuda, layers::ConcatSpec{}, {a_shape, b_shape}, o);
-      DeviceData mem(context().compute_stream(), layout);
-      const TensorView a_view = prefix_view(mem, a, a_shape, kBufferChannels, kUntouched, dtype);
-      TensorView output = a_view;
-      output.shape = out_shape;
-      ForwardArgs f;
-      f.inputs = {a_view, prefix_view(mem, b, b_shape, 2 * b_shape.c(),
-                                      std::numeric_limits<float>::quiet_NaN(), dtype)};
-      f.output = output;
-      EXPECT_EQ(captured_nodes(context().compute_stream(), [&] { layer->forward(f); }), 1U)
-          << "work enqueued for the input in place";
-      layer->forward(f);
-      TensorView buffer = a_view;
-      buffer.shape = wide_shape(a_shape, kBufferChannels);
-      buffer.row_stride = 0;
-      Floats want = widened(a, a_shape, kBufferChannels, kUntouched);
-      const std::int64_t plane = a_shape.h() * a_shape.w();
-      for (std::int64_t n = 0; n < b_shape.n(); ++n) {
-        std::copy_n(b.begin() + n * b_shape.sample_numel(), b_shape.sample_numel(),
-                    want.begin() + (n * kBufferChannels + a_shape.c()) * plane);
+  for (const std::int64_t buffer_channels : {out_shape.c(), 2 * out_shape.c()}) {
+    for (const Layout layout : kLayouts) {
+      for (const DType dtype : kDtypes) {
+        SCOPED_TRACE(std::to_string(buffer_channels) + " channels " + runtime::layout_name(layout) +
+                     " " + runtime::dtype_name(dtype));
+        const LayerOptions o = with(options(), layout, dtype);
+        const auto layer =
+            layers::make_layer(layers::Backend::Cuda, layers::ConcatSpec{}, {a_shape, b_shape}, o);
+        DeviceData mem(context().compute_stream(), layout);
+        const TensorView a_view = prefix_view(mem, a, a_shape, buffer_channels, kUntouched, dtype);
+        TensorView buffer = a_view;
+        buffer.shape = wide_shape(a_shape, buffer_channels);
+        buffer.row_stride = 0;
+        TensorView output = a_view;
+        output.shape = out_shape;
+        if (buffer_channels == out_shape.c()) output = buffer;
+        ForwardArgs f;
+        f.inputs = {a_view, prefix_view(mem, b, b_shape, 2 * b_shape.c(),
+                                        std::numeric_limits<float>::quiet_NaN(), dtype)};
+        f.output = output;
+        EXPECT_EQ(captured_nodes(context().compute_stream(), [&] { layer->forward(f); }), 1U)
+            << "work enqueued for the input in place";
+        layer->forward(f);
+        Floats want = widened(a, a_shape, buffer_channels, kUntouched);
+        const std::int64_t plane = a_shape.h() * a_shape.w();
+        for (std::int64_t n = 0; n < b_shape.n(); ++n) {
+          std::copy_n(b.begin() + n * b_shape.sample_numel(), b_shape.sample_numel(),
+                      want.begin() + (n * buffer_channels + a_shape.c()) * plane);
+        }
+        if (dtype == DType::BF16) {
+          for (float& v : want) v = runtime::round_to_bfloat16(v);
+        }
+        EXPECT_TRUE(all_near(mem.download(buffer), want, 0.0));
       }
-      if (dtype == DType::BF16) {
-        for (float& v : want) v = runtime::round_to_bfloat16(v);
-      }
-      EXPECT_TRUE(all_near(mem.download(buffer), want, 0.0));
     }
   }
 }
