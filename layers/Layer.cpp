@@ -1,7 +1,9 @@
-// The Layer base: fixes spec, input shapes and the inferred output shape at construction.
+// The Layer base: fixes spec, input shapes and the inferred output shape at construction; and the
+// row geometry of row-strided views the layers share.
 #include "layers/Layer.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <utility>
 
 namespace vdnn::layers {
@@ -18,6 +20,18 @@ Layer::Layer(LayerSpec spec, std::vector<runtime::Shape> input_shapes, DType dty
       dtype_(dtype),
       layout_(layout),
       input_layout_(input_layout) {}
+
+std::int64_t row_pitch(const TensorView& view, std::int64_t row_elements) noexcept {
+  return view.row_stride != 0 ? view.row_stride : row_elements;
+}
+
+bool lies_in_place(const TensorView& part, std::int64_t part_row, const TensorView& whole,
+                   std::int64_t whole_row, std::int64_t offset) noexcept {
+  const auto* place = static_cast<const std::byte*>(whole.data) +
+                      static_cast<std::size_t>(offset) * runtime::dtype_size(whole.dtype);
+  return part.data == place && part.dtype == whole.dtype &&
+         row_pitch(part, part_row) == row_pitch(whole, whole_row);
+}
 
 std::size_t Layer::workspace_bytes() const {
   const WorkspaceBytes w = workspace();

@@ -79,6 +79,16 @@ struct BackwardArgs {
   const std::int32_t* labels = nullptr;
 };
 
+/// The elements from one row of `view` to the next, where a packed row of it holds `row_elements`
+/// (in the layer's own layout): its row stride, else `row_elements` (Note [Dense block storage]).
+std::int64_t row_pitch(const TensorView& view, std::int64_t row_elements) noexcept;
+
+/// Whether `part` (rows of `part_row` elements when packed) already lies in `whole` (rows of
+/// `whole_row`) from element `offset` of whole's first row on, row for row: same data address, same
+/// row pitch. What a concatenation need not copy (Note [Dense block storage]).
+bool lies_in_place(const TensorView& part, std::int64_t part_row, const TensorView& whole,
+                   std::int64_t whole_row, std::int64_t offset) noexcept;
+
 /// Scratch memory of a layer's forward and of its backward. The plan allocates it around each pass
 /// (Note [Workspace]).
 struct WorkspaceBytes {

@@ -1,5 +1,6 @@
 // Batch normalization on the CPU backend. Statistics are accumulated in double whatever the
-// tensor type, and each (sample, channel) plane is one contiguous Eigen map.
+// tensor type, and each (sample, channel) plane is one contiguous Eigen map, x's found through its
+// row pitch (a row-strided view, Note [Dense block storage]).
 #include "layers/cpu/BatchNorm2dCpu.hpp"
 
 #include <Eigen/Core>
@@ -20,12 +21,30 @@ using Plane = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
 template <typename T>
 using ConstPlane = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 
-// Addresses plane (n, c) of an NCHW tensor.
+// Addresses plane (n, c) of an NCHW tensor whose samples are `sample_pitch` elements apart.
 struct PlaneIndex {
   std::int64_t channels;
   std::int64_t pixels;
-  std::int64_t offset(std::int64_t n, std::int64_t c) const { return (n * channels + c) * pixels; }
+  std::int64_t sample_pitch;
+  std::int64_t offset(std::int64_t n, std::int64_t c) const {
+    return n * sample_pitch + c * pixels;
+  }
 };
+
+// The planes of a packed NCHW tensor of `shape`.
+PlaneIndex packed_planes(const Shape& shape) {
+  return {shape.c(), shape.h() * shape.w(), shape.sample_numel()};
+}
+
+// The planes of x, of `shape`: packed, or a sample every row_stride elements.
+PlaneIndex x_planes(const Shape& shape, const TensorView& x) {
+  PlaneIndex planes = packed_planes(shape);
+  if (x.row_stride == 0) return planes;
+  VDNN_EXPECTS(x.layout == Layout::Nchw && x.row_stride >= planes.sample_pitch,
+               "batchnorm2d on the CPU: a row-strided x is NCHW, a sample per row");
+  planes.sample_pitch = x.row_stride;
+  return planes;
+}
 
 }  // namespace
 
@@ -39,9 +58,10 @@ BatchNorm2dCpu::BatchNorm2dCpu(const BatchNorm2dSpec& spec, std::vector<Shape> i
       group_(options.batch_norm_group) {}
 
 template <typename T>
-void BatchNorm2dCpu::batch_statistics(const T* x, T* running_mean, T* running_var) {
+void BatchNorm2dCpu::batch_statistics(const T* x, std::int64_t x_sample_pitch, T* running_mean,
+                                      T* running_var) {
   const Shape& shape = input_shapes()[0];
-  const PlaneIndex at{shape.c(), shape.h() * shape.w()};
+  const PlaneIndex at{shape.c(), shape.h() * shape.w(), x_sample_pitch};
   const auto ranks = static_cast<double>(group_ == nullptr ? 1 : group_->size());
   const double count = static_cast<double>(shape.n() * at.pixels) * ranks;
   // Per-channel sums, over the ranks of a synchronized batch norm, then the means from them.
@@ -81,7 +101,8 @@ void BatchNorm2dCpu::batch_statistics(const T* x, T* running_mean, T* running_va
 template <typename T>
 void BatchNorm2dCpu::forward_typed(const ForwardArgs& args) {
   const Shape& shape = input_shapes()[0];
-  const PlaneIndex at{shape.c(), shape.h() * shape.w()};
+  const PlaneIndex at = packed_planes(shape);
+  const PlaneIndex x_at = x_planes(shape, args.inputs[0]);
   if (args.training) {
     VDNN_EXPECTS(shape.n() * at.pixels > 1,
                  "batchnorm2d training needs more than one value per channel");
@@ -95,7 +116,8 @@ void BatchNorm2dCpu::forward_typed(const ForwardArgs& args) {
   batch_stats_ = args.training;
   // A recompute normalizes with the statistics the first forward saved: the same bits, and the
   // running buffers are updated (and the ranks' sums taken) once per step (Note [Recomputation]).
-  if (args.training && !args.recompute) batch_statistics(x, running_mean, running_var);
+  if (args.training && !args.recompute)
+    batch_statistics(x, x_at.sample_pitch, running_mean, running_var);
   for (std::int64_t c = 0; c < at.channels; ++c) {
     const auto ch = static_cast<std::size_t>(c);
     if (!args.training) {
@@ -107,7 +129,7 @@ void BatchNorm2dCpu::forward_typed(const ForwardArgs& args) {
     const auto b = static_cast<T>(bias[c] - mean_[ch] * scale);
     for (std::int64_t n = 0; n < shape.n(); ++n) {
       Plane<T>(y + at.offset(n, c), at.pixels) =
-          ConstPlane<T>(x + at.offset(n, c), at.pixels) * a + b;
+          ConstPlane<T>(x + x_at.offset(n, c), at.pixels) * a + b;
     }
   }
 }
@@ -115,7 +137,8 @@ void BatchNorm2dCpu::forward_typed(const ForwardArgs& args) {
 template <typename T>
 void BatchNorm2dCpu::backward_typed(const BackwardArgs& args) {
   const Shape& shape = input_shapes()[0];
-  const PlaneIndex at{shape.c(), shape.h() * shape.w()};
+  const PlaneIndex at = packed_planes(shape);
+  const PlaneIndex x_at = x_planes(shape, args.inputs[0]);
   const T* x = args.inputs[0].as<T>();
   const T* dy = args.grad_output.as<T>();
   const T* weight = args.params[0].as<T>();
@@ -131,7 +154,7 @@ void BatchNorm2dCpu::backward_typed(const BackwardArgs& args) {
       const ConstPlane<T> dy_plane(dy + at.offset(n, c), at.pixels);
       sums[2 * ch] += static_cast<double>(dy_plane.sum());
       sums[2 * ch + 1] += static_cast<double>(
-          (dy_plane * (ConstPlane<T>(x + at.offset(n, c), at.pixels) - mean)).sum());
+          (dy_plane * (ConstPlane<T>(x + x_at.offset(n, c), at.pixels) - mean)).sum());
     }
     const double inv_std = inv_std_[ch];
     if (!grad_weight.empty()) grad_weight.as<T>()[c] = static_cast<T>(sums[2 * ch + 1] * inv_std);
@@ -157,7 +180,7 @@ void BatchNorm2dCpu::backward_typed(const BackwardArgs& args) {
     for (std::int64_t n = 0; n < shape.n(); ++n) {
       const std::int64_t offset = at.offset(n, c);
       const ConstPlane<T> dy_plane(dy + offset, at.pixels);
-      const ConstPlane<T> x_plane(x + offset, at.pixels);
+      const ConstPlane<T> x_plane(x + x_at.offset(n, c), at.pixels);
       const auto g = dy_plane * a_t + (x_plane - mean) * b_t + k_t;
       Plane<T> dx(target.tensor.as<T>() + offset, at.pixels);
       if (target.accumulate) {

@@ -2,6 +2,7 @@
 // and F64 tensors.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "layers/Layer.hpp"
@@ -21,8 +22,11 @@ namespace vdnn::layers::cpu {
 /// sums for the input gradient likewise; every rank runs these layers in the same order. Backward
 /// reads the input (backward_needs: inputs), differentiates the normalization the last forward
 /// used, writes grad_params (weight, bias) where non-empty and the input gradient honouring
-/// GradTarget::accumulate. Allocates only at construction. Not thread-safe; see layers/Layer.hpp
-/// for the argument contract.
+/// GradTarget::accumulate. x (args.inputs[0]) may be a row-strided NCHW view (a sample per row,
+/// Note [Dense block storage]) in forward, backward and normalize_again: the results are bitwise a
+/// packed copy's when its planes keep their alignment to Eigen's vectors (a row stride of a
+/// multiple of 8 elements does); every other view is packed. Allocates only at construction. Not
+/// thread-safe; see layers/Layer.hpp for the argument contract.
 class BatchNorm2dCpu final : public Layer {
  public:
   BatchNorm2dCpu(const BatchNorm2dSpec& spec, std::vector<Shape> input_shapes,
@@ -40,8 +44,9 @@ class BatchNorm2dCpu final : public Layer {
                        const TensorView& out);
 
  private:
+  // x's samples are x_sample_pitch elements apart.
   template <typename T>
-  void batch_statistics(const T* x, T* running_mean, T* running_var);
+  void batch_statistics(const T* x, std::int64_t x_sample_pitch, T* running_mean, T* running_var);
   template <typename T>
   void forward_typed(const ForwardArgs& args);
   template <typename T>

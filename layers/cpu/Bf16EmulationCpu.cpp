@@ -45,14 +45,34 @@ class Scratch {
   std::unique_ptr<float, Free> data_;
 };
 
-// Float copies of the BF16 views a call gets, and where the inner layer's results go back.
+// Calls fn(at, packed_at, count) for each run of `count` elements of `view` at `at` that its packed
+// copy holds at `packed_at`: the whole view when packed, else each row (a row-strided view, Note
+// [Dense block storage]).
+template <typename Fn>
+void for_each_run(const TensorView& view, Fn&& fn) {
+  if (view.packed()) {
+    fn(std::size_t{0}, std::size_t{0}, static_cast<std::size_t>(view.numel()));
+    return;
+  }
+  const auto row = static_cast<std::size_t>(view.row_elements());
+  const auto pitch = static_cast<std::size_t>(view.row_pitch());
+  for (std::size_t r = 0; r < static_cast<std::size_t>(view.rows()); ++r) {
+    fn(r * pitch, r * row, row);
+  }
+}
+
+// Float copies of the BF16 views a call gets (packed), and where the inner layer's results go back.
 class Widened {
  public:
-  // `view` as the inner layer reads it: BF16 widened to a float copy, anything else as it is.
+  // `view` as the inner layer reads it: BF16 widened to a packed float copy, anything else as it
+  // is.
   TensorView read(const TensorView& view) {
     if (view.empty() || view.dtype != DType::BF16) return view;
     Scratch& copy = scratch(view);
-    runtime::to_float(view.as<BFloat16>(), copy.data(), copy.size());
+    const BFloat16* values = view.as<BFloat16>();
+    for_each_run(view, [&](std::size_t at, std::size_t packed_at, std::size_t count) {
+      runtime::to_float(values + at, copy.data() + packed_at, count);
+    });
     return {copy.data(), view.shape, DType::F32, view.layout};
   }
   // A float view the inner layer writes in place of `view`; finish() rounds it into `view`.
@@ -73,10 +93,13 @@ class Widened {
   void finish() const {
     for (const Result& r : results_) {
       BFloat16* out = r.target.as<BFloat16>();
-      for (std::size_t i = 0; i < r.values->size(); ++i) {
-        const float v = (*r.values)[i];
-        out[i] = runtime::to_bfloat16(r.accumulate ? runtime::to_float(out[i]) + v : v);
-      }
+      for_each_run(r.target, [&](std::size_t at, std::size_t packed_at, std::size_t count) {
+        for (std::size_t i = 0; i < count; ++i) {
+          const float v = (*r.values)[packed_at + i];
+          BFloat16& o = out[at + i];
+          o = runtime::to_bfloat16(r.accumulate ? runtime::to_float(o) + v : v);
+        }
+      });
     }
   }
 

@@ -16,8 +16,10 @@ namespace vdnn::layers::cpu {
 /// Views given in F32 (the loss's output and its gradient, parameters, parameter gradients) pass
 /// as they are, except the parameters layers::param_read_in_precision() names, which `inner`
 /// reads rounded to bf16, as the CUDA layers' bf16 weight copies (given as BF16 views, the
-/// executor's copies, they are widened as any other). Scratch floats are allocated per
-/// call. Workspace and backward needs are `inner`'s. Not thread-safe.
+/// executor's copies, they are widened as any other). A row-strided view (Note [Dense block
+/// storage]) is widened to, or rounded from, a packed float copy row by row, so `inner` sees only
+/// packed views. Scratch floats are allocated per call. Workspace and backward needs are `inner`'s.
+/// Not thread-safe.
 class Bf16EmulationCpu final : public Layer {
  public:
   explicit Bf16EmulationCpu(std::unique_ptr<Layer> inner);

@@ -93,6 +93,17 @@ Mask mask_of(Epilogue epilogue, bool residual) {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+// The elements of a row of a map of `shape` in `layout`: a sample (NCHW) or a pixel (NHWC), as
+// TensorView::row_elements.
+std::int64_t row_elements(const Shape& shape, Layout layout) {
+  return layout == Layout::Nchw ? shape.sample_numel() : shape.c();
+}
+
+// The elements a row-strided x's rows and pitch must be multiples of, and the alignment of its
+// data: whole 16-byte vectors of either dtype in every row, so that each vector path reads it
+// (the dense block storage's views satisfy this, Note [Dense block storage]).
+constexpr std::int64_t kStridedRowMultiple = 8;
+
 // Calls f(Tag<Index>): 32-bit indices when every index and the small offsets added to it fit.
 template <typename F>
 void with_index(const Shape& shape, F&& f) {
@@ -132,19 +143,34 @@ unsigned elementwise_blocks(std::int64_t vecs) {
   return static_cast<unsigned>(ceil_div(vecs, bn::kElementwiseUnroll<kVec> * kBlockThreads));
 }
 
-// Calls f(MapConstant, vec, Tag<Index>) for an element-wise pass over `tensors` of T that reads
-// the per-channel arrays `per_channel`: vectors of 4 whenever the element count and the tensors
+// Calls f(MapConstant, vec, Tag<Index>, std::bool_constant<strided>) for an element-wise pass
+// over `tensors` of T that reads the per-channel arrays `per_channel`, `strided` when x's rows are
+// apart (x_pitch is not a row's elements): vectors of 4 whenever the element count and the tensors
 // allow it; NHWC loads per-channel float4 too when C % 4 == 0 and those arrays are 16-byte aligned.
 // Bf16 moves 16 bytes (8 elements) where a vector of 8 takes one channel (NCHW, H * W % 8 == 0) or
-// 8 whole channels (NHWC, C % 8 == 0); elsewhere it takes F32's paths, with half the bytes.
+// 8 whole channels (NHWC, C % 8 == 0); elsewhere it takes F32's paths, with half the bytes. A
+// strided x takes vectors only (its rows are whole ones, BatchNormCore::x_pitch), so that the
+// packed passes alone have scalar variants.
 template <typename T, typename F>
-void dispatch_elementwise(const Shape& shape, Layout layout,
+void dispatch_elementwise(const Shape& shape, Layout layout, std::int64_t x_pitch,
                           std::initializer_list<const void*> tensors,
                           std::initializer_list<const void*> per_channel, F&& f) {
   constexpr int kWide = kWideVec<T>;
   const bool vec4 = shape.numel() % 4 == 0 && aligned16(tensors);
+  const bool strided = x_pitch != row_elements(shape, layout);
+  VDNN_EXPECTS(
+      vec4 || !strided,
+      "batchnorm2d reads a row-strided x in vectors: every tensor must be 16-byte aligned");
   const auto run = [&](auto map, auto vec) {
-    with_index(shape, [&](auto index) { f(map, vec, index); });
+    with_index(shape, [&](auto index) {
+      if constexpr (decltype(vec)::value > 1) {
+        if (strided) {
+          f(map, vec, index, std::true_type{});
+          return;
+        }
+      }
+      f(map, vec, index, std::false_type{});
+    });
   };
   if constexpr (kWide > 4) {
     // numel % kWide follows from H * W or C % kWide.
@@ -181,19 +207,27 @@ bn::ChannelMap<kMap, kVec, Index> channel_map(const Shape& shape) {
           static_cast<Index>(kMap == Map::ChannelVector ? shape.c() / kVec : shape.c())};
 }
 
+template <bool kStrided, int kVec, typename Index>
+bn::XRows<kStrided, Index> x_rows(const Shape& shape, Layout layout, std::int64_t x_pitch) {
+  return {static_cast<Index>(row_elements(shape, layout) / kVec), x_pitch / kVec};
+}
+
 template <typename T, Mask kMask, bool kResidual>
 void launch_normalize(cudaStream_t stream, const Shape& shape, Layout layout, const T* x,
-                      const T* r, const float* mean, const float* scale, const float* bias, T* y) {
-  dispatch_elementwise<T>(shape, layout, {x, r, y}, {mean, scale, bias},
-                          [&](auto map, auto vec, auto index) {
+                      std::int64_t x_pitch, const T* r, const float* mean, const float* scale,
+                      const float* bias, T* y) {
+  dispatch_elementwise<T>(shape, layout, x_pitch, {x, r, y}, {mean, scale, bias},
+                          [&](auto map, auto vec, auto index, auto strided) {
                             constexpr Map kMap = decltype(map)::value;
                             constexpr int kVec = decltype(vec)::value;
                             using Index = typename decltype(index)::type;
+                            constexpr bool kStrided = decltype(strided)::value;
                             const std::int64_t total = shape.numel() / kVec;
-                            bn::normalize_kernel<T, kMask, kResidual, kMap, kVec, Index>
+                            bn::normalize_kernel<T, kMask, kResidual, kMap, kVec, Index, kStrided>
                                 <<<elementwise_blocks<kVec>(total), kBlockThreads, 0, stream>>>(
                                     x, r, mean, scale, bias, y, static_cast<Index>(total),
-                                    channel_map<kMap, kVec, Index>(shape));
+                                    channel_map<kMap, kVec, Index>(shape),
+                                    x_rows<kStrided, kVec, Index>(shape, layout, x_pitch));
                             VDNN_CHECK_LAUNCH();
                           });
 }
@@ -202,44 +236,49 @@ void launch_normalize(cudaStream_t stream, const Shape& shape, Layout layout, co
 // activation (Mask::Output, which only the residual chain has, is never instantiated without it).
 template <typename T>
 void launch_forward(cudaStream_t stream, const Shape& shape, Layout layout, Mask mask, const T* x,
-                    const T* r, const float* mean, const float* scale, const float* bias, T* y) {
+                    std::int64_t x_pitch, const T* r, const float* mean, const float* scale,
+                    const float* bias, T* y) {
   if (r != nullptr) {
-    launch_normalize<T, Mask::Output, true>(stream, shape, layout, x, r, mean, scale, bias, y);
+    launch_normalize<T, Mask::Output, true>(stream, shape, layout, x, x_pitch, r, mean, scale, bias,
+                                            y);
     return;
   }
   with_mask(mask, [&](auto m) {
     constexpr Mask kMask = decltype(m)::value;
     if constexpr (kMask != Mask::Output) {
-      launch_normalize<T, kMask, false>(stream, shape, layout, x, r, mean, scale, bias, y);
+      launch_normalize<T, kMask, false>(stream, shape, layout, x, x_pitch, r, mean, scale, bias, y);
     }
   });
 }
 
 template <Mask kMask, bool kResidualGrad, typename T>
-void launch_input_grad(cudaStream_t stream, const Shape& shape, Layout layout,
+void launch_input_grad(cudaStream_t stream, const Shape& shape, Layout layout, std::int64_t x_pitch,
                        const bn::GradArgs<T>& a) {
-  dispatch_elementwise<T>(shape, layout, {a.x, a.dy, a.y, a.dx, a.dr},
-                          {a.mean, a.scale, a.shift, a.coeff_a, a.coeff_b, a.coeff_k},
-                          [&](auto map, auto vec, auto index) {
-                            constexpr Map kMap = decltype(map)::value;
-                            constexpr int kVec = decltype(vec)::value;
-                            using Index = typename decltype(index)::type;
-                            const std::int64_t total = shape.numel() / kVec;
-                            bn::input_grad_kernel<T, kMask, kResidualGrad, kMap, kVec, Index>
-                                <<<elementwise_blocks<kVec>(total), kBlockThreads, 0, stream>>>(
-                                    a, static_cast<Index>(total),
-                                    channel_map<kMap, kVec, Index>(shape));
-                            VDNN_CHECK_LAUNCH();
-                          });
+  dispatch_elementwise<T>(
+      shape, layout, x_pitch, {a.x, a.dy, a.y, a.dx, a.dr},
+      {a.mean, a.scale, a.shift, a.coeff_a, a.coeff_b, a.coeff_k},
+      [&](auto map, auto vec, auto index, auto strided) {
+        constexpr Map kMap = decltype(map)::value;
+        constexpr int kVec = decltype(vec)::value;
+        using Index = typename decltype(index)::type;
+        constexpr bool kStrided = decltype(strided)::value;
+        const std::int64_t total = shape.numel() / kVec;
+        bn::input_grad_kernel<T, kMask, kResidualGrad, kMap, kVec, Index, kStrided>
+            <<<elementwise_blocks<kVec>(total), kBlockThreads, 0, stream>>>(
+                a, static_cast<Index>(total), channel_map<kMap, kVec, Index>(shape),
+                x_rows<kStrided, kVec, Index>(shape, layout, x_pitch));
+        VDNN_CHECK_LAUNCH();
+      });
 }
 
 // The first-level reduction in `layout` (forward when a.dy is null; kMask: the activation's
 // gradient).
 // Bf16 in NHWC with C % 8 == 0 reads 16 bytes (8 channels) per load, in the 4-wide order
 // (bn::kRowBlock); NCHW keeps 4-wide bf16, whose order a vector of 8 would change.
+// x's rows are x_pitch elements apart (Note [Dense block storage]).
 template <Mask kMask, typename T>
 void launch_sums_as(cudaStream_t stream, const Shape& shape, Layout layout, std::int64_t parts,
-                    const bn::SumsArgs<T>& a) {
+                    std::int64_t x_pitch, const bn::SumsArgs<T>& a) {
   constexpr int kWide = kWideVec<T>;
   const bool vec4 = reduction_inner(shape, layout) % 4 == 0 && aligned16({a.x, a.dy, a.y, a.g_out});
   const auto run = [&](auto vec) {
@@ -255,7 +294,7 @@ void launch_sums_as(cudaStream_t stream, const Shape& shape, Layout layout, std:
               <<<static_cast<unsigned>(shape.c() * parts), kReduceBlock, 0, stream>>>(
                   a, static_cast<Index>(parts), static_cast<Index>(shape.c()),
                   static_cast<Index>(plane_vecs), static_cast<Index>(channel_vecs),
-                  static_cast<Index>(ceil_div(channel_vecs, parts)));
+                  static_cast<Index>(ceil_div(channel_vecs, parts)), x_pitch / kVec);
         }
       } else {
         const std::int64_t row_vecs = shape.c() / kVec;
@@ -263,7 +302,7 @@ void launch_sums_as(cudaStream_t stream, const Shape& shape, Layout layout, std:
                         static_cast<unsigned>(ceil_div(row_vecs, bn::kRowTileVecs<kVec>)));
         bn::nhwc_sums_kernel<T, kMask, kVec, Index><<<grid, bn::kRowBlock<kVec>, 0, stream>>>(
             a, static_cast<Index>(parts), static_cast<Index>(rows), static_cast<Index>(row_vecs),
-            static_cast<Index>(ceil_div(rows, parts)));
+            static_cast<Index>(ceil_div(rows, parts)), x_pitch / kVec);
       }
       VDNN_CHECK_LAUNCH();
     });
@@ -283,9 +322,10 @@ void launch_sums_as(cudaStream_t stream, const Shape& shape, Layout layout, std:
 
 template <typename T>
 void launch_sums(cudaStream_t stream, const Shape& shape, Layout layout, std::int64_t parts,
-                 const bn::SumsArgs<T>& a, Mask mask) {
-  with_mask(mask,
-            [&](auto m) { launch_sums_as<decltype(m)::value>(stream, shape, layout, parts, a); });
+                 std::int64_t x_pitch, const bn::SumsArgs<T>& a, Mask mask) {
+  with_mask(mask, [&](auto m) {
+    launch_sums_as<decltype(m)::value>(stream, shape, layout, parts, x_pitch, a);
+  });
 }
 
 template <typename T>
@@ -339,6 +379,21 @@ BatchNormCore::BatchNormCore(const BatchNorm2dSpec& spec, const Shape& x_shape, 
 
 BatchNormCore::~BatchNormCore() = default;
 
+std::int64_t BatchNormCore::x_pitch(const TensorView& x) const {
+  const std::int64_t row = row_elements(shape_, layout_);
+  if (x.row_stride == 0 || x.row_stride == row) return row;
+  VDNN_EXPECTS(x.layout == layout_ && x.row_stride > row,
+               "batchnorm2d: a row-strided x must be of the layer's layout, rows apart");
+  if (row % kStridedRowMultiple != 0 || x.row_stride % kStridedRowMultiple != 0 ||
+      !aligned16({x.data})) {
+    throw runtime::InvalidArgument(
+        "batchnorm2d reads a row-strided x in 16-byte vectors: its rows (" + std::to_string(row) +
+        " elements) and row stride (" + std::to_string(x.row_stride) +
+        ") must be multiples of 8 elements and its data 16-byte aligned");
+  }
+  return x.row_stride;
+}
+
 void BatchNormCore::forward(cudaStream_t stream, const ForwardArgs& args, Epilogue epilogue) {
   if (dtype_ == DType::BF16) {
     forward_as<__nv_bfloat16>(stream, args, epilogue);
@@ -358,6 +413,7 @@ void BatchNormCore::backward(cudaStream_t stream, const BackwardArgs& args, Epil
 template <typename T>
 void BatchNormCore::forward_as(cudaStream_t stream, const ForwardArgs& args, Epilogue epilogue) {
   const T* x = device_data<T>(args.inputs[0]);
+  const std::int64_t pitch = x_pitch(args.inputs[0]);
   const T* r = args.inputs.size() > 1 ? device_data<T>(args.inputs[1]) : nullptr;
   T* y = device_data<T>(args.output);
   const float* weight = args.params[0].as<float>();
@@ -375,7 +431,8 @@ void BatchNormCore::forward_as(cudaStream_t stream, const ForwardArgs& args, Epi
     bn::SumsArgs<T> sums{};
     sums.x = x;
     sums.partials = partials_.as<double>();
-    launch_sums(stream, shape_, layout_, parts_, sums, Mask::None);
+    launch_sums(stream, shape_, layout_, parts_, pitch, sums, Mask::None);
+    // The shifts lie in x's first row, where a row stride moves nothing.
     const std::int64_t shift_stride = layout_ == Layout::Nchw ? shape_.h() * shape_.w() : 1;
     const bn::StatsOut out{weight, running_mean, running_var, mean(), inv_std(), scale()};
     if (ranks_ != nullptr) {
@@ -392,8 +449,8 @@ void BatchNormCore::forward_as(cudaStream_t stream, const ForwardArgs& args, Epi
         running_mean, running_var, weight, spec_.eps, mean(), inv_std(), scale(), channels_);
     VDNN_CHECK_LAUNCH();
   }
-  launch_forward(stream, shape_, layout_, mask_of(epilogue, r != nullptr), x, r, mean(), scale(),
-                 bias, y);
+  launch_forward(stream, shape_, layout_, mask_of(epilogue, r != nullptr), x, pitch, r, mean(),
+                 scale(), bias, y);
   batch_stats_ = args.training;
 }
 
@@ -416,6 +473,7 @@ void BatchNormCore::backward_as(cudaStream_t stream, const BackwardArgs& args, E
   const bool g_in_dr = reduce && dr != nullptr && !r_target->accumulate;
   bn::SumsArgs<T> sums{};
   sums.x = device_data<T>(args.inputs[0]);  // first_input: always there
+  const std::int64_t pitch = x_pitch(args.inputs[0]);
   sums.dy = device_data<T>(args.grad_output);
   sums.y = mask == Mask::Output ? device_data<T>(args.output) : nullptr;
   sums.mean = mean();
@@ -424,7 +482,7 @@ void BatchNormCore::backward_as(cudaStream_t stream, const BackwardArgs& args, E
   sums.g_out = g_in_dr ? dr : nullptr;
   sums.partials = partials_.as<double>();
   if (reduce) {
-    launch_sums(stream, shape_, layout_, parts_, sums, mask);
+    launch_sums(stream, shape_, layout_, parts_, pitch, sums, mask);
     const bn::GradsOut out{args.params[0].as<float>(),
                            inv_std(),
                            grad_weight,
@@ -459,12 +517,12 @@ void BatchNormCore::backward_as(cudaStream_t stream, const BackwardArgs& args, E
   a.dx_accumulate = x_target.accumulate;
   a.dr_accumulate = r_target != nullptr && r_target->accumulate;
   if (g_in_dr) {
-    launch_input_grad<Mask::None, false>(stream, shape_, layout_, a);
+    launch_input_grad<Mask::None, false>(stream, shape_, layout_, pitch, a);
   } else if (a.dr != nullptr) {
-    launch_input_grad<Mask::Output, true>(stream, shape_, layout_, a);
+    launch_input_grad<Mask::Output, true>(stream, shape_, layout_, pitch, a);
   } else {
     with_mask(mask, [&](auto m) {
-      launch_input_grad<decltype(m)::value, false>(stream, shape_, layout_, a);
+      launch_input_grad<decltype(m)::value, false>(stream, shape_, layout_, pitch, a);
     });
   }
 }

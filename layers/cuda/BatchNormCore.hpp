@@ -46,7 +46,10 @@ Epilogue fused_epilogue(Activation activation);
 /// another dtype throw runtime::InvalidArgument. With a group of several ranks (synchronized batch
 /// norm), a training forward's statistics and a training backward's input-gradient sums are every
 /// rank's (BatchNormRanks: a collective on the stream, in plan order); a recompute reduces nothing.
-/// Not thread-safe.
+/// x (args.inputs[0], forward and backward) may be row-strided (TensorView::row_stride, Note [Dense
+/// block storage]) when its rows and stride are multiples of 8 elements and its data and every
+/// other tensor 16-byte aligned (else runtime::InvalidArgument): the results are bitwise those of a
+/// packed copy of x; every other view is packed. Not thread-safe.
 class BatchNormCore {
  public:
   /// Allocates the saved statistics and the reduction scratch for inputs of `x_shape` (rank 4,
@@ -89,6 +92,11 @@ class BatchNormCore {
   void forward_as(cudaStream_t stream, const ForwardArgs& args, Epilogue epilogue);
   template <typename T>
   void backward_as(cudaStream_t stream, const BackwardArgs& args, Epilogue epilogue);
+
+  // The elements from one row of x to the next: a row's when x is packed, else its row stride
+  // (Note [Dense block storage]). Throws runtime::InvalidArgument for a row-strided x of another
+  // layout, or whose rows, stride or data the kernels cannot read in whole 16-byte vectors.
+  std::int64_t x_pitch(const TensorView& x) const;
 
   float* mean() const { return per_channel_.as<float>(); }
   float* inv_std() const { return per_channel_.as<float>() + channels_; }

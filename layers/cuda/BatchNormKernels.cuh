@@ -4,7 +4,9 @@
 // element-wise passes, with the fused chain's activation and residual as template parameters so
 // that the plain and the fused layers run the same code.
 // Feature maps are T in memory (float, or __nv_bfloat16: Note [Precision]) and float in registers;
-// per-channel values are float and the sums double whatever T is.
+// per-channel values are float and the sums double whatever T is. x alone may be a row-strided view
+// (Note [Dense block storage]): the reductions index it by its row pitch, the element-wise passes
+// through XRows; every other map is packed.
 #pragma once
 
 #include <algorithm>
@@ -73,7 +75,7 @@ struct Renorm {
 // sums for channel c and part p to partials[2 (c parts + p)] and the next double.
 template <typename T>
 struct SumsArgs {
-  const T* x;
+  const T* x;  // the one map whose rows may be apart (the kernels' x_row_vecs or x_sample_vecs)
   const T* dy;
   const T* y;  // Mask::Output only: the fused forward's output
   const float* mean;
@@ -83,13 +85,14 @@ struct SumsArgs {
   double* partials;
 };
 
-// Loads the terms of one vector; gs gets the masked gradient's inputs (the mask is applied in
+// Loads the terms of one vector, x's at x_at (its rows may be apart: Note [Dense block storage])
+// and the packed maps' at `at`; gs gets the masked gradient's inputs (the mask is applied in
 // add_term's caller, after every load of the step is in flight).
 template <Mask kMask, int kVec, typename T>
-__device__ __forceinline__ void load_terms(const SumsArgs<T>& a, bool backward, std::int64_t at,
-                                           float (&xs)[kVec], float (&gs)[kVec],
+__device__ __forceinline__ void load_terms(const SumsArgs<T>& a, bool backward, std::int64_t x_at,
+                                           std::int64_t at, float (&xs)[kVec], float (&gs)[kVec],
                                            float (&ys)[kVec]) {
-  load_vec<kVec>(a.x, at, xs);
+  load_vec<kVec>(a.x, x_at, xs);
   if (!backward) return;
   load_vec<kVec>(a.dy, at, gs);
   if constexpr (kMask == Mask::Output) load_vec<kVec>(a.y, at, ys);
@@ -152,11 +155,12 @@ __device__ __forceinline__ void add_term(bool backward, float x, const float& g,
 }
 
 // NCHW. Block b reduces chunk b % parts of channel b / parts, where a channel is the `channel_vecs`
-// vectors of its N planes taken in order; per-thread sums in double, then block_reduce.
+// vectors of its N planes taken in order; per-thread sums in double, then block_reduce. x's samples
+// are x_sample_vecs vectors apart (channels * plane_vecs when packed), an index with no division.
 template <typename T, Mask kMask, int kVec, typename Index>
 __global__ void __launch_bounds__(kReduceBlock)
     nchw_sums_kernel(SumsArgs<T> a, Index parts, Index channels, Index plane_vecs,
-                     Index channel_vecs, Index chunk) {
+                     Index channel_vecs, Index chunk, std::int64_t x_sample_vecs) {
   const Index c = blockIdx.x / parts;
   const Index begin = (blockIdx.x - c * parts) * chunk;
   const Index end = begin + chunk < channel_vecs ? begin + chunk : channel_vecs;
@@ -177,8 +181,12 @@ __global__ void __launch_bounds__(kReduceBlock)
       const Index j = i + u * kReduceBlock;
       if (j < end) {
         const Index n = j / plane_vecs;
-        ats[u] = (static_cast<std::int64_t>(n) * channels + c) * plane_vecs + (j - n * plane_vecs);
-        load_terms<kMask, kVec>(a, backward, ats[u], xs[u], gs[u], ys[u]);
+        const std::int64_t in_sample =
+            static_cast<std::int64_t>(c) * plane_vecs + (j - n * plane_vecs);
+        ats[u] = static_cast<std::int64_t>(n) * channels * plane_vecs + in_sample;
+        load_terms<kMask, kVec>(a, backward,
+                                static_cast<std::int64_t>(n) * x_sample_vecs + in_sample, ats[u],
+                                xs[u], gs[u], ys[u]);
       }
     }
 #pragma unroll
@@ -226,15 +234,17 @@ __device__ __forceinline__ void column_sums(double (&values)[kCount], int width,
   for (int j = 0; j < kCount; ++j) values[j] = shared[j][threadIdx.x];
 }
 
-// NHWC: rows are the N * H * W pixels, each `row_vecs` vectors of channels. Block (p, t) reduces
-// row chunk p of column tile t (kRowTileVecs vectors, fewer in the last tile): each thread keeps
-// one vector column and walks the chunk's rows `lanes` apart, so a warp reads whole 128-byte
-// segments (64-byte ones of 4-wide bf16); then column_sums combines the lanes in a fixed order.
+// NHWC: rows are the N * H * W pixels, each `row_vecs` vectors of channels (x's rows x_row_vecs
+// apart: row_vecs when packed, Note [Dense block storage]). Block (p, t) reduces row chunk p of
+// column tile t (kRowTileVecs vectors, fewer in the last tile): each thread keeps one vector column
+// and walks the chunk's rows `lanes` apart, so a warp reads whole 128-byte segments (64-byte ones
+// of 4-wide bf16); then column_sums combines the lanes in a fixed order.
 // Blocks of kRowBlock threads: 8-wide gets the 4-wide lanes when a tile's channels are a multiple
 // of 8 (256 / (2 w) == 128 / w).
 template <typename T, Mask kMask, int kVec, typename Index>
 __global__ void __launch_bounds__(kRowBlock<kVec>)
-    nhwc_sums_kernel(SumsArgs<T> a, Index parts, Index rows, Index row_vecs, Index chunk) {
+    nhwc_sums_kernel(SumsArgs<T> a, Index parts, Index rows, Index row_vecs, Index chunk,
+                     std::int64_t x_row_vecs) {
   const Index tile_begin = static_cast<Index>(blockIdx.y) * kRowTileVecs<kVec>;
   const int width = row_vecs - tile_begin < static_cast<Index>(kRowTileVecs<kVec>)
                         ? static_cast<int>(row_vecs - tile_begin)
@@ -272,8 +282,9 @@ __global__ void __launch_bounds__(kRowBlock<kVec>)
     for (int u = 0; u < kRows; ++u) {
       const Index row = r + u * stride;
       if (row < end) {
-        load_terms<kMask, kVec>(a, backward, static_cast<std::int64_t>(row * row_vecs + column),
-                                xs[u], gs[u], ys[u]);
+        load_terms<kMask, kVec>(a, backward, static_cast<std::int64_t>(row) * x_row_vecs + column,
+                                static_cast<std::int64_t>(row * row_vecs + column), xs[u], gs[u],
+                                ys[u]);
       }
     }
 #pragma unroll
@@ -382,6 +393,24 @@ struct ChannelMap {
   }
 };
 
+// Where an element-wise pass finds x's vector g: at g when x is packed (kStrided false: the index
+// the other maps take, no arithmetic), else in row g / row_vecs, pitch_vecs vectors apart (a
+// row-strided view, Note [Dense block storage]; a vector never crosses a row).
+template <bool kStrided, typename Index>
+struct XRows {
+  Index row_vecs;
+  std::int64_t pitch_vecs;
+
+  __device__ __forceinline__ std::int64_t at(std::uint64_t g) const {
+    if constexpr (kStrided) {
+      const auto i = static_cast<Index>(g);
+      return static_cast<std::int64_t>(i / row_vecs) * pitch_vecs + i % row_vecs;
+    } else {
+      return static_cast<std::int64_t>(g);
+    }
+  }
+};
+
 // Vectors a thread of an element-wise pass loads before any use: kUnroll, or one of 8 (bf16's
 // 16-byte ones). With two, the bf16 input-gradient pass took 80-94 registers, 23-33% occupancy and
 // ran at 1.3-2.0 TB/s (ncu, ResNet-50 b128 bf16 on the H200, 2026-11-27); more threads with fewer
@@ -413,10 +442,11 @@ __device__ __forceinline__ float activate(float z) {
 // y = (x - mean) * scale + bias, then with kResidual + r, then kMask's activation: the unfused
 // chain's operations, each rounded as that chain rounds it in float. A bf16 y is rounded once, at
 // the store (the unfused bf16 chain would round after each layer).
-template <typename T, Mask kMask, bool kResidual, Map kMap, int kVec, typename Index>
+template <typename T, Mask kMask, bool kResidual, Map kMap, int kVec, typename Index, bool kStrided>
 __global__ void __launch_bounds__(kBlockThreads)
     normalize_kernel(const T* x, const T* r, const float* mean, const float* scale,
-                     const float* bias, T* y, Index total_vecs, ChannelMap<kMap, kVec, Index> map) {
+                     const float* bias, T* y, Index total_vecs, ChannelMap<kMap, kVec, Index> map,
+                     XRows<kStrided, Index> x_rows) {
   constexpr int kSteps = kElementwiseUnroll<kVec>;
   const std::uint64_t base = elementwise_base<kVec>();
   float v[kSteps][kVec];
@@ -425,7 +455,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   for (int u = 0; u < kSteps; ++u) {
     const std::uint64_t g = base + u * kBlockThreads;
     if (g < total_vecs) {
-      load_vec<kVec>(x, static_cast<std::int64_t>(g), v[u]);
+      load_vec<kVec>(x, x_rows.at(g), v[u]);
       if constexpr (kResidual) load_vec<kVec>(r, static_cast<std::int64_t>(g), rs[u]);
     }
   }
@@ -455,7 +485,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 // and rounded once.
 template <typename T>
 struct GradArgs {
-  const T* x;  // read when dx is set (and by the renormalizing masks)
+  const T* x;  // read when dx is set (and by the renormalizing masks); rows as XRows says
   const T* dy;
   const T* y;  // Mask::Output only
   const float* mean;
@@ -470,9 +500,11 @@ struct GradArgs {
   bool dr_accumulate;
 };
 
-template <typename T, Mask kMask, bool kResidualGrad, Map kMap, int kVec, typename Index>
+template <typename T, Mask kMask, bool kResidualGrad, Map kMap, int kVec, typename Index,
+          bool kStrided>
 __global__ void __launch_bounds__(kBlockThreads)
-    input_grad_kernel(GradArgs<T> a, Index total_vecs, ChannelMap<kMap, kVec, Index> map) {
+    input_grad_kernel(GradArgs<T> a, Index total_vecs, ChannelMap<kMap, kVec, Index> map,
+                      XRows<kStrided, Index> x_rows) {
   constexpr int kSteps = kElementwiseUnroll<kVec>;
   const std::uint64_t base = elementwise_base<kVec>();
   float xs[kSteps][kVec];
@@ -487,7 +519,9 @@ __global__ void __launch_bounds__(kBlockThreads)
     const auto at = static_cast<std::int64_t>(g);
     load_vec<kVec>(a.dy, at, gs[u]);
     if constexpr (kMask == Mask::Output) load_vec<kVec>(a.y, at, ys[u]);
-    if (a.dx != nullptr || renormalizes(kMask)) load_vec<kVec>(a.x, at, xs[u]);
+    if (a.dx != nullptr || renormalizes(kMask)) {
+      load_vec<kVec>(a.x, x_rows.at(g), xs[u]);
+    }
     if (a.dx != nullptr && a.dx_accumulate) load_vec_mutable<kVec>(a.dx, at, dxs[u]);
     if (kResidualGrad && a.dr_accumulate) load_vec_mutable<kVec>(a.dr, at, drs[u]);
   }

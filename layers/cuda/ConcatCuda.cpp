@@ -1,6 +1,8 @@
 // Channel concatenation on the CUDA backend. Input k fills one contiguous block of every output
 // row: in NCHW a row is a sample (blocks of C_k * H * W), in NHWC a pixel (blocks of C_k). So each
-// input is one strided row copy in either direction.
+// input is one strided row copy in either direction. In forward the output and the inputs may be
+// row-strided views, and an input already in place in the output is not copied (Note [Dense block
+// storage]).
 #include "layers/cuda/ConcatCuda.hpp"
 
 #include <cstddef>
@@ -51,10 +53,13 @@ void ConcatCuda::forward(const ForwardArgs& args) {
   with_element_type(dtype(), [&](auto element) {
     using T = decltype(element);
     T* y = args.output.as<T>();
+    const std::int64_t y_pitch = row_pitch(args.output, row);
     for_each_input(input_shapes(), rows,
                    [&](std::size_t k, std::int64_t offset, std::int64_t block) {
-                     copy_rows(context_->compute_stream(), y + offset, row, args.inputs[k].as<T>(),
-                               block, rows.count, block, /*accumulate=*/false);
+                     const TensorView& input = args.inputs[k];
+                     if (lies_in_place(input, block, args.output, row, offset)) return;
+                     copy_rows(context_->compute_stream(), y + offset, y_pitch, input.as<T>(),
+                               row_pitch(input, block), rows.count, block, /*accumulate=*/false);
                    });
   });
 }

@@ -12,7 +12,10 @@ namespace vdnn::layers::cuda {
 /// into every non-empty input gradient, honouring GradTarget::accumulate; it reads no
 /// activations. Inputs and output are in options.layout, NCHW or NHWC, when options.input_layout is
 /// the same (else NCHW, which make_layer refuses). Views are device memory; all work is enqueued on
-/// options.cuda's compute stream and nothing waits for it. The constructor throws
+/// options.cuda's compute stream and nothing waits for it. In forward the output and any input may
+/// be row-strided views (rows of the layout, Note [Dense block storage]); an input that
+/// lies_in_place in the output (its channel block of the first row, the output's row pitch) is not
+/// copied. Backward's views are packed. The constructor throws
 /// runtime::InvalidArgument for a dtype other than F32 or BF16 or a missing options.cuda. Not
 /// thread-safe; see layers/Layer.hpp.
 class ConcatCuda final : public Layer {

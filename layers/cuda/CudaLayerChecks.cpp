@@ -37,7 +37,7 @@ void throw_unsupported_dtype(DType dtype) {
 }
 
 bool view_matches(const TensorView& view, const Shape& shape, DType dtype) noexcept {
-  return !view.empty() && view.dtype == dtype && view.shape == shape;
+  return !view.empty() && view.dtype == dtype && view.shape == shape && view.packed();
 }
 
 bool views_match(const std::vector<TensorView>& views, const std::vector<Shape>& shapes) noexcept {

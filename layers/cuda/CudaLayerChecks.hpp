@@ -41,7 +41,9 @@ void with_element_type(DType dtype, Fn&& fn) {
 /// The shapes param_specs() gives, in its order.
 std::vector<Shape> param_shapes(const LayerSpec& spec, const std::vector<Shape>& inputs);
 
-/// True when `view` is a non-empty view of exactly `shape` whose elements are `dtype`.
+/// True when `view` is a non-empty, packed view of exactly `shape` whose elements are `dtype`: the
+/// layers that check their views with it read none row-strided (only the batch norms' x and the
+/// concatenation's do, layers::reads_row_strided_input, Note [Dense block storage]).
 bool view_matches(const TensorView& view, const Shape& shape, DType dtype = DType::F32) noexcept;
 /// True when `views` are non-empty F32 views of exactly `shapes`, in order.
 bool views_match(const std::vector<TensorView>& views, const std::vector<Shape>& shapes) noexcept;

@@ -8,12 +8,14 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "layers/Layer.hpp"
 #include "layers/LayerSpec.hpp"
+#include "runtime/MemoryResource.hpp"
 
 namespace vdnn::test {
 
@@ -111,6 +113,71 @@ template <typename T>
 layers::TensorView view_of(std::vector<T>& values, const runtime::Shape& shape) {
   return layers::TensorView{values.empty() ? nullptr : values.data(), shape,
                             runtime::dtype_of<T>()};
+}
+
+/// Values in memory aligned as the executor's pools align every tensor (256 bytes): Eigen's sums
+/// take their vector lanes from the alignment of what they read, so two runs compare bit for bit
+/// only when their tensors are aligned alike.
+template <typename T>
+class Aligned {
+ public:
+  explicit Aligned(const std::vector<T>& values)
+      : storage_(values.size() + runtime::MemoryResource::kAlignment / sizeof(T)),
+        size_(values.size()) {
+    void* start = storage_.data();
+    std::size_t space = storage_.size() * sizeof(T);
+    data_ = static_cast<T*>(
+        std::align(runtime::MemoryResource::kAlignment, size_ * sizeof(T), start, space));
+    std::copy(values.begin(), values.end(), data_);
+  }
+  Aligned(const Aligned&) = delete;
+  Aligned& operator=(const Aligned&) = delete;
+
+  layers::TensorView view(const runtime::Shape& shape) {
+    return {data_, shape, runtime::dtype_of<T>()};
+  }
+  T* data() const { return data_; }
+  std::vector<T> values() const { return {data_, data_ + size_}; }
+
+ private:
+  std::vector<T> storage_;
+  std::size_t size_;
+  T* data_;
+};
+
+/// The batch-norm layers the row-strided view tests run (Note [Dense block storage]):
+/// batchnorm2d, batchnorm2d_relu without and with the residual, batchnorm2d_silu.
+enum class BatchNormKind { Plain, Relu, AddRelu, Silu };
+inline constexpr BatchNormKind kBatchNormKinds[] = {BatchNormKind::Plain, BatchNormKind::Relu,
+                                                    BatchNormKind::AddRelu, BatchNormKind::Silu};
+
+inline layers::LayerSpec batch_norm_spec(BatchNormKind kind) {
+  layers::BatchNorm2dSpec bn;
+  bn.momentum = 0.3;
+  switch (kind) {
+    case BatchNormKind::Plain:
+      return bn;
+    case BatchNormKind::Relu:
+    case BatchNormKind::AddRelu:
+      return layers::BatchNormReluSpec{bn, kind == BatchNormKind::AddRelu};
+    case BatchNormKind::Silu:
+      break;
+  }
+  return layers::BatchNormActivationSpec{bn, layers::Activation::Silu};
+}
+
+/// The NCHW-ordered values of a map of `wide` channels whose first shape.c() channels are those of
+/// `x` (NCHW-ordered, of `shape`) and the others `fill`: what a row-strided prefix view reads.
+template <typename T>
+std::vector<T> widened(const std::vector<T>& x, const runtime::Shape& shape, std::int64_t wide,
+                       T fill) {
+  const std::int64_t sample = shape.sample_numel();
+  const std::int64_t wide_sample = wide * shape.h() * shape.w();
+  std::vector<T> out(static_cast<std::size_t>(shape.n() * wide_sample), fill);
+  for (std::int64_t n = 0; n < shape.n(); ++n) {
+    std::copy_n(x.begin() + n * sample, sample, out.begin() + n * wide_sample);
+  }
+  return out;
 }
 
 /// Every element within tolerance * max(1, |expected|) of the reference.

@@ -16,12 +16,12 @@
 #include "layers/LayerTestSupport.hpp"
 #include "layers/Registry.hpp"
 #include "layers/cpu/GradCheck.hpp"
-#include "runtime/MemoryResource.hpp"
 
 namespace vdnn::layers::cpu {
 namespace {
 
 using runtime::Shape;
+using test::Aligned;
 
 constexpr Activation kFused[] = {Activation::Silu, Activation::Relu6, Activation::Hardswish};
 const Shape kShape{3, 4, 5, 3};
@@ -38,33 +38,6 @@ BatchNormActivationSpec fused_spec(Activation a) {
   spec.activation = a;
   return spec;
 }
-
-// Values in memory aligned as the executor's pools align every tensor (256 bytes): Eigen's sums
-// take their vector lanes from the alignment of what they read, so two runs compare bit for bit
-// only when their tensors are aligned alike.
-template <typename T>
-class Aligned {
- public:
-  explicit Aligned(const std::vector<T>& values)
-      : storage_(values.size() + runtime::MemoryResource::kAlignment / sizeof(T)),
-        size_(values.size()) {
-    void* start = storage_.data();
-    std::size_t space = storage_.size() * sizeof(T);
-    data_ = static_cast<T*>(
-        std::align(runtime::MemoryResource::kAlignment, size_ * sizeof(T), start, space));
-    std::copy(values.begin(), values.end(), data_);
-  }
-  Aligned(const Aligned&) = delete;
-  Aligned& operator=(const Aligned&) = delete;
-
-  TensorView view(const Shape& shape) { return {data_, shape, runtime::dtype_of<T>()}; }
-  std::vector<T> values() const { return {data_, data_ + size_}; }
-
- private:
-  std::vector<T> storage_;
-  std::size_t size_;
-  T* data_;
-};
 
 // Everything one step reads and writes, in T. x has a mean of 1.5 and weight up to 3 in size, so
 // bn(x) reaches past relu6's and hardswish's kinks.

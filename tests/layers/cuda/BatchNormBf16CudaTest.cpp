@@ -18,7 +18,7 @@
 
 #include "layers/Registry.hpp"
 #include "layers/cuda/CudaLayerTest.hpp"
-#include "layers/cuda/RawBuffer.hpp"
+#include "layers/cuda/DeviceData.hpp"
 #include "runtime/BFloat16.hpp"
 #include "runtime/Error.hpp"
 #include "runtime/cuda/CudaCheck.hpp"
@@ -130,65 +130,6 @@ std::uint32_t bits(float value) {
   return b;
 }
 
-// Device tensors of either dtype, uploaded from and downloaded to NCHW-ordered floats (rank 4 in
-// the layout under test), freed with the object. Uploads and downloads wait for the stream.
-class Memory {
- public:
-  Memory(cudaStream_t stream, Layout layout) : stream_(stream), layout_(layout) {}
-
-  TensorView upload(const Floats& nchw, const Shape& shape, DType dtype) {
-    const TensorView view = allocate(shape, dtype);
-    const Floats stored = to_layout(nchw, shape, view.layout);
-    if (dtype == DType::BF16) {
-      std::vector<runtime::BFloat16> host(stored.size());
-      runtime::to_bfloat16(stored.data(), host.data(), stored.size());
-      copy_in(view, host.data());
-    } else {
-      copy_in(view, stored.data());
-    }
-    return view;
-  }
-  // Every element a NaN (in either dtype), so that one left unwritten shows.
-  TensorView nan(const Shape& shape, DType dtype) {
-    const TensorView view = allocate(shape, dtype);
-    VDNN_CHECK_CUDA(cudaMemsetAsync(view.data, 0xFF, view.bytes(), stream_));
-    return view;
-  }
-  Floats download(const TensorView& view) {
-    const auto n = static_cast<std::size_t>(view.numel());
-    Floats stored(n);
-    if (view.dtype == DType::BF16) {
-      std::vector<runtime::BFloat16> host(n);
-      copy_out(view, host.data());
-      runtime::to_float(host.data(), stored.data(), n);
-    } else {
-      copy_out(view, stored.data());
-    }
-    return from_layout(stored, view.shape, view.layout);
-  }
-
- private:
-  TensorView allocate(const Shape& shape, DType dtype) {
-    buffers_.push_back(std::make_unique<layers::cuda::DeviceBuffer>(shape.bytes(dtype)));
-    return TensorView{buffers_.back()->as<float>(), shape, dtype,
-                      shape.rank() == 4 ? layout_ : Layout::Nchw};
-  }
-  void copy_in(const TensorView& view, const void* host) {
-    VDNN_CHECK_CUDA(
-        cudaMemcpyAsync(view.data, host, view.bytes(), cudaMemcpyHostToDevice, stream_));
-    VDNN_CHECK_CUDA(cudaStreamSynchronize(stream_));
-  }
-  void copy_out(const TensorView& view, void* host) {
-    VDNN_CHECK_CUDA(
-        cudaMemcpyAsync(host, view.data, view.bytes(), cudaMemcpyDeviceToHost, stream_));
-    VDNN_CHECK_CUDA(cudaStreamSynchronize(stream_));
-  }
-
-  cudaStream_t stream_;
-  Layout layout_;
-  std::vector<std::unique_ptr<layers::cuda::DeviceBuffer>> buffers_;
-};
-
 // Host data of one step, NCHW-ordered; every feature map already bf16-valued.
 struct StepData {
   Floats x, r, dy, dx_before, dr_before, weight, bias, running_mean, running_var;
@@ -228,7 +169,7 @@ struct StepCase {
 // parameters F32, as an executor runs it (backward gets what backward_needs declares).
 StepResults run_step(runtime::cuda::DeviceContext& context, const LayerOptions& base,
                      const StepCase& c, const StepData& d, DType dtype, bool backward = true) {
-  Memory mem(context.compute_stream(), c.layout);
+  DeviceData mem(context.compute_stream(), c.layout);
   const bool residual = c.kind == Kind::AddRelu;
   const Shape channels{c.shape.c()};
   const std::vector<TensorView> params = {mem.upload(d.weight, channels, DType::F32),
@@ -609,7 +550,7 @@ TEST_F(BatchNormBf16Cuda, TakesF32OrBf16AndViewsOfThatDtype) {
   }
   // F32 feature maps given to a BF16 layer.
   const StepData d = random_step(shape, 500);
-  Memory mem(context().compute_stream(), Layout::Nchw);
+  DeviceData mem(context().compute_stream(), Layout::Nchw);
   const Shape channels{shape.c()};
   ForwardArgs f;
   f.inputs = {mem.upload(d.x, shape, DType::F32)};
