@@ -6,21 +6,18 @@
 // the ranks': the gradient exchange averages them over ranks whose losses are batch means).
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "layers/cuda/BatchNorm2dCuda.hpp"
 #include "layers/cuda/BatchNormReluCuda.hpp"
 #include "layers/cuda/LayerRun.hpp"
 #include "models/train/cuda/HostStagedCommunicator.hpp"
-#include "runtime/LocalCommunicator.hpp"
 
 namespace vdnn::test {
 namespace {
@@ -130,26 +127,15 @@ std::vector<LayerRun> run_ranks(
     std::vector<std::unique_ptr<runtime::cuda::DeviceContext>>& contexts) {
   const runtime::Shape part =
       runtime::Shape::nchw(c.shape.n() / kRanks, c.shape.c(), c.shape.h(), c.shape.w());
-  runtime::LocalCommunicatorGroup group(kRanks, std::chrono::seconds(60));
   std::vector<LayerRun> ranks(kRanks);
-  std::vector<std::string> errors(kRanks);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < kRanks; ++r) {
-    threads.emplace_back([&, r] {
-      const auto at = static_cast<std::size_t>(r);
-      HostStagedCommunicator staged(group.endpoint(r));
-      try {
+  const std::vector<std::string> errors =
+      on_staged_ranks(kRanks, [&](int r, HostStagedCommunicator& staged) {
+        const auto at = static_cast<std::size_t>(r);
         LayerOptions options;
         options.cuda = contexts[at].get();
         const auto layer = make_layer(c, part, options, &staged);
         ranks[at] = run_on_cuda(*layer, contexts[at]->compute_stream(), rank_run(whole, r));
-      } catch (const std::exception& e) {
-        errors[at] = e.what();
-        staged.abort(e.what());
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
+      });
   for (const std::string& error : errors) {
     if (error.empty()) continue;
     ADD_FAILURE() << error;

@@ -10,7 +10,6 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -18,7 +17,6 @@
 #include <limits>
 #include <memory>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -30,7 +28,6 @@
 #include "models/train/cuda/HostStagedCommunicator.hpp"
 #include "runtime/BFloat16.hpp"
 #include "runtime/Error.hpp"
-#include "runtime/LocalCommunicator.hpp"
 #include "runtime/cuda/CudaCheck.hpp"
 
 namespace vdnn::test {
@@ -196,26 +193,15 @@ std::vector<Results> run_ranks(
     Kind kind, const PrefixCase& c, const Inputs& in, bool strided, const LayerOptions& base,
     std::vector<std::unique_ptr<runtime::cuda::DeviceContext>>& contexts) {
   const int ranks = static_cast<int>(contexts.size());
-  runtime::LocalCommunicatorGroup group(ranks, std::chrono::seconds(60));
   std::vector<Results> results(contexts.size());
-  std::vector<std::string> errors(contexts.size());
-  std::vector<std::thread> threads;
-  for (int r = 0; r < ranks; ++r) {
-    threads.emplace_back([&, r] {
-      const auto at = static_cast<std::size_t>(r);
-      HostStagedCommunicator staged(group.endpoint(r));
-      try {
+  const std::vector<std::string> errors =
+      on_staged_ranks(ranks, [&](int r, HostStagedCommunicator& staged) {
+        const auto at = static_cast<std::size_t>(r);
         LayerOptions options = base;
         options.cuda = contexts[at].get();
         options.batch_norm_group = &staged;
         results[at] = run_steps(kind, c, in, strided, options);
-      } catch (const std::exception& e) {
-        errors[at] = e.what();
-        staged.abort(e.what());
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
+      });
   for (const std::string& error : errors) {
     if (error.empty()) continue;
     ADD_FAILURE() << error;

@@ -5,16 +5,19 @@
 // its CPU test (on CPU streams) both build it.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <exception>
 #include <functional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "runtime/Communicator.hpp"
 #include "runtime/Error.hpp"
+#include "runtime/LocalCommunicator.hpp"
 #include "runtime/Stream.hpp"
 
 namespace vdnn::test {
@@ -95,5 +98,30 @@ class HostStagedCommunicator final : public runtime::Communicator {
   ImmediateHostStream host_stream_;
   std::vector<float> staging_;  // floats, so that all_reduce's view of it is aligned
 };
+
+/// Runs step(rank, communicator) for each of `ranks` ranks on a thread of its own, each through a
+/// HostStagedCommunicator over one LocalCommunicatorGroup (collectives wait at most `timeout`).
+/// A rank's exception aborts the group, so that no other rank waits for it; returns each rank's
+/// error, empty where its step returned.
+template <typename Step>
+std::vector<std::string> on_staged_ranks(int ranks, Step step,
+                                         std::chrono::seconds timeout = std::chrono::seconds(60)) {
+  runtime::LocalCommunicatorGroup group(ranks, timeout);
+  std::vector<std::string> errors(static_cast<std::size_t>(ranks));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      HostStagedCommunicator staged(group.endpoint(r));
+      try {
+        step(r, staged);
+      } catch (const std::exception& e) {
+        errors[static_cast<std::size_t>(r)] = e.what();
+        staged.abort(e.what());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return errors;
+}
 
 }  // namespace vdnn::test

@@ -16,7 +16,6 @@
 #include <cstddef>
 #include <exception>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "models/train/cuda/HostStagedCommunicator.hpp"
@@ -24,7 +23,6 @@
 #include "models/train/cuda/RunComparison.hpp"
 #include "models/train/cuda/SyncBatchNormRuns.hpp"
 #include "runtime/Device.hpp"
-#include "runtime/LocalCommunicator.hpp"
 
 namespace vdnn::models {
 namespace {
@@ -37,21 +35,16 @@ using nccl_test::RankRun;
 // LocalCommunicatorGroup; body(rank, 0, communicator) gives its run, an exception its error (and
 // aborts the group, so that no other rank waits for it).
 std::vector<RankRun> on_one_gpu(const sync_bn_test::RankBody& body) {
-  runtime::LocalCommunicatorGroup group(kRanks, std::chrono::seconds(300));
   std::vector<RankRun> runs(static_cast<std::size_t>(kRanks));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < kRanks; ++r) {
-    threads.emplace_back([&, r] {
-      test::HostStagedCommunicator staged(group.endpoint(r));
-      try {
+  const std::vector<std::string> errors = test::on_staged_ranks(
+      kRanks,
+      [&](int r, test::HostStagedCommunicator& staged) {
         runs[static_cast<std::size_t>(r)] = body(r, 0, staged);
-      } catch (const std::exception& e) {
-        runs[static_cast<std::size_t>(r)].error = e.what();
-        staged.abort(e.what());
-      }
-    });
+      },
+      std::chrono::seconds(300));
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    if (!errors[r].empty()) runs[r].error = errors[r];
   }
-  for (std::thread& t : threads) t.join();
   return runs;
 }
 
