@@ -12,6 +12,7 @@
 
 #include "graph/Fusion.hpp"
 #include "graph/Planner.hpp"
+#include "graph/Session.hpp"
 #include "graph/SessionHarness.hpp"
 #include "graph/TestNetworks.hpp"
 
@@ -146,6 +147,26 @@ TEST(DenseBlockTraining, ViewsTrainBitwiseAsPackedMapsUnderEveryPolicy) {
     EXPECT_EQ(run.weights, packed.weights) << policy_name(p);
     EXPECT_EQ(run.memory.device_peak, run.predicted_peak) << policy_name(p);
   }
+}
+
+// Evaluation runs the forward-only plan, where a block's buffer goes when the last forward reader
+// of its maps is done: the same logits as packed maps, and every buffer back after the pass.
+TEST(DenseBlockTraining, EvaluationOnViewsGivesThePackedLogitsAndFreesEveryBuffer) {
+  std::vector<std::vector<float>> logits;
+  for (const bool fuse : {false, true}) {
+    Session session(Graph::build(small_dense_net(), 4), dense_options(fuse, Policy::Baseline));
+    Executor& exec = session.executor();
+    const runtime::Shape& in = session.graph().input_shape();
+    auto data = models::make_dataset("synthetic", {in.c(), in.h(), in.w(), 4}, 7);
+    std::vector<float> images(static_cast<std::size_t>(in.numel()));
+    std::vector<std::int32_t> labels(static_cast<std::size_t>(in.n()));
+    data->next_batch(in.n(), images.data(), labels.data());
+    exec.train_step(images.data(), labels.data(), 0.05);
+    logits.emplace_back(static_cast<std::size_t>(in.n() * 4));
+    exec.evaluate(images.data(), labels.data(), logits.back().data());
+    EXPECT_EQ(exec.memory().device_current, session.plan().resident_bytes) << fuse;
+  }
+  EXPECT_EQ(logits[1], logits[0]);
 }
 
 }  // namespace
