@@ -3,13 +3,13 @@
 // Note [Recomputation]).
 #include "graph/Executor.hpp"
 
-#include "graph/DenseBlocks.hpp"
-
 #include <algorithm>
 #include <chrono>
 #include <exception>
 #include <new>
 #include <utility>
+
+#include "graph/DenseBlocks.hpp"
 
 namespace vdnn::graph {
 

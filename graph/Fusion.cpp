@@ -3,13 +3,13 @@
 // again through Graph::build.
 #include "graph/Fusion.hpp"
 
-#include "graph/DenseBlocks.hpp"
-
 #include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <unordered_map>
 #include <utility>
+
+#include "graph/DenseBlocks.hpp"
 
 namespace vdnn::graph {
 namespace {
