@@ -12,8 +12,8 @@
 namespace vdnn::graph {
 
 /// Channels of a block's maps are a multiple of this, so that their rows and row strides are too
-/// (a pixel's C, or a sample's C * H * W): kernels load a view's rows in whole 16-byte vectors of
-/// bf16 and 32-byte ones of floats.
+/// (a pixel's C, or a sample's C * H * W), and every row of a view starts on a 16-byte boundary in
+/// bf16 and in F32: the batch norms' vector loads need it (they refuse a view without it).
 inline constexpr std::int64_t kBlockChannelAlignment = 8;
 
 /// Whether concatenation `d` may take its first input in place (graph::fuse then sets
