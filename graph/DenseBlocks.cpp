@@ -66,6 +66,21 @@ std::vector<bool> shares_block(const std::vector<NodeId>& storage) {
   return shares;
 }
 
+BlockTotals block_totals(const Graph& g) {
+  const std::vector<NodeId> storage = block_storage(g);
+  const std::vector<bool> shared = shares_block(storage);
+  BlockTotals totals;
+  for (NodeId t = 0; t < static_cast<NodeId>(g.nodes().size()); ++t) {
+    if (!shared[static_cast<std::size_t>(t)]) continue;
+    ++totals.concatenations;
+    totals.apart_bytes += g.tensor_bytes(t);
+    if (storage[static_cast<std::size_t>(t)] != t) continue;
+    ++totals.buffers;
+    totals.buffer_bytes += g.tensor_bytes(t);
+  }
+  return totals;
+}
+
 runtime::TensorView block_view(const Graph& g, NodeId t, NodeId buffer, void* data) {
   runtime::TensorView view = packed_view(g, t);
   view.data = data;

@@ -32,6 +32,16 @@ std::vector<NodeId> block_storage(const Graph& g);
 /// the map whose buffer holds them.
 std::vector<bool> shares_block(const std::vector<NodeId>& storage);
 
+/// What dense block storage does for a graph: its concatenations that share a buffer, the block
+/// buffers and their bytes, and the bytes those concatenations would take apart.
+struct BlockTotals {
+  std::int64_t concatenations = 0;
+  std::int64_t buffers = 0;
+  std::uint64_t buffer_bytes = 0;
+  std::uint64_t apart_bytes = 0;
+};
+BlockTotals block_totals(const Graph& g);
+
 /// The view of map `t` in `buffer`'s memory at `data`: t's shape, element type and layout, with
 /// buffer's rows as its row stride where t is not the buffer's own map.
 runtime::TensorView block_view(const Graph& g, NodeId t, NodeId buffer, void* data);

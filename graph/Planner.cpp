@@ -123,24 +123,11 @@ std::string format_tiers(const Plan& plan) {
 // Note [Dense block storage]: how many concatenations lie in how many block buffers, against
 // the bytes they would take apart; empty without dense blocks.
 std::string dense_block_line(const Graph& g) {
-  const std::vector<NodeId> storage = block_storage(g);
-  const std::vector<bool> shared = shares_block(storage);
-  std::size_t maps = 0;
-  std::size_t buffers = 0;
-  std::uint64_t buffer_bytes = 0;
-  std::uint64_t apart_bytes = 0;
-  for (NodeId t = 0; t < static_cast<NodeId>(g.nodes().size()); ++t) {
-    if (!shared[static_cast<std::size_t>(t)]) continue;
-    ++maps;
-    apart_bytes += g.tensor_bytes(t);
-    if (storage[static_cast<std::size_t>(t)] != t) continue;
-    ++buffers;
-    buffer_bytes += g.tensor_bytes(t);
-  }
-  if (maps == 0) return {};
-  return "dense blocks:          " + std::to_string(maps) + " concatenations in " +
-         std::to_string(buffers) + " block buffers of " + runtime::format_bytes(buffer_bytes) +
-         " (apart: " + runtime::format_bytes(apart_bytes) +
+  const BlockTotals b = block_totals(g);
+  if (b.concatenations == 0) return {};
+  return "dense blocks:          " + std::to_string(b.concatenations) + " concatenations in " +
+         std::to_string(b.buffers) + " block buffers of " + runtime::format_bytes(b.buffer_bytes) +
+         " (apart: " + runtime::format_bytes(b.apart_bytes) +
          "), each new map copied once, every earlier one a view\n";
 }
 

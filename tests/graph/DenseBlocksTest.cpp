@@ -49,6 +49,12 @@ TEST(DenseBlocks, EachBlocksConcatenationsLieInItsLastOnesBuffer) {
   EXPECT_EQ(storage_of(g, storage, "transition.pool"), id_of(g, "transition.pool"));
   const std::vector<bool> shared = shares_block(storage);
   EXPECT_EQ(std::count(shared.begin(), shared.end(), true), 6);
+  // Batch 2, F32: 24, 32 and 40 channels at 8x8, then at 4x4; each block's buffer is its 40.
+  const BlockTotals totals = block_totals(g);
+  EXPECT_EQ(totals.concatenations, 6);
+  EXPECT_EQ(totals.buffers, 2);
+  EXPECT_EQ(totals.buffer_bytes, 2u * 40 * (64 + 16) * 4);
+  EXPECT_EQ(totals.apart_bytes, 2u * (24 + 32 + 40) * (64 + 16) * 4);
 }
 
 TEST(DenseBlocks, UnfusedGraphsAndConfigsHaveNone) {

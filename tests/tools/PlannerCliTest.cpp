@@ -72,6 +72,22 @@ TEST(PlannerCli, TheOptimizersStateIsResident) {
   EXPECT_EQ(resident[1] - resident[0], 272474 * 4);
 }
 
+// Note [Dense block storage]: DenseNet-121's four blocks of 6, 12, 24 and 16 layers each lie in
+// one buffer, which the JSON counts; --no-fuse keeps every concatenation apart.
+TEST(PlannerCli, DenseBlocksAreCountedInThePlansJson) {
+  const std::string plan = "plan --json --config " + config("densenet121.json") + " --batch 2";
+  const CliRun fused = vdnn(plan);
+  ASSERT_EQ(fused.code, 0) << fused.output;
+  const nlohmann::json blocks = nlohmann::json::parse(fused.output)["dense_blocks"];
+  EXPECT_EQ(blocks["concatenations"], 6 + 12 + 24 + 16);
+  EXPECT_EQ(blocks["buffers"], 4);
+  EXPECT_LT(blocks["buffer_bytes"].get<std::uint64_t>(),
+            blocks["apart_bytes"].get<std::uint64_t>());
+  const CliRun apart = vdnn(plan + " --no-fuse");
+  ASSERT_EQ(apart.code, 0) << apart.output;
+  EXPECT_EQ(nlohmann::json::parse(apart.output)["dense_blocks"]["concatenations"], 0);
+}
+
 // --inference plans a Predictor's forward pass: the parameters alone, less than any training step
 // holds, under every policy; a budget it does not fit exits with code 3.
 TEST(PlannerCli, InferencePlansTheForwardPassAlone) {

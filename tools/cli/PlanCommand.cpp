@@ -42,6 +42,7 @@ nlohmann::json plan_json(const graph::Graph& g, const graph::Plan& plan) {
                         {"batch", g.batch()},
                         {"precision", graph::precision_name(graph::precision_of(g))}};
   out.update(plan_totals(plan));
+  out["dense_blocks"] = dense_blocks_json(g);
   out["purpose"] = plan.purpose == graph::Purpose::Inference ? "inference" : "training";
   out["actions"] = std::move(actions);
   return out;

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "graph/DenseBlocks.hpp"
+
 namespace vdnn::tools {
 
 nlohmann::json plan_totals(const graph::Plan& plan) {
@@ -36,6 +38,14 @@ nlohmann::json plan_totals(const graph::Plan& plan) {
                    {"host_offloaded_bytes", plan.offloaded_bytes - plan.peer_offloaded_bytes}});
   }
   return totals;
+}
+
+nlohmann::json dense_blocks_json(const graph::Graph& g) {
+  const graph::BlockTotals b = graph::block_totals(g);
+  return {{"concatenations", b.concatenations},
+          {"buffers", b.buffers},
+          {"buffer_bytes", b.buffer_bytes},
+          {"apart_bytes", b.apart_bytes}};
 }
 
 nlohmann::json moves_json(const std::vector<graph::MoveReason>& moves) {
