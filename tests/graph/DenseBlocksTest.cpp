@@ -21,6 +21,7 @@ namespace {
 
 using testing::layer;
 using testing::load_config;
+using testing::poisoned_options;
 using testing::run_steps;
 using testing::small_dense_net;
 
@@ -131,24 +132,15 @@ TEST(DenseBlocks, PlansAllocateEachBlockBufferOnce) {
   }
 }
 
-SessionOptions dense_options(bool fuse, Policy policy) {
-  SessionOptions o;
-  o.fuse = fuse;
-  o.policy = policy;
-  o.executor.seed = 5;
-  o.executor.poison_freed = true;
-  return o;
-}
-
 // The packed maps (unfused: no dense block storage) against the views, under policies that keep,
 // offload and rebuild the maps around the blocks; NaN poisoning would show a view read after its
 // buffer went back.
 TEST(DenseBlockTraining, ViewsTrainBitwiseAsPackedMapsUnderEveryPolicy) {
   const auto packed =
-      run_steps(Graph::build(small_dense_net(), 4), dense_options(false, Policy::Baseline), 4);
+      run_steps(Graph::build(small_dense_net(), 4), poisoned_options(false, Policy::Baseline), 4);
   for (const Policy p :
        {Policy::Baseline, Policy::VdnnAll, Policy::Recompute, Policy::UvmPrefetch}) {
-    const auto run = run_steps(Graph::build(small_dense_net(), 4), dense_options(true, p), 4);
+    const auto run = run_steps(Graph::build(small_dense_net(), 4), poisoned_options(true, p), 4);
     EXPECT_EQ(run.losses, packed.losses) << policy_name(p);
     EXPECT_EQ(run.weights, packed.weights) << policy_name(p);
     EXPECT_EQ(run.memory.device_peak, run.predicted_peak) << policy_name(p);
@@ -160,7 +152,7 @@ TEST(DenseBlockTraining, ViewsTrainBitwiseAsPackedMapsUnderEveryPolicy) {
 TEST(DenseBlockTraining, EvaluationOnViewsGivesThePackedLogitsAndFreesEveryBuffer) {
   std::vector<std::vector<float>> logits;
   for (const bool fuse : {false, true}) {
-    Session session(Graph::build(small_dense_net(), 4), dense_options(fuse, Policy::Baseline));
+    Session session(Graph::build(small_dense_net(), 4), poisoned_options(fuse, Policy::Baseline));
     Executor& exec = session.executor();
     const runtime::Shape& in = session.graph().input_shape();
     auto data = models::make_dataset("synthetic", {in.c(), in.h(), in.w(), 4}, 7);

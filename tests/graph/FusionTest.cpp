@@ -20,6 +20,7 @@ namespace {
 
 using testing::layer;
 using testing::load_config;
+using testing::poisoned_options;
 using testing::run_steps;
 
 std::set<std::string> parameter_names(const Graph& g) {
@@ -280,21 +281,13 @@ INSTANTIATE_TEST_SUITE_P(
         ZooFusion{"mobilenet_v3_large.json",
                   {{"batchnorm2d_hardswish", 20}, {"batchnorm2d_relu", 11}, {"conv2d_relu", 8}}}));
 
-SessionOptions fused(bool fuse, Policy policy) {
-  SessionOptions o;
-  o.fuse = fuse;
-  o.policy = policy;
-  o.executor.seed = 5;
-  o.executor.poison_freed = true;
-  return o;
-}
-
 class FusedTraining : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(FusedTraining, LossesAreBitwiseTheUnfusedChainsUnderEveryPolicy) {
-  const auto unfused = run_steps(load_config(GetParam(), 4), fused(false, Policy::Baseline), 4);
+  const auto unfused =
+      run_steps(load_config(GetParam(), 4), poisoned_options(false, Policy::Baseline), 4);
   for (Policy p : {Policy::Baseline, Policy::VdnnAll, Policy::Recompute}) {
-    const auto run = run_steps(load_config(GetParam(), 4), fused(true, p), 4);
+    const auto run = run_steps(load_config(GetParam(), 4), poisoned_options(true, p), 4);
     EXPECT_EQ(run.losses, unfused.losses) << policy_name(p);
     EXPECT_EQ(run.memory.device_peak, run.predicted_peak) << policy_name(p);
   }
@@ -343,9 +336,9 @@ graph::NetworkDef vgg_like() {
 // statistics again), so its gradient and everything after it are the chain's bit for bit.
 TEST(FusedSmoothTraining, TrainsBitwiseAsTheUnfusedChainsUnderEveryPolicy) {
   const auto unfused =
-      run_steps(Graph::build(smooth_chains(), 4), fused(false, Policy::Baseline), 4);
+      run_steps(Graph::build(smooth_chains(), 4), poisoned_options(false, Policy::Baseline), 4);
   for (Policy p : {Policy::Baseline, Policy::VdnnAll, Policy::Recompute}) {
-    const auto run = run_steps(Graph::build(smooth_chains(), 4), fused(true, p), 4);
+    const auto run = run_steps(Graph::build(smooth_chains(), 4), poisoned_options(true, p), 4);
     EXPECT_EQ(run.losses, unfused.losses) << policy_name(p);
     EXPECT_EQ(run.weights, unfused.weights) << policy_name(p);
     EXPECT_EQ(run.memory.device_peak, run.predicted_peak) << policy_name(p);
@@ -357,9 +350,9 @@ TEST(FusedConvTraining, VggLikeTrainsBitwiseAsTheUnfusedChainsUnderEveryPolicy) 
   std::vector<FusedChain> chains;
   static_cast<void>(fuse(unfused_graph, &chains));
   ASSERT_EQ(chains.size(), 4u);
-  const auto unfused = run_steps(unfused_graph, fused(false, Policy::Baseline), 4);
+  const auto unfused = run_steps(unfused_graph, poisoned_options(false, Policy::Baseline), 4);
   for (Policy p : {Policy::Baseline, Policy::VdnnAll, Policy::VdnnConv, Policy::Recompute}) {
-    const auto run = run_steps(Graph::build(vgg_like(), 4), fused(true, p), 4);
+    const auto run = run_steps(Graph::build(vgg_like(), 4), poisoned_options(true, p), 4);
     EXPECT_EQ(run.losses, unfused.losses) << policy_name(p);
     EXPECT_EQ(run.weights, unfused.weights) << policy_name(p);
     EXPECT_EQ(run.memory.device_peak, run.predicted_peak) << policy_name(p);

@@ -30,6 +30,17 @@ inline graph::Graph load_config(const std::string& name, std::int64_t batch) {
 
 /// `steps` steps on the synthetic stream. Each batch is drawn into one of two staging slots and,
 /// with `stage`, named to the executor a step ahead, as the trainer does (Note [Input staging]).
+/// CPU options of the fused-against-unfused runs (Note [Fusion], Note [Dense block storage]):
+/// `fuse` and `policy`, seed 5, freed memory poisoned with NaN.
+inline graph::SessionOptions poisoned_options(bool fuse, graph::Policy policy) {
+  graph::SessionOptions o;
+  o.fuse = fuse;
+  o.policy = policy;
+  o.executor.seed = 5;
+  o.executor.poison_freed = true;
+  return o;
+}
+
 inline RunResult run_steps(graph::Graph graph, graph::SessionOptions options, int steps,
                            double lr = 0.05, bool stage = true) {
   options.executor.input_slots = std::max<std::size_t>(options.executor.input_slots, 2);
