@@ -67,8 +67,8 @@ std::vector<bool> shares_block(const std::vector<NodeId>& storage) {
 }
 
 BlockTotals block_totals(const Graph& g) {
-  const std::vector<NodeId> storage = block_storage(g);
-  const std::vector<bool> shared = shares_block(storage);
+  const std::vector<NodeId>& storage = g.storage();
+  const std::vector<bool>& shared = g.in_block();
   BlockTotals totals;
   for (NodeId t = 0; t < static_cast<NodeId>(g.nodes().size()); ++t) {
     if (!shared[static_cast<std::size_t>(t)]) continue;

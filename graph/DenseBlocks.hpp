@@ -25,7 +25,8 @@ bool can_take_first_in_place(const Graph& g, NodeId d);
 
 /// Where every map of `g` lies: storage[index] (the network input last, as Plan::placement) is the
 /// map whose buffer holds it: the last of its chain of concatenations that take their first input
-/// in place, else itself. Pure function of the graph.
+/// in place, else itself. Pure function of the graph, which Graph::build keeps as
+/// Graph::storage() (and shares_block's answer as Graph::in_block()) for the planner's many plans.
 std::vector<NodeId> block_storage(const Graph& g);
 
 /// Whether each map (indexed as `storage`) shares its buffer with others: a block's views and

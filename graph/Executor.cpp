@@ -182,7 +182,6 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
   tensors_.push_back(std::make_unique<runtime::ResidentTensor>(
       kInputName, graph.input_shape(), context, graph.network_input_layout(),
       graph.dtype(kNetworkInput)));
-  storage_ = block_storage(graph);
   staged_input_ = std::make_unique<runtime::ResidentTensor>(kInputName, graph.input_shape(),
                                                             context, graph.network_input_layout(),
                                                             graph.dtype(kNetworkInput));
@@ -236,8 +235,9 @@ const runtime::ResidentTensor& Executor::tensor(NodeId t) const {
 }
 
 runtime::TensorView Executor::map_view(NodeId t) const {
+  const std::vector<NodeId>& storage = graph_.storage();
   const NodeId buffer =
-      storage_[t == kNetworkInput ? storage_.size() - 1 : static_cast<std::size_t>(t)];
+      storage[t == kNetworkInput ? storage.size() - 1 : static_cast<std::size_t>(t)];
   if (buffer == t) return tensor(t).view();
   return block_view(graph_, t, buffer, tensor(buffer).view().data);
 }

@@ -333,7 +333,6 @@ class Executor {
   std::unique_ptr<layers::Optimizer> optimizer_;
   std::unique_ptr<layers::WeightCopier> copier_;  // the bf16 weight copies (null: none)
   std::vector<std::unique_ptr<runtime::ResidentTensor>> tensors_;  // per node; input last
-  std::vector<NodeId> storage_;  // per map, as tensors_: whose buffer holds it (block_storage)
   // Note [Input staging]: the next pass's input, kept by this step's StageInput and uploaded
   // there from staged_from_, which stage_next() named as next_images_.
   std::unique_ptr<runtime::ResidentTensor> staged_input_;

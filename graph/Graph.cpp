@@ -7,6 +7,8 @@
 #include <queue>
 #include <unordered_map>
 
+#include "graph/DenseBlocks.hpp"
+
 namespace vdnn::graph {
 namespace {
 
@@ -198,6 +200,8 @@ Graph Graph::build(const NetworkDef& def, std::int64_t batch) {
          "loss input has " + std::to_string(logits.sample_numel()) +
              " values per sample; expected num_classes = " + std::to_string(def.num_classes));
   }
+  g.storage_ = block_storage(g);
+  g.in_block_ = shares_block(g.storage_);
   return g;
 }
 

@@ -88,6 +88,11 @@ class Graph {
   /// The element type of node `id`'s inputs (all the same: build checks it), which its layer is
   /// built for (LayerOptions::dtype).
   runtime::DType input_dtype(NodeId id) const { return dtype(node(id).inputs.front()); }
+  /// Per map (the network input last, as Plan::placement), the map whose buffer holds it, and
+  /// whether it shares that buffer with others (Note [Dense block storage]; graph::block_storage
+  /// and graph::shares_block, found once at build).
+  const std::vector<NodeId>& storage() const noexcept { return storage_; }
+  const std::vector<bool>& in_block() const noexcept { return in_block_; }
   /// The network as a definition again: its layers in topological order, each reading its inputs
   /// by name, so that a rewrite (Fusion, Precision) can change it and build it again.
   NetworkDef definition() const;
@@ -101,6 +106,8 @@ class Graph {
   bool image_input_ = false;
   std::vector<Node> nodes_;
   std::vector<NodeId> input_consumers_;
+  std::vector<NodeId> storage_;
+  std::vector<bool> in_block_;
 };
 
 }  // namespace vdnn::graph

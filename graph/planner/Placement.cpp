@@ -3,7 +3,6 @@
 #include <iterator>
 #include <string_view>
 
-#include "graph/DenseBlocks.hpp"
 #include "graph/planner/PlanBuilder.hpp"
 
 namespace vdnn::graph::planner {
@@ -91,14 +90,13 @@ bool leaves_device(Placement p) {
 std::vector<Placement> place(const Graph& g, const Liveness& live, Policy policy) {
   const auto n = static_cast<NodeId>(g.nodes().size());
   std::vector<Placement> placement(g.nodes().size() + 1);
-  const std::vector<bool> in_block = shares_block(block_storage(g));
   for (NodeId t = kNetworkInput; t < n; ++t) {
     Placement& p = placement[index_of(g, t)];
     if (live.of(t).backward_readers.empty()) {
       p = Placement::ForwardOnly;
       continue;
     }
-    if (in_block[index_of(g, t)]) {  // every policy's: the block's buffer stays on the device
+    if (g.in_block()[index_of(g, t)]) {  // every policy's: the block's buffer stays on the device
       p = Placement::InBlock;
       continue;
     }

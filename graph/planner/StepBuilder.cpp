@@ -2,7 +2,6 @@
 // (Note [Offload lifetime], Note [Recomputation]).
 #include <algorithm>
 
-#include "graph/DenseBlocks.hpp"
 #include "graph/planner/PlanBuilder.hpp"
 #include "runtime/Error.hpp"
 #include "runtime/MemoryResource.hpp"
@@ -26,9 +25,7 @@ class StepBuilder {
         plan_(plan),
         workspace_(workspace),
         slots_(g.nodes().size() + 1),
-        storage_(block_storage(g)),
-        in_block_(shares_block(storage_)),
-        block_live_(storage_.size(), 0) {}
+        block_live_(g.nodes().size() + 1, 0) {}
 
   void forward() {
     produce(kNetworkInput);
@@ -249,21 +246,21 @@ class StepBuilder {
   // live one (the buffer's map's bytes, under that map's id), and gives it back where it is the
   // last; any other map its own buffer.
   void allocate_storage(NodeId t) {
-    if (!in_block_[index_of(g_, t)]) {
+    if (!g_.in_block()[index_of(g_, t)]) {
       emit(Op::Allocate, t, static_cast<std::int64_t>(tensor_bytes(g_, t)));
       return;
     }
-    const NodeId buffer = storage_[index_of(g_, t)];
+    const NodeId buffer = g_.storage()[index_of(g_, t)];
     if (block_live_[index_of(g_, buffer)]++ == 0) {
       emit(Op::Allocate, buffer, static_cast<std::int64_t>(tensor_bytes(g_, buffer)));
     }
   }
   void free_storage(NodeId t) {
-    if (!in_block_[index_of(g_, t)]) {
+    if (!g_.in_block()[index_of(g_, t)]) {
       emit(Op::Free, t, -static_cast<std::int64_t>(tensor_bytes(g_, t)));
       return;
     }
-    const NodeId buffer = storage_[index_of(g_, t)];
+    const NodeId buffer = g_.storage()[index_of(g_, t)];
     if (--block_live_[index_of(g_, buffer)] == 0) {
       emit(Op::Free, buffer, -static_cast<std::int64_t>(tensor_bytes(g_, buffer)));
     }
@@ -366,10 +363,8 @@ class StepBuilder {
   Plan& plan_;
   const std::vector<layers::WorkspaceBytes>& workspace_;  // per node; empty: none
   std::vector<Slot> slots_;
-  const std::vector<NodeId>
-      storage_;                       // per map: whose buffer holds it (Note [Dense block storage])
-  const std::vector<bool> in_block_;  // per map: whether it shares that buffer
-  std::vector<int> block_live_;       // per block buffer: its maps on the device now
+  std::vector<int> block_live_;  // per block buffer (Note [Dense block storage]): its maps on the
+                                 // device now
   std::vector<std::pair<NodeId, int>> needed_;  // maps brought back ahead, with the step of need
   int step_ = 0;                                // the backward step being emitted
   std::uint64_t bytes_ = 0;
