@@ -187,12 +187,16 @@ EngineOffer offer_of(const BackendDescriptor& config) {
 }
 
 // Finalizes `d`: false when cuDNN refuses what it describes (a parameter or a problem it does not
-// support: a stored choice from another build, an engine that does not run this problem); throws
-// runtime::CudaError on any other failure.
+// support: a stored choice from another build, an engine that does not run this problem, a
+// runtime-compiled engine whose kernel NVRTC fails to compile for it); throws runtime::CudaError on
+// any other failure.
 bool finalized(BackendDescriptor& d) {
   const cudnnStatus_t status = cudnnBackendFinalize(d.get());
   const int category = CUDNN_STATUS_CATEGORY(status);
-  if (category == CUDNN_STATUS_BAD_PARAM || category == CUDNN_STATUS_NOT_SUPPORTED) return false;
+  if (category == CUDNN_STATUS_BAD_PARAM || category == CUDNN_STATUS_NOT_SUPPORTED ||
+      status == CUDNN_STATUS_INTERNAL_ERROR_COMPILATION_FAILED) {
+    return false;
+  }
   VDNN_CHECK_CUDNN(status);
   return true;
 }
