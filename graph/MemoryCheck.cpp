@@ -38,19 +38,13 @@ std::string largest_tensors(const Graph& graph) {
   return text;
 }
 
-}  // namespace
-
-std::vector<HostNeed> host_needs(const Graph& graph, Policy policy, std::uint64_t budget_bytes,
-                                 layers::Backend backend) {
-  PlanRequest request;
-  request.policy = policy;
-  const Plan plan = make_plan(graph, request);
+// host_needs of `plan` (made without budget or workspace) but the pinned pool of the offloads.
+std::vector<HostNeed> needs_besides_pinned_pool(const Graph& graph, const Plan& plan,
+                                                std::uint64_t budget_bytes,
+                                                layers::Backend backend) {
   const std::uint64_t labels = static_cast<std::uint64_t>(graph.batch()) * sizeof(std::int32_t);
   std::vector<HostNeed> needs{
       {"the pinned input batch", graph.input_shape().bytes(runtime::DType::F32) + labels}};
-  // Under a budget the planner keeps on the device what the budget holds, so fewer maps may go to
-  // pinned memory than without one: count none, the need stays a lower bound.
-  if (budget_bytes == 0) needs.push_back({"the pinned pool of the offloads", plan.pinned_bytes});
   // A managed pool holds every map's range whatever the budget (Note [Managed memory]).
   const bool whole_pool = budget_bytes == 0 || plan.memory == DeviceMemory::Managed;
   if (backend == layers::Backend::Cpu) {
@@ -62,13 +56,52 @@ std::vector<HostNeed> host_needs(const Graph& graph, Policy policy, std::uint64_
   return needs;
 }
 
+Plan unbudgeted_plan(const Graph& graph, Policy policy) {
+  PlanRequest request;
+  request.policy = policy;
+  return make_plan(graph, request);
+}
+
+std::uint64_t total_of(const std::vector<HostNeed>& needs) {
+  std::uint64_t total = 0;
+  for (const HostNeed& need : needs) total = saturating_add(total, need.bytes);
+  return total;
+}
+
+}  // namespace
+
+std::vector<HostNeed> host_needs(const Graph& graph, Policy policy, std::uint64_t budget_bytes,
+                                 layers::Backend backend) {
+  const Plan plan = unbudgeted_plan(graph, policy);
+  std::vector<HostNeed> needs = needs_besides_pinned_pool(graph, plan, budget_bytes, backend);
+  // Under a budget the planner keeps on the device what the budget holds, so fewer maps may go to
+  // pinned memory than without one: count none, the need stays a lower bound.
+  if (budget_bytes == 0) needs.push_back({"the pinned pool of the offloads", plan.pinned_bytes});
+  return needs;
+}
+
+std::uint64_t host_headroom(std::uint64_t available) {
+  return std::max<std::uint64_t>(std::uint64_t{4} << 30, available / 8);
+}
+
+std::uint64_t pinned_room(const Graph& graph, Policy policy, std::uint64_t budget_bytes,
+                          layers::Backend backend, const std::vector<HostNeed>& extra,
+                          const runtime::HostMemory& machine) {
+  if (machine.available_bytes == std::numeric_limits<std::uint64_t>::max()) return kNoHostBudget;
+  const std::uint64_t taken = saturating_add(
+      saturating_add(total_of(needs_besides_pinned_pool(
+                         graph, unbudgeted_plan(graph, policy), budget_bytes, backend)),
+                     total_of(extra)),
+      host_headroom(machine.available_bytes));
+  return machine.available_bytes > taken ? machine.available_bytes - taken : 0;
+}
+
 void check_host_memory(const Graph& graph, Policy policy, std::uint64_t budget_bytes,
                        layers::Backend backend, const std::vector<HostNeed>& extra,
                        const runtime::HostMemory& machine) {
   std::vector<HostNeed> needs = host_needs(graph, policy, budget_bytes, backend);
   needs.insert(needs.end(), extra.begin(), extra.end());
-  std::uint64_t total = 0;
-  for (const HostNeed& need : needs) total = saturating_add(total, need.bytes);
+  const std::uint64_t total = total_of(needs);
   if (total <= machine.available_bytes) return;
   std::stable_sort(needs.begin(), needs.end(), larger_first);
   std::string items;

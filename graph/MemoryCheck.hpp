@@ -37,6 +37,18 @@ class HostMemoryExceeded : public runtime::OutOfMemory {
 std::vector<HostNeed> host_needs(const Graph& graph, Policy policy, std::uint64_t budget_bytes,
                                  layers::Backend backend);
 
+/// What a run leaves the rest of the machine when it plans its pinned memory: an eighth of the
+/// `available` host memory, at least 4 GiB.
+std::uint64_t host_headroom(std::uint64_t available);
+
+/// The pinned host memory the offloaded maps of a training step of `graph` may take (Note [Host
+/// budget]): machine.available_bytes less host_headroom and less the host memory the run needs
+/// besides (host_needs without the pinned pool, and `extra`); 0 when nothing is left, and
+/// kNoHostBudget when the machine's memory is unknown.
+std::uint64_t pinned_room(const Graph& graph, Policy policy, std::uint64_t budget_bytes,
+                          layers::Backend backend, const std::vector<HostNeed>& extra,
+                          const runtime::HostMemory& machine);
+
 /// Throws HostMemoryExceeded when host_needs(graph, policy, budget_bytes, backend) and `extra`
 /// together are more than machine.available_bytes. The message gives both totals, every item
 /// largest first, and the largest feature maps of `graph` with their shapes.

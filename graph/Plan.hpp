@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,9 @@ const char* op_name(Op op) noexcept;
 /// link, or the peer pool on a neighbour GPU over the peer link.
 enum class Tier : std::uint8_t { Host, Peer };
 const char* tier_name(Tier tier) noexcept;
+
+/// A host budget that limits nothing (Note [Host budget]).
+inline constexpr std::uint64_t kNoHostBudget = std::numeric_limits<std::uint64_t>::max();
 
 /// One step of the plan. `tensor` is the feature map (a node id, or kNetworkInput) for memory
 /// operations and the node for Forward/Backward/Recompute and the workspace actions.
@@ -158,6 +162,9 @@ struct Plan {
                                         // included, by a dry run of the allocator); dedicated
                                         // memory: <= the budget
   std::uint64_t pinned_bytes = 0;       // pinned host pool the plan needs (likewise)
+  /// The most pinned host memory the offloaded maps may take at once (Note [Host budget]);
+  /// kNoHostBudget: no limit.
+  std::uint64_t host_budget_bytes = kNoHostBudget;
   std::uint64_t offloaded_bytes = 0;    // per step
   std::uint64_t prefetched_bytes = 0;   // per step
   std::uint64_t evicted_bytes = 0;      // per step, managed pages migrated to the host

@@ -76,8 +76,11 @@ std::uint64_t parameter_copies_bytes(const Graph& g, std::uint64_t trainable_cop
 std::string shortfall(const std::string& what, const Graph& g, const Plan& least,
                       std::uint64_t budget) {
   const std::string why =
-      least.predicted_peak > budget
-          ? "short by " + runtime::format_bytes(least.predicted_peak - budget)
+      least.predicted_peak > budget ? "short by " + runtime::format_bytes(least.predicted_peak - budget)
+      : least.pinned_bytes > least.host_budget_bytes
+          ? "the peak fits but its offloads need " + runtime::format_bytes(least.pinned_bytes) +
+                " of pinned host memory and the host budget is " +
+                runtime::format_bytes(least.host_budget_bytes) + " (--host-budget)"
           : "the peak fits but fragmentation leaves no room for every allocation";
   return what + " needs " + runtime::format_bytes(least.predicted_peak) +
          " of device memory at batch " + std::to_string(g.batch()) + " but the budget is " +
@@ -304,7 +307,11 @@ std::string format_plan(const Graph& g, const Plan& plan) {
            runtime::format_bytes(plan.resident_bytes) + "\n";
   }
   out += "predicted peak:        " + runtime::format_bytes(plan.predicted_peak) + "\n";
-  out += "pinned host memory:    " + runtime::format_bytes(plan.pinned_bytes) + "\n";
+  out += "pinned host memory:    " + runtime::format_bytes(plan.pinned_bytes);
+  if (plan.host_budget_bytes != kNoHostBudget) {
+    out += " (host budget " + runtime::format_bytes(plan.host_budget_bytes) + ")";
+  }
+  out += "\n";
   out += "offloaded per step:    " + runtime::format_bytes(plan.offloaded_bytes) + " in " +
          std::to_string(offloaded) + " feature maps\n";
   out += "prefetched per step:   " + runtime::format_bytes(plan.prefetched_bytes) + "\n";

@@ -20,6 +20,13 @@ struct PeerTier {
   std::uint64_t budget_bytes = 0;
 };
 
+/// Where offloaded maps may wait, as the searches pass it on: the peer tier first, then pinned
+/// host memory up to `host_budget_bytes` at once (Note [Host budget]).
+struct OffloadTiers {
+  PeerTier peer;
+  std::uint64_t host_budget_bytes = kNoHostBudget;
+};
+
 struct PlanRequest {
   Policy policy = Policy::Baseline;
   std::uint64_t budget_bytes = 0;  // 0: no budget
@@ -40,6 +47,10 @@ struct PlanRequest {
   /// rest to pinned host memory. -1 or 0: every offloaded map goes to the host.
   int peer_device = -1;
   std::uint64_t peer_budget_bytes = 0;
+  /// The most pinned host memory the offloaded maps may take at once (Note [Host budget]): a
+  /// placement that pins more does not fit, and auto rebuilds in backward what the host cannot
+  /// hold. kNoHostBudget: no limit.
+  std::uint64_t host_budget_bytes = kNoHostBudget;
   /// Training: the ranks the plan runs on; their all-reduces count in its predicted step time.
   DataParallelPlan data_parallel;
 };
@@ -72,6 +83,10 @@ std::vector<layers::WorkspaceBytes> room_for_workspace(const Graph& graph, const
 
 /// The peer tier `plan` was made with.
 inline PeerTier peer_tier(const Plan& plan) { return {plan.peer_device, plan.peer_budget_bytes}; }
+/// The offload tiers `plan` was made with.
+inline OffloadTiers offload_tiers(const Plan& plan) {
+  return {peer_tier(plan), plan.host_budget_bytes};
+}
 
 /// Human-readable plan: one line per action grouped by step, then the totals.
 std::string format_plan(const Graph& graph, const Plan& plan);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "graph/CostModel.hpp"
 #include "graph/Executor.hpp"
@@ -49,6 +50,10 @@ struct SessionOptions {
   /// -1 or 0: none.
   int peer_device = -1;
   std::uint64_t peer_budget_bytes = 0;
+  /// The most pinned host memory offloaded maps may take at once (Note [Host budget]); unset: no
+  /// limit in a Session, and in models::Trainer what the machine has available less the run's
+  /// other host memory and a headroom (graph::pinned_room).
+  std::optional<std::uint64_t> host_budget_bytes;
   /// The ranks a training plan runs on (Note [Data parallelism]): a Session with a communicator
   /// takes its size and executor.buckets here; `vdnn plan --gpus N` sets it. A world of one: none.
   DataParallelPlan data_parallel;

@@ -23,7 +23,7 @@ void plan_fields(P& p, F&& f) {
   f(p.offloaded_bytes), f(p.prefetched_bytes), f(p.evicted_bytes), f(p.migrated_bytes);
   f(p.faulted_bytes), f(p.recomputed_bytes), f(p.predicted_step_seconds), f(p.cost_source);
   f(p.placement), f(p.actions), f(p.inference), f(p.peer_device), f(p.peer_budget_bytes);
-  f(p.peer_bytes), f(p.peer_offloaded_bytes), f(p.communicator_bytes);
+  f(p.host_budget_bytes), f(p.peer_bytes), f(p.peer_offloaded_bytes), f(p.communicator_bytes);
   f(p.data_parallel.world_size), f(p.data_parallel.bus_bytes_per_second);
   f(p.data_parallel.buckets.first_bytes), f(p.data_parallel.buckets.bytes);
 }

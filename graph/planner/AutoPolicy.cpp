@@ -57,11 +57,13 @@ double recompute_cost(const Graph& g, const CostModel& costs, NodeId t) {
 // passes' worth of copies, taken in the order `first` names, hides behind compute), or recomputed,
 // at the cost of its producer's forward. An offload goes over the peer link while the peer budget
 // lasts, in that order (as the step builder fills the peer; every offloaded map is there at once by
-// the end of forward, so the sum is the peak), else over the host link (Note [Peer tier]). Each
-// map takes its cheaper way; moves come cheapest per byte first, hidden offloads in that order.
+// the end of forward, so the sum is the peak), else over the host link while the host budget lasts
+// (Note [Peer tier], Note [Host budget]); past both the map is rebuilt, or stays where it cannot be
+// (the network input). Each map takes its cheaper way; moves come cheapest per byte first, hidden
+// offloads in that order.
 std::vector<Move> moves_by_cost(const Graph& g, const std::vector<Placement>& kept,
                                 const CostModel& costs, double hidden_windows, HiddenFirst first,
-                                std::uint64_t peer_budget) {
+                                const PlanRequest& request, std::uint64_t host_budget) {
   std::vector<NodeId> leaving;  // in production order
   for (NodeId t = kNetworkInput; t < static_cast<NodeId>(g.nodes().size()); ++t) {
     if (kept[index_of(g, t)] == Placement::Resident && !read_by_loss(g, t)) leaving.push_back(t);
@@ -73,19 +75,31 @@ std::vector<Move> moves_by_cost(const Graph& g, const std::vector<Placement>& ke
   }
   const double window = hidden_windows * costs.forward_seconds();
   double copying = 0.0;
-  std::uint64_t peer_left = peer_budget;
+  std::uint64_t peer_left = peer_budget(request);
+  std::uint64_t host_left = host_budget;
   std::vector<Move> moves;
   for (NodeId t : leaving) {
-    const std::uint64_t stored = runtime::MemoryResource::align_up(tensor_bytes(g, t));
-    const Tier tier = stored <= peer_left ? Tier::Peer : Tier::Host;
+    const double recompute = recompute_cost(g, costs, t);
+    const std::uint64_t on_peer = runtime::MemoryResource::align_up(tensor_bytes(g, t));
+    const std::uint64_t on_host = tensor_bytes(g, t);
+    if (on_peer > peer_left && on_host > host_left) {
+      if (recompute < std::numeric_limits<double>::infinity()) {
+        moves.push_back({t, Placement::Recomputed, recompute});
+      }
+      continue;
+    }
+    const Tier tier = on_peer <= peer_left ? Tier::Peer : Tier::Host;
     const auto bytes = static_cast<double>(tensor_bytes(g, t));
     const double copy = bytes / std::min(costs.copy_rate(tier, false), costs.copy_rate(tier, true));
     const double offload = copy / bytes;
-    const double recompute = recompute_cost(g, costs, t);
     const bool hidden = copying + copy <= window;
     if (hidden) copying += copy;
     if (hidden || offload <= recompute) {
-      if (tier == Tier::Peer) peer_left -= stored;
+      if (tier == Tier::Peer) {
+        peer_left -= on_peer;
+      } else {
+        host_left -= on_host;
+      }
       moves.push_back({t, Placement::Offloaded, hidden ? -1.0 : offload});  // hidden: first
     } else {
       moves.push_back({t, Placement::Recomputed, recompute});
@@ -182,16 +196,14 @@ std::pair<std::size_t, Plan> bisect(std::size_t bad, std::size_t good, Plan plan
   return {good, std::move(plan)};
 }
 
-// The fewest moves whose plan fits, by bisection (more moves never raise the peak much; the search
-// needs O(log N) plans). Fragmentation does not shrink with the moves, though: where the allocator
-// cannot place the plan of every move, the bisection runs on the peak alone and the first of a few
-// larger counts, at doubling steps, that the allocator places is taken (issue 28: without it
-// ResNet-50 b128 at 25% lost the candidates that rebuild chains of two maps, the fastest).
-std::optional<Fewest> fewest_moves(const Graph& g, const Liveness& live, const PlanRequest& request,
-                                   const std::vector<Placement>& kept, const CostModel& costs,
-                                   Knobs knobs) {
-  const std::vector<Move> moves =
-      moves_by_cost(g, kept, costs, knobs.hidden_windows, knobs.hidden_first, peer_budget(request));
+// The fewest of `moves` whose plan fits, by bisection (more moves never raise the peak much; the
+// search needs O(log N) plans). Fragmentation does not shrink with the moves, though: where the
+// allocator cannot place the plan of every move, the bisection runs on the peak alone and the first
+// of a few larger counts, at doubling steps, that the allocator places is taken (issue 28: without
+// it ResNet-50 b128 at 25% lost the candidates that rebuild chains of two maps, the fastest).
+std::optional<Fewest> fewest_of(const Graph& g, const Liveness& live, const PlanRequest& request,
+                                const std::vector<Placement>& kept, const std::vector<Move>& moves,
+                                const Knobs& knobs) {
   const auto plan_of = [&](std::size_t count) {
     return with_moves(g, live, request, kept, moves, count, knobs);
   };
@@ -210,6 +222,27 @@ std::optional<Fewest> fewest_moves(const Graph& g, const Liveness& live, const P
   Fewest f{std::move(plan), {}};
   for (auto m = moves.rbegin(); m != moves.rend(); ++m) f.dearest_first.push_back(m->tensor);
   return f;
+}
+
+// The fewest moves of `knobs` whose plan fits. First searched as if the host held any offload;
+// only where that plan pins more than the host budget are the moves priced again within it and
+// searched under it (Note [Host budget]): a budget the first plan stays within changes nothing.
+std::optional<Fewest> fewest_moves(const Graph& g, const Liveness& live, const PlanRequest& request,
+                                   const std::vector<Placement>& kept, const CostModel& costs,
+                                   const Knobs& knobs) {
+  const auto moves = [&](std::uint64_t host_budget) {
+    return moves_by_cost(g, kept, costs, knobs.hidden_windows, knobs.hidden_first, request,
+                         host_budget);
+  };
+  PlanRequest any_host = request;
+  any_host.host_budget_bytes = kNoHostBudget;
+  std::optional<Fewest> f = fewest_of(g, live, any_host, kept, moves(kNoHostBudget), knobs);
+  if (f && f->plan.pinned_bytes <= request.host_budget_bytes) {
+    f->plan.host_budget_bytes = request.host_budget_bytes;
+    return f;
+  }
+  if (request.host_budget_bytes == kNoHostBudget) return f;
+  return fewest_of(g, live, request, kept, moves(request.host_budget_bytes), knobs);
 }
 
 // Whether a consumer of `t` is rebuilt in backward, so that its rebuild reads `t`.
@@ -317,7 +350,7 @@ std::optional<Plan> auto_plan(const Graph& g, const Liveness& live, const PlanRe
   for (double windows : kHiddenWindows) {
     for (HiddenFirst first : {HiddenFirst::Produced, HiddenFirst::DearestToRebuild}) {
       const std::vector<Move> moves =
-          moves_by_cost(g, kept, costs, windows, first, peer_budget(request));
+          moves_by_cost(g, kept, costs, windows, first, request, kNoHostBudget);
       for (int depth : depths_worth_trying(g, live, kept, moves)) {
         for (Placement fallback : kFallbacks) knobs.push_back({windows, first, depth, fallback});
       }

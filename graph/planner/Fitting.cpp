@@ -10,13 +10,22 @@ std::uint64_t pool_for_budget(std::uint64_t budget) {
   return budget / runtime::MemoryResource::kAlignment * runtime::MemoryResource::kAlignment;
 }
 
+namespace {
+
 // With managed memory the budget bounds the pages on the device, not the pool's address range
 // (Note [Managed memory]).
-bool fits(const Graph& g, const Plan& plan) {
+bool fits_device(const Graph& g, const Plan& plan) {
   return plan.budget_bytes == 0 ||
          (plan.predicted_peak <= plan.budget_bytes &&
           (plan.memory == DeviceMemory::Managed ||
            device_pool_fits(g, plan, pool_for_budget(plan.budget_bytes))));
+}
+
+}  // namespace
+
+// The offloaded maps' pinned copies stay within the host budget too (Note [Host budget]).
+bool fits(const Graph& g, const Plan& plan) {
+  return plan.pinned_bytes <= plan.host_budget_bytes && fits_device(g, plan);
 }
 
 // Under a budget, offloading (or evicting) a map costs two transfers, and recomputing it a second
@@ -53,8 +62,9 @@ Plan place_while_fits(const Graph& g, const Liveness& live, Plan plan, const Pla
     for (std::size_t i = from; i < end; ++i) placement[index_of(g, maps[i])] = to;
     return plan_for(g, live, plan.policy, placement, request, kForwardPeak);
   };
+  // Device memory alone: a map placed so pins nothing more (Note [Host budget]).
   const auto fit = [&](const Plan& p) {
-    return p.predicted_peak <= request.budget_bytes && fits(g, p);
+    return p.predicted_peak <= request.budget_bytes && fits_device(g, p);
   };
   std::size_t good = 0;
   std::size_t bad = maps.size() + 1;
@@ -88,13 +98,16 @@ Plan prefetch_early(const Graph& g, const Liveness& live, Plan plan, const PlanR
 }
 
 // Dropping offloads saves copies, prefetching early only hides them: drop first, then let the
-// prefetches use what the budget still leaves.
+// prefetches use what the budget still leaves. The maps kept pin nothing, so the host budget is
+// checked on the plan that keeps them.
 std::optional<Plan> fitting_plan(const Graph& g, const Liveness& live, Policy policy,
                                  const PlanRequest& request) {
   Plan plan = plan_for(g, live, policy, place(g, live, policy), request, kForwardPeak);
   if (request.budget_bytes == 0) return plan;
+  if (!fits_device(g, plan)) return std::nullopt;
+  plan = prefetch_early(g, live, keep_what_fits(g, live, std::move(plan), request, {}), request);
   if (!fits(g, plan)) return std::nullopt;
-  return prefetch_early(g, live, keep_what_fits(g, live, std::move(plan), request, {}), request);
+  return plan;
 }
 
 }  // namespace vdnn::graph::planner

@@ -52,8 +52,9 @@ void stage_next_input(const Graph& g, Plan& plan, std::uint64_t peak);
 /// The device pool a budget allows: never more than the budget, in whole allocation units.
 std::uint64_t pool_for_budget(std::uint64_t budget);
 
-/// The predicted peak is within the budget and, with dedicated memory, the real allocator places
-/// every allocation in it.
+/// The offloaded maps' pinned copies are within the host budget, and under a device budget the
+/// predicted peak is within it and, with dedicated memory, the real allocator places every
+/// allocation in it.
 bool fits(const Graph& g, const Plan& plan);
 
 /// Keeps resident, in `order` (empty: from the last-produced map backwards), the maps that leave

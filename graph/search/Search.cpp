@@ -58,8 +58,9 @@ int state_buffers(const SessionOptions& options) {
   return layers::state_buffers(options.executor.optimizer.kind);
 }
 
-PeerTier peer_tier(const SessionOptions& options) {
-  return {options.peer_device, options.peer_budget_bytes};
+OffloadTiers offload_tiers(const SessionOptions& options) {
+  return {{options.peer_device, options.peer_budget_bytes},
+          options.host_budget_bytes.value_or(kNoHostBudget)};
 }
 
 bool chooses_by_cost(Policy policy) { return policy == Policy::Auto || policy == Policy::VdnnDyn; }
@@ -73,13 +74,13 @@ Plan profiling_plan(const Graph& graph, const SessionOptions& options, LayerSet&
     try {
       return make_plan(graph, search::request_for(layers, p, options.budget_bytes, estimated,
                                                   state_buffers(options), Purpose::Training,
-                                                  peer_tier(options)));
+                                                  offload_tiers(options)));
     } catch (const DoesNotFit&) {
     }
   }
   return search::plan_with_downgrades(graph, layers, options.budget_bytes, estimated, Policy::Auto,
                                       state_buffers(options), Purpose::Training,
-                                      peer_tier(options));
+                                      offload_tiers(options));
 }
 
 // Given (when they describe this graph), cached, measured or estimated. Measured only where a
@@ -118,7 +119,7 @@ Plan fitted_plan(const Variant& v, const SessionOptions& options, const SearchCo
                  const CostModel& costs) {
   Plan plan = search::plan_with_downgrades(v.graph, *v.layers, options.budget_bytes, costs,
                                            options.policy, state_buffers(options), options.purpose,
-                                           peer_tier(options), options.data_parallel);
+                                           offload_tiers(options), options.data_parallel);
   if (ctx.context != nullptr && options.backend == layers::Backend::Cuda &&
       options.budget_bytes == 0 && plan.memory == DeviceMemory::Dedicated) {
     const std::uint64_t free_bytes = ctx.context->free_device_bytes();
@@ -126,7 +127,7 @@ Plan fitted_plan(const Variant& v, const SessionOptions& options, const SearchCo
     if (plan.pool_bytes > device) {
       plan = search::plan_with_downgrades(v.graph, *v.layers, device, costs, options.policy,
                                           state_buffers(options), options.purpose,
-                                          peer_tier(options), options.data_parallel);
+                                          offload_tiers(options), options.data_parallel);
     }
   }
   return plan;

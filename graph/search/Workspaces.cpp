@@ -66,7 +66,7 @@ std::vector<layers::WorkspaceBytes> raw_workspaces(LayerSet& layers) {
 }  // namespace
 
 PlanRequest request_for(const LayerSet& layers, Policy policy, std::uint64_t budget,
-                        const CostModel& costs, int state_buffers, Purpose purpose, PeerTier peer,
+                        const CostModel& costs, int state_buffers, Purpose purpose, OffloadTiers tiers,
                         const DataParallelPlan& data_parallel) {
   PlanRequest r;
   r.policy = policy;
@@ -75,17 +75,18 @@ PlanRequest request_for(const LayerSet& layers, Policy policy, std::uint64_t bud
   r.costs = &costs;
   r.optimizer_state_buffers = state_buffers;
   r.purpose = purpose;
-  r.peer_device = peer.device;
-  r.peer_budget_bytes = peer.budget_bytes;
+  r.peer_device = tiers.peer.device;
+  r.peer_budget_bytes = tiers.peer.budget_bytes;
+  r.host_budget_bytes = tiers.host_budget_bytes;
   r.data_parallel = data_parallel;
   return r;
 }
 
 Plan plan_with_downgrades(const Graph& graph, LayerSet& layers, std::uint64_t budget,
                           const CostModel& costs, Policy policy, int state_buffers, Purpose purpose,
-                          PeerTier peer, const DataParallelPlan& data_parallel) {
+                          OffloadTiers tiers, const DataParallelPlan& data_parallel) {
   PlanRequest request =
-      request_for(layers, policy, budget, costs, state_buffers, purpose, peer, data_parallel);
+      request_for(layers, policy, budget, costs, state_buffers, purpose, tiers, data_parallel);
   std::exception_ptr failure;
   const std::function<std::optional<Plan>()> attempt = [&]() -> std::optional<Plan> {
     request.workspace = layers.workspaces();
@@ -128,7 +129,7 @@ void raise_where_faster(const Graph& graph, LayerSet& layers, CostModel& costs, 
           Plan faster =
               make_plan(graph, request_for(layers, plan.requested, plan.budget_bytes, trial,
                                            plan.optimizer_state_buffers, plan.purpose,
-                                           peer_tier(plan), plan.data_parallel));
+                                           offload_tiers(plan), plan.data_parallel));
           if (faster.predicted_step_seconds < plan.predicted_step_seconds) {
             plan = std::move(faster);
             costs = std::move(trial);
@@ -170,7 +171,7 @@ void trade_workspace_for_maps(const Graph& graph, LayerSet& layers, CostModel& c
       try {
         Plan leaner = plan_with_downgrades(graph, layers, plan.budget_bytes, leaner_costs,
                                            plan.requested, plan.optimizer_state_buffers,
-                                           plan.purpose, peer_tier(plan), plan.data_parallel);
+                                           plan.purpose, offload_tiers(plan), plan.data_parallel);
         if (leaner.predicted_step_seconds < plan.predicted_step_seconds) {
           costs = std::move(leaner_costs);
           plan = std::move(leaner);

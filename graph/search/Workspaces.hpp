@@ -12,11 +12,11 @@
 namespace vdnn::graph::search {
 
 /// The request for `policy` under `budget` with the layers' current workspaces, `costs` and
-/// `state_buffers` optimizer state tensors per trainable parameter, for `purpose`, with `peer`, on
+/// `state_buffers` optimizer state tensors per trainable parameter, for `purpose`, with `tiers`, on
 /// the ranks of `data_parallel`.
 PlanRequest request_for(const LayerSet& layers, Policy policy, std::uint64_t budget,
                         const CostModel& costs, int state_buffers,
-                        Purpose purpose = Purpose::Training, PeerTier peer = {},
+                        Purpose purpose = Purpose::Training, OffloadTiers tiers = {},
                         const DataParallelPlan& data_parallel = {});
 
 /// The plan of `policy` under `budget` with the fastest algorithms; when that does not fit, each
@@ -24,7 +24,7 @@ PlanRequest request_for(const LayerSet& layers, Policy policy, std::uint64_t bud
 /// downgrades. Leaves the limits that fitted set on `layers`. Throws DoesNotFit.
 Plan plan_with_downgrades(const Graph& graph, LayerSet& layers, std::uint64_t budget,
                           const CostModel& costs, Policy policy, int state_buffers,
-                          Purpose purpose = Purpose::Training, PeerTier peer = {},
+                          Purpose purpose = Purpose::Training, OffloadTiers tiers = {},
                           const DataParallelPlan& data_parallel = {});
 
 /// Each limited pass tries its faster algorithms (cudnnFind's times shift the layer's cost) and

@@ -137,6 +137,7 @@ models::TrainerOptions api::trainer_options(const TrainerConfig& c, const graph:
   }
   s.peer_device = c.offload_peer;
   s.peer_budget_bytes = c.peer_budget;
+  if (c.host_budget > 0) s.host_budget_bytes = c.host_budget;
   s.deterministic = c.deterministic;
   s.allow_tf32 = c.tf32;
   s.fuse = c.fuse;

@@ -29,16 +29,22 @@ SampleFormat sample_format(const graph::NetworkDef& def) {
 constexpr std::size_t kInputSlots = 3;
 
 // Throws HostMemoryExceeded before anything large is allocated: the datasets, the loader's other
-// pinned batches and the pinned pool.
-void check_host(const graph::Graph& graph, const graph::NetworkDef& def, const TrainerOptions& o) {
+// pinned batches and the pinned pool. Without a host budget, sets the one they leave (Note [Host
+// budget]).
+void check_host(const graph::Graph& graph, const graph::NetworkDef& def, TrainerOptions& o) {
   const std::uint64_t data = dataset_host_bytes(o.data, sample_format(def));
   std::vector<graph::HostNeed> extra{
       {"the " + o.data + " dataset", data},
       {"the data loader's other pinned input batches",
        (kInputSlots - 1) * graph.input_shape().bytes(runtime::DType::F32)}};
   if (o.evaluation) extra.push_back({"the " + o.data + " test split", data});
+  const runtime::HostMemory machine = runtime::available_host_memory();
   graph::check_host_memory(graph, o.session.policy, o.session.budget_bytes, o.session.backend,
-                           extra, runtime::available_host_memory());
+                           extra, machine);
+  if (!o.session.host_budget_bytes) {
+    o.session.host_budget_bytes = graph::pinned_room(graph, o.session.policy, o.session.budget_bytes,
+                                                     o.session.backend, extra, machine);
+  }
 }
 
 // A rank's shard of the training stream (Note [Data parallelism]); the stream itself in a single

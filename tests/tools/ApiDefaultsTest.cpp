@@ -21,8 +21,10 @@ TEST(ApiDefaults, TrainerConfigMatchesTheCommandLine) {
   EXPECT_TRUE(cli.mem_budget.empty());
   EXPECT_EQ(api.offload_peer, -1);  // no peer tier
   EXPECT_EQ(api.peer_budget, 0U);
-  EXPECT_TRUE(cli.run.peer.gpus.empty());
-  EXPECT_TRUE(cli.run.peer.budget.empty());
+  EXPECT_TRUE(cli.run.tiers.gpus.empty());
+  EXPECT_TRUE(cli.run.tiers.budget.empty());
+  EXPECT_EQ(api.host_budget, 0U);  // what the machine leaves
+  EXPECT_TRUE(cli.run.tiers.host_budget.empty());
   EXPECT_EQ(api.check_gradients, cli.check_gradients);
   EXPECT_EQ(api.distributed.world_size, cli.gpus);
   EXPECT_EQ(api.distributed.timeout_seconds, cli.nccl_timeout);

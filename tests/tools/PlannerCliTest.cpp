@@ -88,6 +88,37 @@ TEST(PlannerCli, DenseBlocksAreCountedInThePlansJson) {
   EXPECT_EQ(nlohmann::json::parse(apart.output)["dense_blocks"]["concatenations"], 0);
 }
 
+// Note [Host budget]: --host-budget bounds the pinned pool (a fixed policy that needs more exits with
+// code 3 naming it, auto rebuilds instead), plan --json reports it, and a training run without one
+// gets what the machine leaves.
+TEST(PlannerCli, TheHostBudgetBoundsThePinnedPool) {
+  constexpr std::uint64_t kMiB = 1 << 20;
+  const std::string plan = "plan --json --config " + config("resnet20-cifar.json") +
+                           " --batch 32 --mem-budget 24MiB";
+  const CliRun all = vdnn(plan + " --policy vdnn-all");
+  ASSERT_EQ(all.code, 0) << all.output;
+  const nlohmann::json unlimited = nlohmann::json::parse(all.output);
+  ASSERT_GT(unlimited["pinned_bytes"].get<std::uint64_t>(), kMiB);
+  EXPECT_FALSE(unlimited.contains("host_budget_bytes"));
+  const CliRun refused = vdnn(plan + " --policy vdnn-all --host-budget 1MiB");
+  EXPECT_EQ(refused.code, 3) << refused.output;
+  EXPECT_NE(refused.output.find("--host-budget"), std::string::npos) << refused.output;
+  const CliRun rebuilt = vdnn(plan + " --policy auto --host-budget 1MiB");
+  ASSERT_EQ(rebuilt.code, 0) << rebuilt.output;
+  const nlohmann::json bounded = nlohmann::json::parse(rebuilt.output);
+  EXPECT_EQ(bounded["host_budget_bytes"], kMiB);
+  EXPECT_LE(bounded["pinned_bytes"].get<std::uint64_t>(), kMiB);
+
+  const fs::path dir = temp_dir("host-budget");
+  const CliRun train = vdnn("train --config " + config("resnet20-cifar.json") +
+                            " --batch 16 --iters 1 --device cpu --mem-budget 10MiB --policy "
+                            "vdnn-all --no-cache --out " + dir.string());
+  ASSERT_EQ(train.code, 0) << train.output;
+  const nlohmann::json s = summary(dir);
+  ASSERT_TRUE(s.contains("host_budget_bytes")) << s.dump();
+  EXPECT_GE(s["host_budget_bytes"].get<std::uint64_t>(), s["pinned_bytes"].get<std::uint64_t>());
+}
+
 // --inference plans a Predictor's forward pass: the parameters alone, less than any training step
 // holds, under every policy; a budget it does not fit exits with code 3.
 TEST(PlannerCli, InferencePlansTheForwardPassAlone) {

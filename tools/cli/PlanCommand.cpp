@@ -80,7 +80,7 @@ CLI::App* add_plan_command(CLI::App& app, PlanOptions& o) {
   cmd->add_flag("--inference", o.inference,
                 "Plan inference alone, as a Predictor runs it: a forward pass in eval mode over "
                 "the parameters, no gradients, optimizer state or backward");
-  add_peer_options(*cmd, o.peer);
+  add_tier_options(*cmd, o.tiers);
   add_data_parallel_options(*cmd, o.data_parallel);
   cmd->add_flag("--json", o.json, "Print JSON instead of a table");
   return cmd;
@@ -139,9 +139,10 @@ int plan_with_cost_file(const PlanOptions& o, const graph::Graph& built) {
   request.costs = &costs;
   request.optimizer_state_buffers = layers::state_buffers(layers::parse_optimizer(o.optimizer));
   request.purpose = purpose(o);
-  const graph::PeerTier peer = peer_tier(o.peer);
+  const graph::PeerTier peer = peer_tier(o.tiers);
   request.peer_device = peer.device;
   request.peer_budget_bytes = peer.budget_bytes;
+  request.host_budget_bytes = host_budget(o.tiers).value_or(graph::kNoHostBudget);
   if (!o.inference) request.data_parallel = data_parallel_plan(o.data_parallel);
   for (const graph::LayerCost& c : costs.layers) {
     request.workspace.push_back({c.forward_workspace, c.backward_workspace});
@@ -166,9 +167,10 @@ int run_plan(const PlanOptions& o) {
   options.precision = requested_precision(o);
   options.executor.optimizer.kind = layers::parse_optimizer(o.optimizer);
   options.purpose = purpose(o);
-  const graph::PeerTier peer = peer_tier(o.peer);
+  const graph::PeerTier peer = peer_tier(o.tiers);
   options.peer_device = peer.device;
   options.peer_budget_bytes = peer.budget_bytes;
+  options.host_budget_bytes = host_budget(o.tiers);
   options.data_parallel = data_parallel_plan(o.data_parallel);
   layers::LayerCache cache;
   graph::SearchContext ctx;

@@ -25,7 +25,7 @@ struct PlanOptions {
   std::string optimizer = "sgd";   // whose state the plan holds (as vdnn train --optimizer)
   bool inference = false;          // plan a Predictor's forward pass (Note [Inference plan])
   bool json = false;
-  PeerOptions peer;                       // the peer tier (Note [Peer tier])
+  TierOptions tiers;                      // the offload tiers (Note [Peer tier])
   DataParallelPlanOptions data_parallel;  // --gpus N: one rank of N (Note [Data parallelism])
 };
 

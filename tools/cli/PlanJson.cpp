@@ -26,6 +26,9 @@ nlohmann::json plan_totals(const graph::Plan& plan) {
                            {"predicted_step_ms", plan.predicted_step_seconds * 1e3},
                            {"cost_source", plan.cost_source}};
   if (plan.communicator_bytes > 0) totals["communicator_bytes"] = plan.communicator_bytes;
+  if (plan.host_budget_bytes != graph::kNoHostBudget) {  // Note [Host budget]
+    totals["host_budget_bytes"] = plan.host_budget_bytes;
+  }
   if (plan.data_parallel.world_size > 1) {  // Note [Data parallelism]
     totals.update({{"world_size", plan.data_parallel.world_size},
                    {"allreduce_bus_bytes_per_second", plan.data_parallel.bus_bytes_per_second}});

@@ -131,16 +131,21 @@ void add_gpu_decode_share(CLI::App& cmd, double& share) {
                                          "> 0"));
 }
 
-void add_peer_options(CLI::App& cmd, PeerOptions& o) {
+void add_tier_options(CLI::App& cmd, TierOptions& o) {
   cmd.add_option("--offload-peer", o.gpus,
                  "Offload feature maps first to a pool on this GPU, reached over NVLink or PCIe "
                  "peer access, and the rest to pinned host memory (needs --peer-budget)");
   cmd.add_option("--peer-budget", o.budget,
                  "With --offload-peer: the most bytes of feature maps on the peer GPU at once, "
                  "e.g. 8GiB");
+  cmd.add_option("--host-budget", o.host_budget,
+                 "The most pinned host memory offloaded feature maps may take at once, e.g. "
+                 "64GiB; auto rebuilds what the host cannot hold (default: for train and compare, "
+                 "what the machine has available less the run's other host memory and an eighth, "
+                 "at least 4 GiB; for plan, no limit)");
 }
 
-graph::PeerTier peer_tier(const PeerOptions& o) {
+graph::PeerTier peer_tier(const TierOptions& o) {
   if (o.gpus.empty() && o.budget.empty()) return {};
   if (o.gpus.empty() || o.budget.empty()) {
     throw runtime::InvalidArgument("--offload-peer and --peer-budget go together: give both");
@@ -164,9 +169,14 @@ graph::PeerTier peer_tier(const PeerOptions& o) {
   return {gpu, budget};
 }
 
+std::optional<std::uint64_t> host_budget(const TierOptions& o) {
+  if (o.host_budget.empty()) return std::nullopt;
+  return runtime::parse_bytes(o.host_budget);
+}
+
 void add_run_options(CLI::App& cmd, RunOptions& o, bool migration_counters_default) {
   add_optimizer_options(cmd, o);
-  add_peer_options(cmd, o.peer);
+  add_tier_options(cmd, o.tiers);
   cmd.add_option("--device", o.device, "auto: CUDA when a GPU is present, else CPU")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
@@ -258,9 +268,10 @@ models::TrainerOptions trainer_options(const RunOptions& o, const std::string& p
   s.backend = resolve_device(o.device);
   s.policy = graph::parse_policy(policy);
   s.budget_bytes = budget.empty() ? 0 : runtime::parse_bytes(budget);
-  const graph::PeerTier peer = peer_tier(o.peer);
+  const graph::PeerTier peer = peer_tier(o.tiers);
   s.peer_device = peer.device;
   s.peer_budget_bytes = peer.budget_bytes;
+  s.host_budget_bytes = host_budget(o.tiers);
   s.executor.seed = o.seed;
   s.executor.optimizer = optimizer_config(o);
   s.executor.poison_freed = o.debug_poison;

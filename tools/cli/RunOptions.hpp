@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,10 +17,12 @@ class App;
 
 namespace vdnn::tools {
 
-/// The peer tier's options (Note [Peer tier]), shared by train, compare and plan.
-struct PeerOptions {
-  std::string gpus;    // --offload-peer GPU[,GPU]; empty: no peer tier
-  std::string budget;  // --peer-budget SIZE: the most bytes of maps on the peer at once
+/// The offload tiers' options (Note [Peer tier], Note [Host budget]), shared by train, compare and
+/// plan.
+struct TierOptions {
+  std::string gpus;         // --offload-peer GPU[,GPU]; empty: no peer tier
+  std::string budget;       // --peer-budget SIZE: the most bytes of maps on the peer at once
+  std::string host_budget;  // --host-budget SIZE: the most pinned host memory; empty: default
 };
 
 /// Every default of a run's shared options lives here.
@@ -59,7 +62,7 @@ struct RunOptions {
   bool measure_costs = false;             // measure costs for every policy (auto, dyn: always)
   bool no_fuse = false;                   // keep batchnorm2d -> [add ->] relu chains unfused
   std::string layout = "auto";            // nchw | nhwc | auto (CUDA: measured)
-  PeerOptions peer;
+  TierOptions tiers;
 };
 
 /// Registers the shared options on `cmd`. `migration_counters_default` sets the UVM counters'
@@ -70,12 +73,15 @@ void add_run_options(CLI::App& cmd, RunOptions& options, bool migration_counters
 /// image files with --decode gpu, in (0, 1]).
 void add_gpu_decode_share(CLI::App& cmd, double& share);
 
-/// Registers --offload-peer and --peer-budget on `cmd`.
-void add_peer_options(CLI::App& cmd, PeerOptions& options);
+/// Registers --offload-peer, --peer-budget and --host-budget on `cmd`.
+void add_tier_options(CLI::App& cmd, TierOptions& options);
 /// The peer tier `options` name (none when both are empty). Throws runtime::InvalidArgument when
 /// only one is given, for a malformed GPU list or size, a zero budget, or more than one GPU (the
 /// planner has one peer tier).
-graph::PeerTier peer_tier(const PeerOptions& options);
+graph::PeerTier peer_tier(const TierOptions& options);
+/// The host budget `options` name; unset when not given. Throws runtime::InvalidArgument for a
+/// malformed size.
+std::optional<std::uint64_t> host_budget(const TierOptions& options);
 
 /// auto: CUDA when a GPU is present and this build has the CUDA backend, else CPU.
 layers::Backend resolve_device(const std::string& device);

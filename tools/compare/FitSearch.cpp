@@ -17,12 +17,6 @@ std::uint64_t host_bytes(const std::vector<graph::HostNeed>& needs) {
   return total;
 }
 
-// A search must not pin nearly all of the host's memory: it leaves an eighth, at least 4 GiB, to
-// the rest of the machine.
-std::uint64_t host_headroom(std::uint64_t available) {
-  return std::max<std::uint64_t>(std::uint64_t{4} << 30, available / 8);
-}
-
 // The ladders' first rung (b, n or b of the rule) and step in depth.
 struct Rule {
   std::int64_t first_depth;
@@ -38,11 +32,16 @@ Rule rule_of(models::ZooFamily family, models::ZooInput input) {
 }  // namespace
 
 bool plan_fits(const graph::Graph& graph, const FitLimits& limits) {
+  const runtime::HostMemory machine = runtime::available_host_memory();
   graph::SessionOptions options;
   options.policy = limits.policy;
   options.budget_bytes = limits.budget_bytes;
   options.fuse = limits.fuse;
   options.precision = limits.precision;
+  // The host budget the run will have (Note [Host budget]), so that auto plans alike.
+  options.host_budget_bytes =
+      graph::pinned_room(graph, limits.policy, limits.budget_bytes, limits.backend,
+                         {{"the run's other host memory", limits.host_extra_bytes}}, machine);
   layers::LayerCache cache;
   graph::SearchContext ctx;
   ctx.layer_options.cache = &cache;
@@ -63,8 +62,8 @@ bool plan_fits(const graph::Graph& graph, const FitLimits& limits) {
   const std::uint64_t host =
       host_bytes(graph::host_needs(graph, limits.policy, limits.budget_bytes, limits.backend)) +
       pinned + limits.host_extra_bytes;
-  const std::uint64_t available = runtime::available_host_memory().available_bytes;
-  return host <= available - std::min(available, host_headroom(available));
+  const std::uint64_t available = machine.available_bytes;
+  return host <= available - std::min(available, graph::host_headroom(available));
 }
 
 std::int64_t largest_fitting(std::int64_t lo, std::int64_t hi,

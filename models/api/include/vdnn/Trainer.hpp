@@ -64,6 +64,10 @@ struct TrainerConfig {
   /// the device cannot reach directly; a peer with less free memory than the pool DoesNotFit.
   int offload_peer = -1;
   std::uint64_t peer_budget = 0;
+  /// The most pinned host memory offloaded feature maps may take at once (`vdnn train
+  /// --host-budget SIZE`); `auto` rebuilds in backward what the host cannot hold. 0: what the
+  /// machine has available, less the run's other host memory and an eighth of it (at least 4 GiB).
+  std::uint64_t host_budget = 0;
   /// "synthetic", "cifar10:DIR" (CIFAR-10 binary files), "imagefolder:DIR" (torchvision's
   /// ImageFolder of JPEG/PNG files; DIR/train and DIR/val when present) or "webdataset:PATTERN"
   /// (tar shards, brace patterns: "shards-{000..146}.tar").
