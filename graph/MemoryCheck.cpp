@@ -62,13 +62,13 @@ Plan unbudgeted_plan(const Graph& graph, Policy policy) {
   return make_plan(graph, request);
 }
 
-std::uint64_t total_of(const std::vector<HostNeed>& needs) {
+}  // namespace
+
+std::uint64_t total_bytes(const std::vector<HostNeed>& needs) {
   std::uint64_t total = 0;
   for (const HostNeed& need : needs) total = saturating_add(total, need.bytes);
   return total;
 }
-
-}  // namespace
 
 std::vector<HostNeed> host_needs(const Graph& graph, Policy policy, std::uint64_t budget_bytes,
                                  layers::Backend backend) {
@@ -89,9 +89,9 @@ std::uint64_t pinned_room(const Graph& graph, Policy policy, std::uint64_t budge
                           const runtime::HostMemory& machine) {
   if (machine.available_bytes == std::numeric_limits<std::uint64_t>::max()) return kNoHostBudget;
   const std::uint64_t taken = saturating_add(
-      saturating_add(total_of(needs_besides_pinned_pool(
-                         graph, unbudgeted_plan(graph, policy), budget_bytes, backend)),
-                     total_of(extra)),
+      saturating_add(total_bytes(needs_besides_pinned_pool(graph, unbudgeted_plan(graph, policy),
+                                                           budget_bytes, backend)),
+                     total_bytes(extra)),
       host_headroom(machine.available_bytes));
   return machine.available_bytes > taken ? machine.available_bytes - taken : 0;
 }
@@ -101,7 +101,7 @@ void check_host_memory(const Graph& graph, Policy policy, std::uint64_t budget_b
                        const runtime::HostMemory& machine) {
   std::vector<HostNeed> needs = host_needs(graph, policy, budget_bytes, backend);
   needs.insert(needs.end(), extra.begin(), extra.end());
-  const std::uint64_t total = total_of(needs);
+  const std::uint64_t total = total_bytes(needs);
   if (total <= machine.available_bytes) return;
   std::stable_sort(needs.begin(), needs.end(), larger_first);
   std::string items;

@@ -37,6 +37,9 @@ class HostMemoryExceeded : public runtime::OutOfMemory {
 std::vector<HostNeed> host_needs(const Graph& graph, Policy policy, std::uint64_t budget_bytes,
                                  layers::Backend backend);
 
+/// The bytes of `needs` together (saturating at UINT64_MAX).
+std::uint64_t total_bytes(const std::vector<HostNeed>& needs);
+
 /// What a run leaves the rest of the machine when it plans its pinned memory: an eighth of the
 /// `available` host memory, at least 4 GiB.
 std::uint64_t host_headroom(std::uint64_t available);

@@ -158,10 +158,10 @@ struct Plan {
   // resident_bytes + the most bytes allocated from the device pool at once: predicted_peak with
   // dedicated memory; with managed memory evicted maps keep their range, so it can be more.
   std::uint64_t predicted_pool_peak = 0;
-  std::uint64_t pool_bytes = 0;         // device pool: what the plan needs (fragmentation
-                                        // included, by a dry run of the allocator); dedicated
-                                        // memory: <= the budget
-  std::uint64_t pinned_bytes = 0;       // pinned host pool the plan needs (likewise)
+  std::uint64_t pool_bytes = 0;    // device pool: what the plan needs (fragmentation
+                                   // included, by a dry run of the allocator); dedicated
+                                   // memory: <= the budget
+  std::uint64_t pinned_bytes = 0;  // pinned host pool the plan needs (likewise)
   /// The most pinned host memory the offloaded maps may take at once (Note [Host budget]);
   /// kNoHostBudget: no limit.
   std::uint64_t host_budget_bytes = kNoHostBudget;

@@ -76,7 +76,8 @@ std::uint64_t parameter_copies_bytes(const Graph& g, std::uint64_t trainable_cop
 std::string shortfall(const std::string& what, const Graph& g, const Plan& least,
                       std::uint64_t budget) {
   const std::string why =
-      least.predicted_peak > budget ? "short by " + runtime::format_bytes(least.predicted_peak - budget)
+      least.predicted_peak > budget
+          ? "short by " + runtime::format_bytes(least.predicted_peak - budget)
       : least.pinned_bytes > least.host_budget_bytes
           ? "the peak fits but its offloads need " + runtime::format_bytes(least.pinned_bytes) +
                 " of pinned host memory and the host budget is " +

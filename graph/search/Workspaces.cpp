@@ -66,8 +66,8 @@ std::vector<layers::WorkspaceBytes> raw_workspaces(LayerSet& layers) {
 }  // namespace
 
 PlanRequest request_for(const LayerSet& layers, Policy policy, std::uint64_t budget,
-                        const CostModel& costs, int state_buffers, Purpose purpose, OffloadTiers tiers,
-                        const DataParallelPlan& data_parallel) {
+                        const CostModel& costs, int state_buffers, Purpose purpose,
+                        OffloadTiers tiers, const DataParallelPlan& data_parallel) {
   PlanRequest r;
   r.policy = policy;
   r.budget_bytes = budget;

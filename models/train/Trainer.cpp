@@ -42,8 +42,8 @@ void check_host(const graph::Graph& graph, const graph::NetworkDef& def, Trainer
   graph::check_host_memory(graph, o.session.policy, o.session.budget_bytes, o.session.backend,
                            extra, machine);
   if (!o.session.host_budget_bytes) {
-    o.session.host_budget_bytes = graph::pinned_room(graph, o.session.policy, o.session.budget_bytes,
-                                                     o.session.backend, extra, machine);
+    o.session.host_budget_bytes = graph::pinned_room(
+        graph, o.session.policy, o.session.budget_bytes, o.session.backend, extra, machine);
   }
 }
 

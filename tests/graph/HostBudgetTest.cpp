@@ -47,8 +47,8 @@ TEST(HostBudget, AutoRebuildsWhatTheHostCannotHold) {
   const std::uint64_t budget = plan(g, Policy::Recompute, 0, kNoHostBudget).predicted_peak;
   const Plan unlimited = plan(g, Policy::Auto, budget, kNoHostBudget, &costs);
   ASSERT_GT(unlimited.pinned_bytes, 0U);
-  for (const std::uint64_t host : {unlimited.pinned_bytes / 2, unlimited.pinned_bytes / 8,
-                                   std::uint64_t{0}}) {
+  for (const std::uint64_t host :
+       {unlimited.pinned_bytes / 2, unlimited.pinned_bytes / 8, std::uint64_t{0}}) {
     SCOPED_TRACE(host);
     const Plan p = plan(g, Policy::Auto, budget, host, &costs);
     EXPECT_EQ(p.host_budget_bytes, host);
@@ -98,9 +98,8 @@ TEST(HostBudget, TheDefaultIsWhatTheMachineLeaves) {
   const runtime::HostMemory machine{64 * kGiB, "test"};
   EXPECT_EQ(pinned_room(g, Policy::Auto, kGiB, layers::Backend::Cuda, dataset, machine),
             64 * kGiB - needs - kGiB - 8 * kGiB);  // an eighth of 64 GiB stays free
-  EXPECT_EQ(host_headroom(8 * kGiB), 4 * kGiB);     // at least 4 GiB
-  EXPECT_EQ(pinned_room(g, Policy::Auto, kGiB, layers::Backend::Cuda, dataset, {kGiB, "test"}),
-            0U);
+  EXPECT_EQ(host_headroom(8 * kGiB), 4 * kGiB);    // at least 4 GiB
+  EXPECT_EQ(pinned_room(g, Policy::Auto, kGiB, layers::Backend::Cuda, dataset, {kGiB, "test"}), 0U);
   const runtime::HostMemory unknown{std::numeric_limits<std::uint64_t>::max(), "unknown"};
   EXPECT_EQ(pinned_room(g, Policy::Auto, kGiB, layers::Backend::Cuda, dataset, unknown),
             kNoHostBudget);

@@ -88,13 +88,13 @@ TEST(PlannerCli, DenseBlocksAreCountedInThePlansJson) {
   EXPECT_EQ(nlohmann::json::parse(apart.output)["dense_blocks"]["concatenations"], 0);
 }
 
-// Note [Host budget]: --host-budget bounds the pinned pool (a fixed policy that needs more exits with
-// code 3 naming it, auto rebuilds instead), plan --json reports it, and a training run without one
-// gets what the machine leaves.
+// Note [Host budget]: --host-budget bounds the pinned pool (a fixed policy that needs more exits
+// with code 3 naming it, auto rebuilds instead), plan --json reports it, and a training run without
+// one gets what the machine leaves.
 TEST(PlannerCli, TheHostBudgetBoundsThePinnedPool) {
   constexpr std::uint64_t kMiB = 1 << 20;
-  const std::string plan = "plan --json --config " + config("resnet20-cifar.json") +
-                           " --batch 32 --mem-budget 24MiB";
+  const std::string plan =
+      "plan --json --config " + config("resnet20-cifar.json") + " --batch 32 --mem-budget 24MiB";
   const CliRun all = vdnn(plan + " --policy vdnn-all");
   ASSERT_EQ(all.code, 0) << all.output;
   const nlohmann::json unlimited = nlohmann::json::parse(all.output);
@@ -112,7 +112,8 @@ TEST(PlannerCli, TheHostBudgetBoundsThePinnedPool) {
   const fs::path dir = temp_dir("host-budget");
   const CliRun train = vdnn("train --config " + config("resnet20-cifar.json") +
                             " --batch 16 --iters 1 --device cpu --mem-budget 10MiB --policy "
-                            "vdnn-all --no-cache --out " + dir.string());
+                            "vdnn-all --no-cache --out " +
+                            dir.string());
   ASSERT_EQ(train.code, 0) << train.output;
   const nlohmann::json s = summary(dir);
   ASSERT_TRUE(s.contains("host_budget_bytes")) << s.dump();

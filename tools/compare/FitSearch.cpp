@@ -11,12 +11,6 @@
 namespace vdnn::tools {
 namespace {
 
-std::uint64_t host_bytes(const std::vector<graph::HostNeed>& needs) {
-  std::uint64_t total = 0;
-  for (const graph::HostNeed& n : needs) total += n.bytes;
-  return total;
-}
-
 // The ladders' first rung (b, n or b of the rule) and step in depth.
 struct Rule {
   std::int64_t first_depth;
@@ -59,9 +53,9 @@ bool plan_fits(const graph::Graph& graph, const FitLimits& limits) {
   // Under a budget host_needs() leaves the pinned pool out (a lower bound made before planning);
   // this plan is the one the run will make, so its pinned pool counts.
   const std::uint64_t pinned = limits.budget_bytes != 0 ? plan.pinned_bytes : 0;
-  const std::uint64_t host =
-      host_bytes(graph::host_needs(graph, limits.policy, limits.budget_bytes, limits.backend)) +
-      pinned + limits.host_extra_bytes;
+  const std::uint64_t host = graph::total_bytes(graph::host_needs(
+                                 graph, limits.policy, limits.budget_bytes, limits.backend)) +
+                             pinned + limits.host_extra_bytes;
   const std::uint64_t available = machine.available_bytes;
   return host <= available - std::min(available, graph::host_headroom(available));
 }
