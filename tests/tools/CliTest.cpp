@@ -230,6 +230,9 @@ TEST(Cli, BudgetBelowBaselineExitsWith3AndVdnnAllTrainsUnderIt) {
   EXPECT_EQ(summary["peak_device_bytes"], summary["predicted_peak_bytes"]);
   EXPECT_GT(summary["offloaded_bytes"].get<double>(), 0.0);
   EXPECT_GT(summary["pinned_bytes"].get<double>(), 0.0);
+  // Without --host-budget, what the machine leaves (Note [Host budget]), and the pool within it.
+  ASSERT_TRUE(summary.contains("host_budget_bytes")) << summary.dump();
+  EXPECT_GE(summary["host_budget_bytes"].get<double>(), summary["pinned_bytes"].get<double>());
 }
 
 TEST(Cli, UvmPrefetchUnderABudgetSaysManagedMemoryIsEmulatedOnTheCpu) {
