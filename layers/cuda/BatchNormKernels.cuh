@@ -40,6 +40,13 @@ inline constexpr int kRowBlock = kVec == 8 ? kReduceBlock / 2 : kReduceBlock;
 // and the reduction ran at 0.9-1.6 TB/s (ncu, ResNet-50 b128 bf16 on the H200, 2026-11-27).
 template <int kVec>
 inline constexpr int kRowUnroll = kVec == 8 ? 1 : kUnroll;
+// NHWC reduction blocks each SM must hold (__launch_bounds__' second argument; 0: no bound).
+// 8-wide: 8, 64 registers a thread at most. Unbounded they took 72-79 with a renormalizing mask
+// (92-99 before those masks' scale and shift moved to shared memory), 7 blocks an SM, and the 1024
+// blocks ran in two waves; bounded, MobileNetV2 b256's ReLU6 backward reductions took 26% less time
+// (H200, 2026-11-28). The others unbounded: even a bound of 1 raised ptxas' register counts.
+template <int kVec>
+inline constexpr int kRowMinBlocks = kVec == 8 ? 65536 / 64 / kRowBlock<kVec> : 0;
 
 // ---- First-level reductions --------------------------------------------------------------------
 
@@ -60,10 +67,9 @@ constexpr Activation smooth_activation(Mask m) {
                             : Activation::Hardswish;
 }
 
-// The per-channel values a renormalizing mask renormalizes with: the forward's mean, scale and
-// shift (the batch norm's bias).
+// The per-channel values a renormalizing mask renormalizes with, besides the forward's mean: its
+// scale and shift (the batch norm's bias).
 struct Renorm {
-  float mean;
   float scale;
   float shift;
 };
@@ -114,28 +120,39 @@ __device__ __forceinline__ float gate(float z, float g) {
 // read. Mask::Input renormalizes x as the forward did and decides as its rounded store: the mask
 // of y. A smooth activation's derivative is taken at the same z in float, where the forward
 // applied the activation before its one rounding (so with bf16 maps not at the rounded z the
-// unfused chain's activation reads).
+// unfused chain's activation reads). mean and n are read by the renormalizing masks only.
 template <Mask kMask, typename T>
 __device__ __forceinline__ float masked(const float& g, const float& y, const float& x,
-                                        const Renorm& n) {
+                                        const float& mean, const Renorm& n) {
   if constexpr (kMask == Mask::Output) {
     return y > 0.0f ? g : 0.0f;
   } else if constexpr (kMask == Mask::Input) {
-    return gate<T>(__fmaf_rn(x - n.mean, n.scale, n.shift), g);
+    return gate<T>(__fmaf_rn(x - mean, n.scale, n.shift), g);
   } else if constexpr (renormalizes(kMask)) {
-    return activation_grad<smooth_activation(kMask)>(__fmaf_rn(x - n.mean, n.scale, n.shift), g);
+    return activation_grad<smooth_activation(kMask)>(__fmaf_rn(x - mean, n.scale, n.shift), g);
   } else {
     return g;
   }
 }
 
-// Channel c's Renorm (renormalizing masks only; the mean is read by every backward anyway).
+// Channel c's Renorm (renormalizing masks only), read through the read-only cache.
 template <Mask kMask, typename T>
-__device__ __forceinline__ Renorm renorm_of(const SumsArgs<T>& a, std::int64_t c, float mean) {
+__device__ __forceinline__ Renorm renorm_of(const SumsArgs<T>& a, std::int64_t c) {
   if constexpr (renormalizes(kMask)) {
-    return {mean, a.scale[c], a.shift[c]};
+    return {__ldg(a.scale + c), __ldg(a.shift + c)};
   } else {
-    return {mean, 0.0f, 0.0f};
+    return {0.0f, 0.0f};
+  }
+}
+
+// A renormalizing mask's Renorm from the block's shared copy (volatile: read per use, never held in
+// registers); nothing is read for the other masks.
+template <Mask kMask>
+__device__ __forceinline__ Renorm shared_renorm(const volatile Renorm* r) {
+  if constexpr (renormalizes(kMask)) {
+    return {r->scale, r->shift};
+  } else {
+    return {0.0f, 0.0f};
   }
 }
 
@@ -168,7 +185,7 @@ __global__ void __launch_bounds__(kReduceBlock)
   const float centre =
       backward ? a.mean[c]
                : to_float(__ldg(a.x + static_cast<std::int64_t>(c) * plane_vecs * kVec));
-  const Renorm renorm = backward ? renorm_of<kMask>(a, c, centre) : Renorm{};
+  const Renorm renorm = backward ? renorm_of<kMask>(a, c) : Renorm{};
   double s0 = 0.0;
   double s1 = 0.0;
   for (Index i = begin + threadIdx.x; i < end; i += kUnroll * kReduceBlock) {
@@ -194,7 +211,7 @@ __global__ void __launch_bounds__(kReduceBlock)
       if (i + u * kReduceBlock < end) {
 #pragma unroll
         for (int k = 0; k < kVec; ++k) {
-          if (backward) gs[u][k] = masked<kMask, T>(gs[u][k], ys[u][k], xs[u][k], renorm);
+          if (backward) gs[u][k] = masked<kMask, T>(gs[u][k], ys[u][k], xs[u][k], centre, renorm);
           add_term(backward, xs[u][k], gs[u][k], centre, s0, s1);
         }
         if (kMask != Mask::None && a.g_out != nullptr) store_vec<kVec>(a.g_out, ats[u], gs[u]);
@@ -234,6 +251,27 @@ __device__ __forceinline__ void column_sums(double (&values)[kCount], int width,
   for (int j = 0; j < kCount; ++j) values[j] = shared[j][threadIdx.x];
 }
 
+// The Renorms of an NHWC reduction block's column `column` (of its tile's `width`, from vector
+// tile_begin), which a renormalizing mask's backward copies to shared memory (every thread of the
+// block calls it); null for the other masks. Read per use (volatile): held in registers for kVec
+// channels they took 8-wide's past 64 a thread (ptxas, sm_90).
+template <Mask kMask, int kVec, typename T, typename Index>
+__device__ __forceinline__ const volatile Renorm* column_renorms(const SumsArgs<T>& a,
+                                                                 bool backward, Index tile_begin,
+                                                                 int width, Index column) {
+  if constexpr (renormalizes(kMask)) {
+    __shared__ Renorm tile[kRowTileVecs<kVec> * kVec];
+    if (!backward) return nullptr;  // the same for the whole block
+    for (int i = static_cast<int>(threadIdx.x); i < width * kVec; i += kRowBlock<kVec>) {
+      tile[i] = renorm_of<kMask>(a, static_cast<std::int64_t>(tile_begin) * kVec + i);
+    }
+    __syncthreads();
+    return tile + column * kVec;
+  } else {
+    return nullptr;
+  }
+}
+
 // NHWC: rows are the N * H * W pixels, each `row_vecs` vectors of channels (x's rows x_row_vecs
 // apart: row_vecs when packed, Note [Dense block storage]). Block (p, t) reduces row chunk p of
 // column tile t (kRowTileVecs vectors, fewer in the last tile): each thread keeps one vector column
@@ -242,7 +280,7 @@ __device__ __forceinline__ void column_sums(double (&values)[kCount], int width,
 // Blocks of kRowBlock threads: 8-wide gets the 4-wide lanes when a tile's channels are a multiple
 // of 8 (256 / (2 w) == 128 / w).
 template <typename T, Mask kMask, int kVec, typename Index>
-__global__ void __launch_bounds__(kRowBlock<kVec>)
+__global__ void __launch_bounds__(kRowBlock<kVec>, kRowMinBlocks<kVec>)
     nhwc_sums_kernel(SumsArgs<T> a, Index parts, Index rows, Index row_vecs, Index chunk,
                      std::int64_t x_row_vecs) {
   const Index tile_begin = static_cast<Index>(blockIdx.y) * kRowTileVecs<kVec>;
@@ -261,17 +299,17 @@ __global__ void __launch_bounds__(kRowBlock<kVec>)
   const bool backward = a.dy != nullptr;
   const std::int64_t channel0 = static_cast<std::int64_t>(column) * kVec;
   float centre[kVec];
-  Renorm renorm[kVec];
   double sums[2 * kVec];  // kVec sums of the first kind, then kVec of the second
 #pragma unroll
   for (int k = 0; k < kVec; ++k) {
     centre[k] = lane < lanes
                     ? (backward ? a.mean[channel0 + k] : to_float(__ldg(a.x + channel0 + k)))
                     : 0.0f;
-    renorm[k] = lane < lanes && backward ? renorm_of<kMask>(a, channel0 + k, centre[k]) : Renorm{};
     sums[k] = 0.0;
     sums[kVec + k] = 0.0;
   }
+  const volatile Renorm* column_renorm =
+      column_renorms<kMask, kVec>(a, backward, tile_begin, width, column - tile_begin);
   const Index stride = static_cast<Index>(lanes);
   constexpr int kRows = kRowUnroll<kVec>;
   for (Index r = begin + static_cast<Index>(lane); lane < lanes && r < end; r += kRows * stride) {
@@ -293,7 +331,10 @@ __global__ void __launch_bounds__(kRowBlock<kVec>)
       if (row < end) {
 #pragma unroll
         for (int k = 0; k < kVec; ++k) {
-          if (backward) gs[u][k] = masked<kMask, T>(gs[u][k], ys[u][k], xs[u][k], renorm[k]);
+          if (backward) {
+            gs[u][k] = masked<kMask, T>(gs[u][k], ys[u][k], xs[u][k], centre[k],
+                                        shared_renorm<kMask>(column_renorm + k));
+          }
           add_term(backward, xs[u][k], gs[u][k], centre[k], sums[k], sums[kVec + k]);
         }
         if (kMask != Mask::None && a.g_out != nullptr) {
@@ -541,11 +582,11 @@ __global__ void __launch_bounds__(kBlockThreads)
       map.gather(a.shift, i, b);
 #pragma unroll
       for (int k = 0; k < kVec; ++k)
-        dz[k] = masked<kMask, T>(gs[u][k], ys[u][k], xs[u][k], {m[k], s[k], b[k]});
+        dz[k] = masked<kMask, T>(gs[u][k], ys[u][k], xs[u][k], m[k], {s[k], b[k]});
     } else {
 #pragma unroll
       for (int k = 0; k < kVec; ++k)
-        dz[k] = masked<kMask, T>(gs[u][k], ys[u][k], xs[u][k], Renorm{});
+        dz[k] = masked<kMask, T>(gs[u][k], ys[u][k], xs[u][k], m[k], Renorm{});
     }
     if constexpr (kResidualGrad) {
 #pragma unroll
