@@ -30,13 +30,19 @@ struct Move {
 // cheap ones, batch norms and ReLUs, are rebuilt; Note [Peer tier]).
 enum class HiddenFirst : std::uint8_t { Produced, DearestToRebuild };
 
+// Where a chain of rebuilds longer than allowed is broken: at the map that makes it too long, or at
+// its smallest rebuilt map (an MBConv block's narrow maps rather than its six times wider
+// expansions: EfficientNet-B7 at batch 66 offloaded 36 GiB a step the first way, 11 the second).
+enum class ChainBreak : std::uint8_t { AtLimit, AtSmallest };
+
 // The knobs of one candidate: how much of the forward pass hides offload copies (in forward
 // passes) and which maps they go to first, how many maps one rebuild may chain (its memory in
-// backward), and where a map goes whose rebuild is not allowed.
+// backward), where a chain too long breaks, and where a map goes whose rebuild is not allowed.
 struct Knobs {
   double hidden_windows = 0.0;
   HiddenFirst hidden_first = HiddenFirst::Produced;
   int max_depth = 1;
+  ChainBreak chain_break = ChainBreak::AtLimit;
   Placement fallback = Placement::Resident;
 };
 
@@ -112,34 +118,66 @@ std::vector<Move> moves_by_cost(const Graph& g, const std::vector<Placement>& ke
 }
 
 // In topological order, a recomputed map whose rebuild needs a map freed before it (a kept or
-// offloaded input whose last backward reader comes first) or would chain more than `max_depth`
-// rebuilds goes to `fallback` instead. Rebuilds read kept and offloaded maps, and maps rebuilt
-// themselves (Note [Recomputation]).
+// offloaded input whose last backward reader comes first) goes to `fallback` instead; one that
+// would chain more than `max_depth` rebuilds breaks its chain where `at` says, and the map there
+// goes to `fallback`. Rebuilds read kept and offloaded maps, and maps rebuilt themselves (Note
+// [Recomputation]).
 // Returns the longest chain of rebuilds it allowed.
 constexpr int kNever = std::numeric_limits<int>::max() / 2;
 
+// The smallest map that `placement` rebuilds on the chain that ends at `t` and runs back through
+// `via` (each map's deepest rebuilt input), the latest of equals.
+NodeId smallest_on_chain(const Graph& g, const std::vector<Placement>& placement,
+                         const std::vector<NodeId>& via, NodeId t) {
+  NodeId best = t;
+  for (NodeId m = t; m != kNetworkInput; m = via[index_of(g, m)]) {
+    if (placement[index_of(g, m)] == Placement::Recomputed &&
+        tensor_bytes(g, m) < tensor_bytes(g, best)) {
+      best = m;
+    }
+  }
+  return best;
+}
+
 int repair(const Graph& g, const Liveness& live, std::vector<Placement>& placement, int max_depth,
-           Placement fallback) {
-  int longest = 0;
+           ChainBreak at_break, Placement fallback) {
   std::vector<int> depth(placement.size(), 0);
-  for (NodeId t = 0; t < static_cast<NodeId>(g.nodes().size()); ++t) {
+  std::vector<NodeId> via(placement.size(), kNetworkInput);
+  const auto count = static_cast<NodeId>(g.nodes().size());
+  for (NodeId t = 0; t < count; ++t) {
     Placement& p = placement[index_of(g, t)];
     if (p != Placement::Recomputed && p != Placement::ForwardOnly) continue;
     int chain = 0;
+    NodeId deepest = kNetworkInput;
     for (NodeId in : g.node(t).inputs) {
       const Placement q = placement[index_of(g, in)];
       if (q == Placement::Recomputed || q == Placement::ForwardOnly) {
-        chain = std::max(chain, in == kNetworkInput ? kNever : depth[index_of(g, in)]);
+        const int d = in == kNetworkInput ? kNever : depth[index_of(g, in)];
+        if (d > chain) {
+          chain = d;
+          deepest = d < kNever ? in : kNetworkInput;
+        }
       } else if (live.of(in).last_backward_use() > t) {
         chain = kNever;
+        deepest = kNetworkInput;
       }
     }
     depth[index_of(g, t)] = std::min(chain + 1, kNever);
-    if (p == Placement::Recomputed && depth[index_of(g, t)] > max_depth) {
-      p = fallback;
-      depth[index_of(g, t)] = 0;
+    via[index_of(g, t)] = chain < kNever ? deepest : kNetworkInput;
+    if (p != Placement::Recomputed || depth[index_of(g, t)] <= max_depth) continue;
+    const NodeId at = chain < kNever && at_break == ChainBreak::AtSmallest
+                          ? smallest_on_chain(g, placement, via, t)
+                          : t;
+    placement[index_of(g, at)] = fallback;
+    depth[index_of(g, at)] = 0;
+    via[index_of(g, at)] = kNetworkInput;
+    t = at;  // the maps after it are walked again: their chains ran through it
+  }
+  int longest = 0;
+  for (NodeId t = 0; t < count; ++t) {
+    if (placement[index_of(g, t)] == Placement::Recomputed) {
+      longest = std::max(longest, depth[index_of(g, t)]);
     }
-    if (p == Placement::Recomputed) longest = std::max(longest, depth[index_of(g, t)]);
   }
   return longest;
 }
@@ -152,7 +190,8 @@ std::vector<int> depths_worth_trying(const Graph& g, const Liveness& live,
                                      const std::vector<Move>& moves) {
   std::vector<Placement> placement = kept;
   for (const Move& m : moves) placement[index_of(g, m.tensor)] = m.to;
-  const int longest = repair(g, live, placement, kNever - 1, Placement::Resident);
+  const int longest =
+      repair(g, live, placement, kNever - 1, ChainBreak::AtLimit, Placement::Resident);
   std::vector<int> depths;
   for (int depth : kMaxDepths) {
     depths.push_back(depth);
@@ -161,13 +200,27 @@ std::vector<int> depths_worth_trying(const Graph& g, const Liveness& live,
   return depths;
 }
 
+// Whether breaking chains at their smallest map changes where every move of `moves` leaves
+// chains of at most `max_depth` (where a stage's maps are all alike, ResNet-1001's, it never does:
+// the smallest of equals is the last, and the candidate would repeat the other).
+bool smallest_breaks_differ(const Graph& g, const Liveness& live,
+                            const std::vector<Placement>& kept, const std::vector<Move>& moves,
+                            int max_depth) {
+  std::vector<Placement> at_limit = kept;
+  for (const Move& m : moves) at_limit[index_of(g, m.tensor)] = m.to;
+  std::vector<Placement> at_smallest = at_limit;
+  repair(g, live, at_limit, max_depth, ChainBreak::AtLimit, Placement::Resident);
+  repair(g, live, at_smallest, max_depth, ChainBreak::AtSmallest, Placement::Resident);
+  return at_limit != at_smallest;
+}
+
 // The plan with the first `count` moves made (and repaired).
 Plan with_moves(const Graph& g, const Liveness& live, const PlanRequest& request,
                 const std::vector<Placement>& kept, const std::vector<Move>& moves,
                 std::size_t count, const Knobs& knobs) {
   std::vector<Placement> placement = kept;
   for (std::size_t i = 0; i < count; ++i) placement[index_of(g, moves[i].tensor)] = moves[i].to;
-  repair(g, live, placement, knobs.max_depth, knobs.fallback);
+  repair(g, live, placement, knobs.max_depth, knobs.chain_break, knobs.fallback);
   return plan_for(g, live, Policy::Auto, placement, request, kForwardPeak);
 }
 
@@ -303,6 +356,32 @@ Plan refine(const Graph& g, const Liveness& live, const PlanRequest& request,
                                                                                     : plain;
 }
 
+// Every candidate's knobs: each hidden window and order, each depth worth trying, chains broken at
+// their limit and, where that differs, at their smallest map, and each fallback.
+std::vector<Knobs> candidate_knobs(const Graph& g, const Liveness& live,
+                                   const std::vector<Placement>& kept, const CostModel& costs,
+                                   const PlanRequest& request) {
+  std::vector<Knobs> knobs;
+  for (double windows : kHiddenWindows) {
+    for (HiddenFirst first : {HiddenFirst::Produced, HiddenFirst::DearestToRebuild}) {
+      const std::vector<Move> moves =
+          moves_by_cost(g, kept, costs, windows, first, request, kNoHostBudget);
+      for (int depth : depths_worth_trying(g, live, kept, moves)) {
+        std::vector<ChainBreak> breaks{ChainBreak::AtLimit};
+        if (smallest_breaks_differ(g, live, kept, moves, depth)) {
+          breaks.push_back(ChainBreak::AtSmallest);
+        }
+        for (ChainBreak at : breaks) {
+          for (Placement fallback : kFallbacks) {
+            knobs.push_back({windows, first, depth, at, fallback});
+          }
+        }
+      }
+    }
+  }
+  return knobs;
+}
+
 // Runs work(i) for every i < count on the host's cores (at most 16 threads, this one among them)
 // and joins them; an exception of any is rethrown here.
 void run_on_threads(std::size_t count, const std::function<void(std::size_t)>& work) {
@@ -346,16 +425,7 @@ std::optional<Plan> auto_plan(const Graph& g, const Liveness& live, const PlanRe
   const std::vector<Placement> kept = place(g, live, Policy::Baseline);
   Plan baseline = plan_for(g, live, Policy::Auto, kept, request, kForwardPeak);
   if (fits(g, baseline)) return baseline;
-  std::vector<Knobs> knobs;
-  for (double windows : kHiddenWindows) {
-    for (HiddenFirst first : {HiddenFirst::Produced, HiddenFirst::DearestToRebuild}) {
-      const std::vector<Move> moves =
-          moves_by_cost(g, kept, costs, windows, first, request, kNoHostBudget);
-      for (int depth : depths_worth_trying(g, live, kept, moves)) {
-        for (Placement fallback : kFallbacks) knobs.push_back({windows, first, depth, fallback});
-      }
-    }
-  }
+  const std::vector<Knobs> knobs = candidate_knobs(g, live, kept, costs, request);
   // Candidates are independent plans of a const graph: they run on threads of their own. First
   // each knob set's fewest moves, ranked by the step-time model without the allocator's waits;
   // then the best kRefined of them refined (keep_what_fits, prefetch_early: most of a candidate's
