@@ -48,8 +48,10 @@ struct Knobs {
 
 constexpr double kHiddenWindows[] = {0.0, 0.5, 1.0};
 // Short chains suit networks whose maps are large (ResNet-50), long ones deep networks of small
-// maps (ResNet-1001) and dense blocks, whose concatenations chain through the block.
-constexpr int kMaxDepths[] = {1, 2, 4, 8, 16, 32, 64};
+// maps (ResNet-1001) and dense blocks, whose concatenations chain through the block. Each short
+// length counts: at its largest batch EfficientNet-B7 fits chains of 6 broken at their smallest
+// maps (972 ms predicted), where 4 and 8 did not fit with the costs of one run (1746 ms).
+constexpr int kMaxDepths[] = {1, 2, 3, 4, 5, 6, 8, 12, 16, 32, 64};
 constexpr Placement kFallbacks[] = {Placement::Resident, Placement::Offloaded};
 
 // Seconds per byte of rebuilding `t` in backward: its producer's forward (Note [Recomputation]).
@@ -431,7 +433,7 @@ std::optional<Plan> auto_plan(const Graph& g, const Liveness& live, const PlanRe
   // then the best kRefined of them refined (keep_what_fits, prefetch_early: most of a candidate's
   // plans), beside the fixed policies, and the least predicted time wins, ties to the first, as a
   // sequential search would choose.
-  constexpr std::size_t kRefined = 4;
+  constexpr std::size_t kRefined = 6;
   std::vector<std::optional<Fewest>> fewest(knobs.size());
   std::vector<double> rough(knobs.size(), std::numeric_limits<double>::infinity());
   run_on_threads(knobs.size(), [&](std::size_t i) {
