@@ -420,7 +420,7 @@ double predicted_seconds(const Graph& g, const Plan& plan, const CostModel& cost
 // Baseline's plan if it fits. Else, for each set of knobs, the fewest cheapest moves that fit;
 // the fixed policies recompute, vdnn-conv and vdnn-all compete too; the least predicted step time
 // wins. Each candidate costs O(N log N) plans' worth of work (bisection, keep_what_fits), so auto
-// is O(K N log N) for K candidates (at most 168), spread over the host's cores; only the best few
+// is O(K N log N) for K candidates (at most 264), spread over the host's cores; only the best few
 // are refined.
 std::optional<Plan> auto_plan(const Graph& g, const Liveness& live, const PlanRequest& request,
                               const CostModel& costs) {
