@@ -4,10 +4,13 @@
 #include <algorithm>
 #include <limits>
 
+#include "graph/Fusion.hpp"
 #include "graph/LayerSet.hpp"
 #include "graph/Liveness.hpp"
 #include "graph/Planner.hpp"
+#include "graph/PoolSimulation.hpp"
 #include "graph/SessionHarness.hpp"
+#include "runtime/MemoryResource.hpp"
 
 namespace vdnn::graph {
 namespace {
@@ -134,11 +137,12 @@ TEST(AutoPolicy, ChoosesByTheCostModel) {
   EXPECT_EQ(rebuilding.cost_source, "estimated");
 }
 
-// Where rebuilds cost nothing and the link is slow, the maps that leave the device by copy are the
-// network input and the maps that break rebuild chains too long for the budget; those breaks fall
-// on an MBConv block's narrow maps (its input and projection) rather than on its six times wider
-// expansions, so that the copies are few bytes (EfficientNet-B7 at batch 66 offloaded 36 GiB a
-// step with breaks where a chain reached its limit, 10.6 with breaks at its smallest map).
+// Where rebuilds cost nothing and the link is slow, auto rebuilds what leaves the device and copies
+// only what breaks rebuild chains too long for the budget. Chains that may break at their smallest
+// map (an MBConv block's narrow input or projection, not its six times wider expansions) fit with
+// most of the leaving bytes rebuilt; breaking only where a chain reaches its limit, no rebuild fit
+// at this budget and every map was copied (EfficientNet-B7 at batch 66 copied 36 GiB a step that
+// way, 10.6 with breaks at the smallest map).
 TEST(AutoPolicy, BreaksRebuildChainsAtTheirNarrowMaps) {
   const Graph g = testing::load_config("efficientnet_b0.json", 2);
   CostModel free_layers = estimate_costs(g);
@@ -147,22 +151,12 @@ TEST(AutoPolicy, BreaksRebuildChainsAtTheirNarrowMaps) {
   const Plan p = plan(g, Policy::Auto, budget_at(g, 0.05), &free_layers);
   std::uint64_t copied = 0;
   std::uint64_t rebuilt = 0;
-  std::size_t copies = 0;
-  std::size_t rebuilds = 0;
   for (NodeId t = 0; t < static_cast<NodeId>(g.nodes().size()); ++t) {
-    if (p.placement_of(t) == Placement::Offloaded) {
-      copied += g.tensor_bytes(t);
-      ++copies;
-    } else if (p.placement_of(t) == Placement::Recomputed) {
-      rebuilt += g.tensor_bytes(t);
-      ++rebuilds;
-    }
+    if (p.placement_of(t) == Placement::Offloaded) copied += g.tensor_bytes(t);
+    if (p.placement_of(t) == Placement::Recomputed) rebuilt += g.tensor_bytes(t);
   }
-  ASSERT_GT(copies, 0U);
-  ASSERT_GT(rebuilds, 0U);
-  // the copied maps are at most half as large as the rebuilt ones, on average
-  EXPECT_LT(2.0 * static_cast<double>(copied) / static_cast<double>(copies),
-            static_cast<double>(rebuilt) / static_cast<double>(rebuilds));
+  EXPECT_GT(copied, 0U);
+  EXPECT_LT(2 * copied, rebuilt);  // 47 MB copied, 128 MB rebuilt
 }
 
 // DenseNet's convolution outputs are read again only by the rebuilds of the concatenations they
@@ -198,6 +192,22 @@ TEST(AutoPolicy, KeepsTheSmallMapsItsRebuildsReadWhereTheyFit) {
     }
   }
   EXPECT_GT(retained, 0U);
+}
+
+// Every plan auto returns is one the allocator places: a step never runs out of its pool. Dropping
+// retained maps that no rebuild reads once placed them in another order that did not fit
+// (DenseNet-40 b8, fused, under 71 MB: the executor ran out of its pool at setup).
+TEST(AutoPolicy, EveryPlanItReturnsTheAllocatorPlaces) {
+  const Graph g = fuse(testing::load_config("densenet40-cifar.json", 8));
+  const CostModel costs = estimate_costs(g);
+  for (int k = 1; k <= 12; ++k) {
+    const std::uint64_t budget = budget_at(g, k / 24.0);
+    SCOPED_TRACE(budget);
+    const Plan p = plan(g, Policy::Auto, budget, &costs);
+    EXPECT_TRUE(device_pool_fits(g, p,
+                                 p.budget_bytes / runtime::MemoryResource::kAlignment *
+                                     runtime::MemoryResource::kAlignment));
+  }
 }
 
 TEST(AutoPolicy, RefusesABudgetBelowWhatAnyPlacementNeeds) {
