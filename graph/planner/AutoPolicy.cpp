@@ -119,12 +119,7 @@ std::vector<Move> moves_by_cost(const Graph& g, const std::vector<Placement>& ke
   return moves;
 }
 
-// In topological order, a recomputed map whose rebuild needs a map freed before it (a kept or
-// offloaded input whose last backward reader comes first) goes to `fallback` instead; one that
-// would chain more than `max_depth` rebuilds breaks its chain where `at` says, and the map there
-// goes to `fallback`. Rebuilds read kept and offloaded maps, and maps rebuilt themselves (Note
-// [Recomputation]).
-// Returns the longest chain of rebuilds it allowed.
+// The chain depth of a map no rebuild may reach (its chain reads a freed map or the network input).
 constexpr int kNever = std::numeric_limits<int>::max() / 2;
 
 // The smallest map that `placement` rebuilds on the chain that ends at `t` and runs back through
@@ -141,6 +136,11 @@ NodeId smallest_on_chain(const Graph& g, const std::vector<Placement>& placement
   return best;
 }
 
+// In topological order, a recomputed map whose rebuild needs a map freed before it (a kept or
+// offloaded input whose last backward reader comes first) goes to `fallback` instead; one that
+// would chain more than `max_depth` rebuilds breaks its chain where `at_break` says, and the map
+// there goes to `fallback`. Rebuilds read kept and offloaded maps, and maps rebuilt themselves
+// (Note [Recomputation]). Returns the longest chain of rebuilds it allowed.
 int repair(const Graph& g, const Liveness& live, std::vector<Placement>& placement, int max_depth,
            ChainBreak at_break, Placement fallback) {
   std::vector<int> depth(placement.size(), 0);
