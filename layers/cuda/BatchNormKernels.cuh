@@ -44,7 +44,7 @@ inline constexpr int kRowUnroll = kVec == 8 ? 1 : kUnroll;
 // 8-wide: 8, 64 registers a thread at most. Unbounded they took 72-79 with a renormalizing mask
 // (92-99 before those masks' scale and shift moved to shared memory), 7 blocks an SM, and the 1024
 // blocks ran in two waves; bounded, MobileNetV2 b256's ReLU6 backward reductions took 26% less time
-// (H200, 2026-11-28). The others unbounded: even a bound of 1 raised ptxas' register counts.
+// (H200, 2026-11-27). The others unbounded: even a bound of 1 raised ptxas' register counts.
 template <int kVec>
 inline constexpr int kRowMinBlocks = kVec == 8 ? 65536 / 64 / kRowBlock<kVec> : 0;
 
