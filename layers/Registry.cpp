@@ -43,6 +43,7 @@
 #include "layers/cuda/CastCuda.hpp"
 #include "layers/cuda/ConcatCuda.hpp"
 #include "layers/cuda/Conv2dCuda.hpp"
+#include "layers/cuda/DepthwiseConv2dCuda.hpp"
 #include "layers/cuda/DropoutCuda.hpp"
 #include "layers/cuda/FlattenCuda.hpp"
 #include "layers/cuda/GlobalAvgPoolCuda.hpp"
@@ -148,6 +149,13 @@ std::unique_ptr<Layer> build(Backend backend, const LayerSpec& spec,
         }
 #ifdef VDNN_HAVE_CUDA
         if (backend == Backend::Cuda) {
+          // Note [Depthwise convolution]: our kernels where they beat cuDNN's.
+          if constexpr (std::is_same_v<Spec, Conv2dSpec>) {
+            if (!input_shapes.empty() &&
+                cuda::DepthwiseConv2dCuda::preferred(s, input_shapes[0], options)) {
+              return std::make_unique<cuda::DepthwiseConv2dCuda>(s, input_shapes, options);
+            }
+          }
           return std::make_unique<typename Implementation<Spec>::Cuda>(s, input_shapes, options);
         }
 #endif
