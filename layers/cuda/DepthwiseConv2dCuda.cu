@@ -1,7 +1,7 @@
-// The channels-last depthwise convolution on our own kernels (Note [Depthwise convolution]): a
-// thread per pixel and channel vector for the output and the input gradient, reading the taps'
-// neighbours through the cache; the weight and bias gradients as per-thread sums over a part of
-// the pixels, added in an order the shapes fix.
+// The channels-last depthwise convolution on our own kernels (Note [Depthwise convolution]): at
+// stride 1 the output and the input gradient a thread per 4 outputs of a row with the row's window
+// in registers, else a thread per pixel reading each tap's input; the weight and bias gradients as
+// per-thread sums over a part of the output rows, added in an order the shapes fix.
 #include "layers/cuda/DepthwiseConv2dCuda.hpp"
 
 #include <cuda_bf16.h>
@@ -47,11 +47,11 @@ Geometry geometry_of(const Conv2dSpec& s, const Shape& x, const Shape& y) {
           static_cast<int>(s.dilation[1])};
 }
 
-// The weight gradient's first level: blocks of kLanes channel vectors (one per lane) by kRows
+// The weight gradient's first level: blocks of kLanes channel vectors (one per lane) by kColumns
 // columns, for one kernel row's taps, over a part of the batch's output rows each (about
 // kTargetBlocks blocks in all).
 constexpr int kLanes = 32;
-constexpr int kRows = 8;
+constexpr int kColumns = 8;
 constexpr std::int64_t kTargetBlocks = 2048;
 
 std::int64_t parts_for(const Geometry& g, std::int64_t kernel) {
@@ -239,15 +239,16 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 
 // Block (tile, part, r): lane = channel vector tile * kLanes + lane (V channels), output rows
-// (n, oh) [part * rows_per_part, + rows_per_part), each row's columns taken kRows apart, the taps
-// of kernel row r; partials[(part * (K*K + 1) + k) * C + c] holds the block's sum of tap k's dy * x
-// (k = r * K + s) and, from the blocks of kernel row 0, of dy (k == K*K, the bias gradient's).
+// (n, oh) [part * rows_per_part, + rows_per_part), each row's columns taken kColumns apart, the
+// taps of kernel row r; partials[(part * (K*K + 1) + k) * C + c] holds the block's sum of tap k's
+// dy * x (k = r * K + s) and, from the blocks of kernel row 0, of dy (k == K*K, the bias
+// gradient's).
 template <typename T, int K, int V>
-__global__ void __launch_bounds__(kLanes* kRows)
+__global__ void __launch_bounds__(kLanes* kColumns)
     filter_partials_kernel(const T* __restrict__ x, const T* __restrict__ dy, Geometry g,
                            std::int64_t rows_per_part, double* __restrict__ partials) {
   constexpr int kTerms = K * K + 1;
-  __shared__ float sums[kRows][kLanes * V];
+  __shared__ float sums[kColumns][kLanes * V];
   const int lane = static_cast<int>(threadIdx.x) % kLanes;
   const int column = static_cast<int>(threadIdx.x) / kLanes;
   const int r = static_cast<int>(blockIdx.z);
@@ -264,7 +265,7 @@ __global__ void __launch_bounds__(kLanes* kRows)
       if (!inside && r != 0) continue;
       const T* dy_row = dy + out_row * g.ow * g.c;
       const T* x_row = inside ? x + (out_row / g.oh * g.h + ih) * g.w * g.c : x;
-      for (int ow = column; ow < g.ow; ow += kRows) {
+      for (int ow = column; ow < g.ow; ow += kColumns) {
         float d[V];
         load_vec<V>(dy_row, ow * vectors + cv, d);
         if (r == 0) {
@@ -296,7 +297,7 @@ __global__ void __launch_bounds__(kLanes* kRows)
 #pragma unroll
       for (int v = 0; v < V; ++v) {
         double total = 0.0;
-        for (int j = 0; j < kRows; ++j) total += static_cast<double>(sums[j][lane * V + v]);
+        for (int j = 0; j < kColumns; ++j) total += static_cast<double>(sums[j][lane * V + v]);
         partials[(static_cast<std::int64_t>(blockIdx.y) * kTerms + k) * g.c + cv * V + v] = total;
       }
     }
@@ -495,7 +496,7 @@ void DepthwiseConv2dCuda::backward(const BackwardArgs& args) {
       const auto partials_of = [&](auto kernel, int vec) {
         const dim3 blocks(static_cast<unsigned>((g.c / vec + kLanes - 1) / kLanes),
                           static_cast<unsigned>(parts_), static_cast<unsigned>(K));
-        kernel<<<blocks, kLanes * kRows, 0, stream>>>(x, dy, g, rows_per_part, partials);
+        kernel<<<blocks, kLanes * kColumns, 0, stream>>>(x, dy, g, rows_per_part, partials);
         VDNN_CHECK_LAUNCH();
       };
       if (wide_x) {

@@ -15,12 +15,14 @@ namespace vdnn::layers::cuda {
 /// Weight [C, 1, kh, kw] and bias [C] F32 (or, in BF16 with LayerOptions::bf16_weight_copies, the
 /// weight as its bf16 copy); in NHWC the weight's KRSC and KCRS orders are the same memory.
 ///
-/// Each pass is one thread per output (input, for the data gradient) pixel and 4 channels (1 where
-/// C is not a multiple of 4), summing the kernel's taps in a fixed order in float; BF16 reads the
-/// weight rounded to bf16, as cuDNN's bf16 convolution does, and rounds each stored element once.
-/// The weight and bias gradients are sums over N, OH and OW, first per thread in float, then over
-/// a block's rows and the batch's parts in double, in an order the shapes fix: every pass is
-/// bitwise reproducible (deterministic runs included), and no pass uses atomics.
+/// At stride 1 (dilation 1) the output, and the input gradient as a convolution of dy with the
+/// kernel turned by 180 degrees, run a thread per 4 outputs of a row and 4 channels (1 where C is
+/// not a multiple of 4) with the row's window in registers; other strides and dilations a thread
+/// per pixel. Taps are summed in a fixed order in float; BF16 reads the weight rounded to bf16, as
+/// cuDNN's bf16 convolution does, and rounds each stored element once. The weight and bias
+/// gradients are sums over N, OH and OW, first per thread in float, then over a block's columns and
+/// the batch's parts in double, in an order the shapes fix: every pass is bitwise reproducible
+/// (deterministic runs included), and no pass uses atomics.
 ///
 /// Workspace: forward, the weight transposed to [kh * kw, C] floats; backward, that and the
 /// gradient sums' partials. Backward reads the input and the output gradient; it writes or (per
