@@ -56,6 +56,21 @@ std::optional<Plan> fastest_plan(const Graph& g, const Liveness& live, const Pla
   return best;
 }
 
+// The plan with its pools sized and its step time predicted under `costs`.
+Plan finished(const Graph& graph, const PlanRequest& request, const CostModel& costs, Plan plan) {
+  const PoolSizes pools = pool_sizes(graph, plan);
+  // The budget is a ceiling: a dedicated pool takes what the plan needs, never more than the
+  // budget. A managed pool holds every map's range; the budget bounds its device pages.
+  plan.pool_bytes = request.budget_bytes > 0 && plan.memory == DeviceMemory::Dedicated
+                        ? std::min(pools.device, planner::pool_for_budget(request.budget_bytes))
+                        : pools.device;
+  plan.pinned_bytes = pools.pinned;
+  plan.peer_bytes = pools.peer;
+  plan.predicted_step_seconds = planner::predicted_seconds(graph, plan, costs);
+  plan.cost_source = costs.source;
+  return plan;
+}
+
 // Every parameter and buffer, trainable ones `trainable_copies` times (value, gradient, state), and
 // the bf16 copies of the weights BF16 layers read (Note [Precision]).
 std::uint64_t parameter_copies_bytes(const Graph& g, std::uint64_t trainable_copies) {
@@ -196,19 +211,7 @@ Plan make_plan(const Graph& graph, const PlanRequest& request) {
                              : request.policy == Policy::VdnnDyn
                                  ? fastest_plan(graph, live, request, costs)
                                  : policy_plan(graph, live, request.policy, request, costs);
-  if (plan) {
-    const PoolSizes pools = pool_sizes(graph, *plan);
-    // The budget is a ceiling: a dedicated pool takes what the plan needs, never more than the
-    // budget. A managed pool holds every map's range; the budget bounds its device pages.
-    plan->pool_bytes = request.budget_bytes > 0 && plan->memory == DeviceMemory::Dedicated
-                           ? std::min(pools.device, planner::pool_for_budget(request.budget_bytes))
-                           : pools.device;
-    plan->pinned_bytes = pools.pinned;
-    plan->peer_bytes = pools.peer;
-    plan->predicted_step_seconds = planner::predicted_seconds(graph, *plan, costs);
-    plan->cost_source = costs.source;
-    return *std::move(plan);
-  }
+  if (plan) return finished(graph, request, costs, *std::move(plan));
   // Nothing fits: say by how much (with the least memory the policy's family can plan), and which
   // policy would.
   const Policy least = request.policy == Policy::VdnnDyn || request.policy == Policy::Auto
@@ -233,6 +236,15 @@ Plan make_plan(const Graph& graph, const PlanRequest& request) {
                              request.budget_bytes) +
                        advice,
                    best.predicted_peak, 0, request.budget_bytes);
+}
+
+Plan rebuild_where_faster(const Graph& graph, const PlanRequest& request, Plan plan) {
+  if (plan.requested != Policy::Auto || plan.offloaded_bytes == 0) return plan;
+  const Liveness live(graph);
+  const CostModel estimated = request.costs == nullptr ? estimate_costs(graph) : CostModel{};
+  const CostModel& costs = request.costs == nullptr ? estimated : *request.costs;
+  plan = planner::rebuild_instead_of_copying(graph, live, request, costs, std::move(plan));
+  return finished(graph, request, costs, std::move(plan));
 }
 
 std::vector<layers::WorkspaceBytes> room_for_workspace(const Graph& g, const Plan& plan) {

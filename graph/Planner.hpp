@@ -68,6 +68,13 @@ class DoesNotFit : public runtime::OutOfMemory {
 /// real allocator, so fragmentation counts) cannot place every allocation.
 Plan make_plan(const Graph& graph, const PlanRequest& request);
 
+/// Auto's `plan` (made for `request`) with offloaded maps rebuilt in backward instead, one at a
+/// time, wherever the plan still fits and is predicted faster: candidates guess how many copies
+/// the link hides, and where it hides fewer the forward pass waits for it (Note [Automatic
+/// placement]). Its pools sized again. O(M) plans for M offloaded maps, times the rounds. A plan
+/// of another policy, or that offloads nothing, is returned as it is.
+Plan rebuild_where_faster(const Graph& graph, const PlanRequest& request, Plan plan);
+
 /// Device bytes that stay allocated across steps: parameters and buffers, gradients and
 /// `optimizer_state_buffers` optimizer state tensors of trainable parameters, the bf16 copies of
 /// the weights BF16 layers read (graph::has_bf16_copy), and the loss gradient seed.

@@ -43,6 +43,9 @@ struct SessionOptions {
   /// otherwise estimated (estimate_costs).
   std::shared_ptr<const CostModel> costs;
   bool measure_costs = false;
+  /// Only whether the run fits is asked (compare's largest-batch search): the search skips what
+  /// only makes a fitting plan faster (auto's rebuild_where_faster).
+  bool fit_only = false;
   CostCache* cost_cache = nullptr;  // not owned; must outlive the session's construction
   int cost_steps = 3;               // profiled steps when measuring (the last one counts)
   /// The peer tier (Note [Peer tier]): offloaded maps go first to a pool on GPU `peer_device`

@@ -81,6 +81,11 @@ std::optional<Plan> fitting_plan(const Graph& g, const Liveness& live, Policy po
 std::optional<Plan> auto_plan(const Graph& g, const Liveness& live, const PlanRequest& request,
                               const CostModel& costs);
 
+/// Auto's `plan` with its offloaded maps rebuilt in backward instead, one at a time, where the
+/// plan still fits and is predicted faster (Note [Automatic placement]).
+Plan rebuild_instead_of_copying(const Graph& g, const Liveness& live, const PlanRequest& request,
+                                const CostModel& costs, Plan plan);
+
 /// The plan's predicted step time under `costs`, in its pool (before sizing: of the budget, or of
 /// its peak), where the allocator's waits for offload copies block the host.
 double predicted_seconds(const Graph& g, const Plan& plan, const CostModel& costs);

@@ -362,6 +362,16 @@ SearchResult search_run(const Graph& network, const SessionOptions& options,
       search::trade_workspace_for_maps(v.graph, *v.layers, r.costs, r.plan);
     }
   }
+  // Last, auto's offloads whose copies would hold the forward pass back are rebuilt instead (Note
+  // [Automatic placement]); only the speed of a fitting plan changes, so not for a fit check.
+  if (!options.fit_only) {
+    r.plan = rebuild_where_faster(
+        v.graph,
+        search::request_for(*v.layers, r.plan.requested, r.plan.budget_bytes, r.costs,
+                            r.plan.optimizer_state_buffers, r.plan.purpose, offload_tiers(options),
+                            r.plan.data_parallel),
+        std::move(r.plan));
+  }
   const std::string limited = v.layers->limited_algorithms(v.graph);
   std::size_t from = 0;
   while (from < limited.size()) {

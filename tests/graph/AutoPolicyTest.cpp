@@ -194,6 +194,51 @@ TEST(AutoPolicy, KeepsTheSmallMapsItsRebuildsReadWhereTheyFit) {
   EXPECT_GT(retained, 0U);
 }
 
+// Where the link carries fewer copies than auto's candidates guessed, forward waits for it, and
+// rebuild_where_faster rebuilds some offloaded maps instead: only maps auto offloaded, only where
+// the plan still fits and its rebuilds find their inputs, and never predicted slower. A plan of
+// another policy comes back as it is.
+TEST(AutoPolicy, RebuildsInsteadOfCopyingWhereThatIsPredictedFaster) {
+  const Graph g = testing::load_config("resnet20-cifar.json", 64);
+  int faster = 0;
+  for (double link : {2e9, 5e9, 20e9}) {
+    CostModel costs = estimate_costs(g);
+    costs.device_to_host = costs.host_to_device = link;
+    for (double fraction : {0.05, 0.1, 0.2, 0.3}) {
+      SCOPED_TRACE(::testing::Message() << link << " " << fraction);
+      const std::uint64_t budget = budget_at(g, fraction);
+      PlanRequest r;
+      r.policy = Policy::Auto;
+      r.budget_bytes = budget;
+      r.workspace = LayerSet(g, layers::Backend::Cpu, {}).workspaces();
+      r.costs = &costs;
+      const Plan copying = make_plan(g, r);
+      const Plan p = rebuild_where_faster(g, r, copying);
+      EXPECT_LE(p.predicted_step_seconds, copying.predicted_step_seconds);
+      EXPECT_LE(p.offloaded_bytes, copying.offloaded_bytes);
+      EXPECT_LE(p.predicted_peak, budget);
+      EXPECT_TRUE(device_pool_fits(g, p, p.pool_bytes));
+      EXPECT_TRUE(check_rebuilds(g, p).inputs_present);
+      for (NodeId t = 0; t < static_cast<NodeId>(g.nodes().size()); ++t) {
+        if (p.placement_of(t) == Placement::Recomputed) {
+          EXPECT_TRUE(copying.placement_of(t) == Placement::Recomputed ||
+                      copying.placement_of(t) == Placement::Offloaded)
+              << g.node(t).name;
+        }
+      }
+      if (p.predicted_step_seconds < copying.predicted_step_seconds) {
+        ++faster;
+        EXPECT_LT(p.offloaded_bytes, copying.offloaded_bytes);
+        EXPECT_GT(placed(p, Placement::Recomputed), placed(copying, Placement::Recomputed));
+      }
+      r.policy = Policy::VdnnAll;
+      const Plan all = make_plan(g, r);
+      EXPECT_EQ(rebuild_where_faster(g, r, all).placement, all.placement);
+    }
+  }
+  EXPECT_GT(faster, 0);
+}
+
 // Every plan auto returns is one the allocator places: a step never runs out of its pool. Dropping
 // retained maps that no rebuild reads once placed them in another order that did not fit
 // (DenseNet-40 b8, fused, under 71 MB: the executor ran out of its pool at setup).

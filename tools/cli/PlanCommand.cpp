@@ -126,7 +126,7 @@ void print_plan(const PlanOptions& o, const graph::Graph& g, graph::Plan plan,
 }
 
 // With --costs: the graph the costs were measured for (fused unless --no-fuse), planned with the
-// measured device's workspaces; nothing is searched.
+// measured device's workspaces; nothing is searched but where auto rebuilds instead of copying.
 int plan_with_cost_file(const PlanOptions& o, const graph::Graph& built) {
   std::vector<graph::FusedChain> fusion;
   const graph::Graph source = graph::with_precision(built, requested_precision(o));
@@ -147,7 +147,7 @@ int plan_with_cost_file(const PlanOptions& o, const graph::Graph& built) {
   for (const graph::LayerCost& c : costs.layers) {
     request.workspace.push_back({c.forward_workspace, c.backward_workspace});
   }
-  const graph::Plan plan = graph::make_plan(g, request);
+  const graph::Plan plan = graph::rebuild_where_faster(g, request, graph::make_plan(g, request));
   print_plan(o, g, plan, costs, {{"fused_chains", fusion.size()}},
              precision_line(g) + graph::format_fusion(fusion) + "\n");
   return 0;

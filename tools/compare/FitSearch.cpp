@@ -32,6 +32,7 @@ bool plan_fits(const graph::Graph& graph, const FitLimits& limits) {
   options.budget_bytes = limits.budget_bytes;
   options.fuse = limits.fuse;
   options.precision = limits.precision;
+  options.fit_only = true;
   // The host budget the run will have (Note [Host budget]), so that auto plans alike.
   options.host_budget_bytes =
       graph::pinned_room(graph, limits.policy, limits.budget_bytes, limits.backend,
