@@ -54,8 +54,11 @@ std::vector<MoveReason> explain_moves(const Graph& graph, const Plan& plan,
     m.tier = plan.tier_of(t);
     m.bytes = planner::tensor_bytes(graph, t);
     const auto bytes = static_cast<double>(m.bytes);
-    m.copy_seconds =
-        bytes / std::min(costs.copy_rate(m.tier, false), costs.copy_rate(m.tier, true));
+    // A rebuilt map's copy is priced on the link its offload would take: the peer's where the
+    // plan has a peer tier, which auto fills first (Note [Peer tier]).
+    const bool peer_tier = plan.peer_device >= 0 && plan.peer_budget_bytes > 0;
+    const Tier link = placement == Placement::Recomputed && peer_tier ? Tier::Peer : m.tier;
+    m.copy_seconds = bytes / std::min(costs.copy_rate(link, false), costs.copy_rate(link, true));
     m.rebuild_seconds =
         t == kNetworkInput ? std::numeric_limits<double>::infinity() : costs.forward(t) + costs.gap;
     m.why = plan.policy == Policy::Auto ? auto_reason(m) : policy_reason(plan.policy, placement);

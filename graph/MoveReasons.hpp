@@ -19,7 +19,9 @@ struct MoveReason {
   Placement placement = Placement::Offloaded;  // Offloaded or Recomputed
   Tier tier = Tier::Host;                      // where an offloaded map waits (Host otherwise)
   std::uint64_t bytes = 0;
-  double copy_seconds = 0.0;     // its offload or prefetch over that tier's link, the slower one
+  /// Its offload or prefetch over that tier's link, the slower one (a rebuilt map's: over the
+  /// peer link where the plan has a peer tier, as auto priced it).
+  double copy_seconds = 0.0;
   double rebuild_seconds = 0.0;  // its producer's forward once more (infinite for the input)
   std::string why;
 };
