@@ -415,16 +415,26 @@ void run_on_threads(std::size_t count, const std::function<void(std::size_t)>& w
 }
 
 // `plan` with offloaded map `t` rebuilt instead, early prefetches as the budget allows, if the
-// rebuild may read its inputs (`repair` leaves it rebuilt with no depth limit) and the plan fits.
+// rebuild may read its inputs (`repair` leaves it rebuilt with no depth limit), the plan fits and
+// it is predicted faster than `seconds`. A plan's prefetches issued earlier never make a step
+// longer and the allocator's waits only add to it, so where the earliest prefetches without waits
+// are not faster, nothing prefetch_early chooses is: that trial ends before its allocator
+// replays, which most of them are (EfficientNet-B7 b66 rebuilt 11 of 203 maps).
 std::optional<Plan> rebuilt_instead(const Graph& g, const Liveness& live,
-                                    const PlanRequest& request, const Plan& plan, NodeId t) {
+                                    const PlanRequest& request, const CostModel& costs,
+                                    const Plan& plan, NodeId t, double seconds) {
   std::vector<Placement> placement = plan.placement;
   placement[index_of(g, t)] = Placement::Recomputed;
   repair(g, live, placement, kNever - 1, ChainBreak::AtLimit, Placement::Offloaded);
   if (placement[index_of(g, t)] != Placement::Recomputed) return std::nullopt;
-  Plan trial = prefetch_early(
-      g, live, plan_for(g, live, Policy::Auto, placement, request, kForwardPeak), request);
-  if (!fits(g, trial)) return std::nullopt;
+  Plan trial = plan_for(g, live, Policy::Auto, placement, request, kForwardPeak);
+  if (request.budget_bytes > 0) {
+    const Plan earliest =
+        plan_for(g, live, Policy::Auto, placement, request, prefetch_room(request, trial));
+    if (predict_step_seconds(g, earliest, costs) >= seconds) return std::nullopt;
+  }
+  trial = prefetch_early(g, live, std::move(trial), request);
+  if (!fits(g, trial) || predicted_seconds(g, trial, costs) >= seconds) return std::nullopt;
   return trial;
 }
 
@@ -457,7 +467,8 @@ Plan rebuild_instead_of_copying(const Graph& g, const Liveness& live, const Plan
     std::vector<std::optional<Plan>> trials(width);
     std::vector<double> trial_seconds(width, std::numeric_limits<double>::infinity());
     run_on_threads(width, [&](std::size_t i) {
-      trials[i] = rebuilt_instead(g, live, request, plan, queue[(next + i) % queue.size()]);
+      trials[i] =
+          rebuilt_instead(g, live, request, costs, plan, queue[(next + i) % queue.size()], seconds);
       if (trials[i]) trial_seconds[i] = predicted_seconds(g, *trials[i], costs);
     });
     const auto first =

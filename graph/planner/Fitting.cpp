@@ -87,9 +87,13 @@ Plan place_while_fits(const Graph& g, const Liveness& live, Plan plan, const Pla
 
 // Early prefetches may use what the budget leaves, less a margin that grows until the allocator
 // (fragmentation included) places everything.
+std::uint64_t prefetch_room(const PlanRequest& request, const Plan& plan) {
+  return request.budget_bytes - plan.resident_bytes;
+}
+
 Plan prefetch_early(const Graph& g, const Liveness& live, Plan plan, const PlanRequest& request) {
   if (request.budget_bytes == 0) return plan;
-  const std::uint64_t room = request.budget_bytes - plan.resident_bytes;
+  const std::uint64_t room = prefetch_room(request, plan);
   for (std::uint64_t margin = 0; margin <= 8; ++margin) {
     Plan ahead = plan_for(g, live, plan.policy, plan.placement, request, room - room * margin / 16);
     if (fits(g, ahead)) return ahead;

@@ -68,6 +68,10 @@ Plan keep_what_fits(const Graph& g, const Liveness& live, Plan plan, const PlanR
 Plan place_while_fits(const Graph& g, const Liveness& live, Plan plan, const PlanRequest& request,
                       const std::vector<NodeId>& maps, Placement to);
 
+/// The device bytes (beyond the resident ones) that prefetch_early first lets the prefetches of a
+/// plan under `request`'s budget use: its earliest prefetches.
+std::uint64_t prefetch_room(const PlanRequest& request, const Plan& plan);
+
 /// The plan with its prefetches issued as early as the budget allows (Note [Offload lifetime]).
 Plan prefetch_early(const Graph& g, const Liveness& live, Plan plan, const PlanRequest& request);
 
