@@ -414,15 +414,21 @@ void run_on_threads(std::size_t count, const std::function<void(std::size_t)>& w
   }
 }
 
+// A plan a trial found, and its predicted step time.
+struct Trial {
+  Plan plan;
+  double seconds = 0.0;
+};
+
 // `plan` with offloaded map `t` rebuilt instead, early prefetches as the budget allows, if the
 // rebuild may read its inputs (`repair` leaves it rebuilt with no depth limit), the plan fits and
 // it is predicted faster than `seconds`. A plan's prefetches issued earlier never make a step
 // longer and the allocator's waits only add to it, so where the earliest prefetches without waits
 // are not faster, nothing prefetch_early chooses is: that trial ends before its allocator
 // replays, which most of them are (EfficientNet-B7 b66 rebuilt 11 of 203 maps).
-std::optional<Plan> rebuilt_instead(const Graph& g, const Liveness& live,
-                                    const PlanRequest& request, const CostModel& costs,
-                                    const Plan& plan, NodeId t, double seconds) {
+std::optional<Trial> rebuilt_instead(const Graph& g, const Liveness& live,
+                                     const PlanRequest& request, const CostModel& costs,
+                                     const Plan& plan, NodeId t, double seconds) {
   std::vector<Placement> placement = plan.placement;
   placement[index_of(g, t)] = Placement::Recomputed;
   repair(g, live, placement, kNever - 1, ChainBreak::AtLimit, Placement::Offloaded);
@@ -434,8 +440,10 @@ std::optional<Plan> rebuilt_instead(const Graph& g, const Liveness& live,
     if (predict_step_seconds(g, earliest, costs) >= seconds) return std::nullopt;
   }
   trial = prefetch_early(g, live, std::move(trial), request);
-  if (!fits(g, trial) || predicted_seconds(g, trial, costs) >= seconds) return std::nullopt;
-  return trial;
+  if (!fits(g, trial)) return std::nullopt;
+  const double faster = predicted_seconds(g, trial, costs);
+  if (faster >= seconds) return std::nullopt;
+  return Trial{std::move(trial), faster};
 }
 
 }  // namespace
@@ -464,24 +472,21 @@ Plan rebuild_instead_of_copying(const Graph& g, const Liveness& live, const Plan
   std::size_t unchanged = 0;  // maps tried in a row against the plan as it stands
   while (unchanged < queue.size()) {
     const std::size_t width = std::min<std::size_t>(worker_threads(), queue.size() - unchanged);
-    std::vector<std::optional<Plan>> trials(width);
-    std::vector<double> trial_seconds(width, std::numeric_limits<double>::infinity());
+    std::vector<std::optional<Trial>> trials(width);
     run_on_threads(width, [&](std::size_t i) {
       trials[i] =
           rebuilt_instead(g, live, request, costs, plan, queue[(next + i) % queue.size()], seconds);
-      if (trials[i]) trial_seconds[i] = predicted_seconds(g, *trials[i], costs);
     });
-    const auto first =
-        static_cast<std::size_t>(std::find_if(trial_seconds.begin(), trial_seconds.end(),
-                                              [&](double s) { return s < seconds; }) -
-                                 trial_seconds.begin());
+    const auto first = static_cast<std::size_t>(
+        std::find_if(trials.begin(), trials.end(), [](const auto& t) { return t.has_value(); }) -
+        trials.begin());
     if (first == width) {
       next = (next + width) % queue.size();
       unchanged += width;
       continue;
     }
-    plan = *std::move(trials[first]);
-    seconds = trial_seconds[first];
+    plan = std::move(trials[first]->plan);
+    seconds = trials[first]->seconds;
     const std::size_t taken = (next + first) % queue.size();
     queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(taken));
     next = queue.empty() ? 0 : taken % queue.size();
