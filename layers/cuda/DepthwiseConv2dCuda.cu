@@ -150,6 +150,35 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 
+// Thread i's pixel (n, row, col) of an N x rows x cols map and its channel vector cv.
+struct PixelVector {
+  std::int64_t n;
+  int row;
+  int col;
+  std::int64_t cv;
+};
+
+__device__ __forceinline__ PixelVector pixel_vector(std::int64_t i, std::int64_t vectors, int rows,
+                                                    int cols) {
+  std::int64_t p = i / vectors;
+  const int col = static_cast<int>(p % cols);
+  p /= cols;
+  return {p / rows, static_cast<int>(p % rows), col, i % vectors};
+}
+
+// acc[v] += src[at + v] * taps[tap + v], in that order (one fmaf each), for V channels.
+template <int V, typename T>
+__device__ __forceinline__ void fma_tap(const T* __restrict__ src, std::int64_t at,
+                                        const float* __restrict__ taps, std::int64_t tap,
+                                        float (&acc)[V]) {
+  float sv[V];
+  float wv[V];
+  load_vec<V>(src, at, sv);
+  load_vec<V>(taps, tap, wv);
+#pragma unroll
+  for (int v = 0; v < V; ++v) acc[v] = fmaf(sv[v], wv[v], acc[v]);
+}
+
 // y[n, oh, ow, c..c+V) = sum over the taps (r, then s) of x * w, then + bias.
 template <typename T, int K, int V>
 __global__ void __launch_bounds__(kBlockThreads)
@@ -158,35 +187,25 @@ __global__ void __launch_bounds__(kBlockThreads)
   const std::int64_t vectors = g.c / V;
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= g.output_pixels() * vectors) return;
-  const std::int64_t cv = i % vectors;
-  std::int64_t p = i / vectors;
-  const int ow = static_cast<int>(p % g.ow);
-  p /= g.ow;
-  const int oh = static_cast<int>(p % g.oh);
-  const std::int64_t n = p / g.oh;
+  const PixelVector out = pixel_vector(i, vectors, g.oh, g.ow);
   float acc[V] = {};
-  const int ih0 = oh * g.stride_h - g.pad_h;
-  const int iw0 = ow * g.stride_w - g.pad_w;
+  const int ih0 = out.row * g.stride_h - g.pad_h;
+  const int iw0 = out.col * g.stride_w - g.pad_w;
 #pragma unroll
   for (int r = 0; r < K; ++r) {
     const int ih = ih0 + r * g.dilation_h;
     if (ih < 0 || ih >= g.h) continue;
-    const std::int64_t row = (n * g.h + ih) * g.w;
+    const std::int64_t row = (out.n * g.h + ih) * g.w;
 #pragma unroll
     for (int s = 0; s < K; ++s) {
       const int iw = iw0 + s * g.dilation_w;
       if (iw < 0 || iw >= g.w) continue;
-      float xv[V];
-      float wv[V];
-      load_vec<V>(x, (row + iw) * vectors + cv, xv);
-      load_vec<V>(taps, (r * K + s) * vectors + cv, wv);
-#pragma unroll
-      for (int v = 0; v < V; ++v) acc[v] = fmaf(xv[v], wv[v], acc[v]);
+      fma_tap<V>(x, (row + iw) * vectors + out.cv, taps, (r * K + s) * vectors + out.cv, acc);
     }
   }
   if (bias != nullptr) {
     float b[V];
-    load_vec<V>(bias, cv, b);
+    load_vec<V>(bias, out.cv, b);
 #pragma unroll
     for (int v = 0; v < V; ++v) acc[v] += b[v];
   }
@@ -201,32 +220,22 @@ __global__ void __launch_bounds__(kBlockThreads)
   const std::int64_t vectors = g.c / V;
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= g.input_pixels() * vectors) return;
-  const std::int64_t cv = i % vectors;
-  std::int64_t p = i / vectors;
-  const int iw = static_cast<int>(p % g.w);
-  p /= g.w;
-  const int ih = static_cast<int>(p % g.h);
-  const std::int64_t n = p / g.h;
+  const PixelVector in = pixel_vector(i, vectors, g.h, g.w);
   float acc[V] = {};
 #pragma unroll
   for (int r = 0; r < K; ++r) {
-    const int along_h = ih + g.pad_h - r * g.dilation_h;
+    const int along_h = in.row + g.pad_h - r * g.dilation_h;
     if (along_h < 0 || along_h % g.stride_h != 0) continue;
     const int oh = along_h / g.stride_h;
     if (oh >= g.oh) continue;
-    const std::int64_t row = (n * g.oh + oh) * g.ow;
+    const std::int64_t row = (in.n * g.oh + oh) * g.ow;
 #pragma unroll
     for (int s = 0; s < K; ++s) {
-      const int along_w = iw + g.pad_w - s * g.dilation_w;
+      const int along_w = in.col + g.pad_w - s * g.dilation_w;
       if (along_w < 0 || along_w % g.stride_w != 0) continue;
       const int ow = along_w / g.stride_w;
       if (ow >= g.ow) continue;
-      float dv[V];
-      float wv[V];
-      load_vec<V>(dy, (row + ow) * vectors + cv, dv);
-      load_vec<V>(taps, (r * K + s) * vectors + cv, wv);
-#pragma unroll
-      for (int v = 0; v < V; ++v) acc[v] = fmaf(dv[v], wv[v], acc[v]);
+      fma_tap<V>(dy, (row + ow) * vectors + in.cv, taps, (r * K + s) * vectors + in.cv, acc);
     }
   }
   if (accumulate) {
