@@ -435,12 +435,19 @@ std::optional<Trial> rebuilt_instead(const Graph& g, const Liveness& live,
   if (placement[index_of(g, t)] != Placement::Recomputed) return std::nullopt;
   Plan trial = plan_for(g, live, Policy::Auto, placement, request, kForwardPeak);
   if (request.budget_bytes > 0) {
-    const Plan earliest =
+    // prefetch_early's first plan, built (and replayed) once.
+    Plan earliest =
         plan_for(g, live, Policy::Auto, placement, request, prefetch_room(request, trial));
     if (predict_step_seconds(g, earliest, costs) >= seconds) return std::nullopt;
+    if (fits(g, earliest)) {
+      trial = std::move(earliest);
+    } else {
+      trial = prefetch_early(g, live, std::move(trial), request, 1);
+      if (!fits(g, trial)) return std::nullopt;
+    }
+  } else if (!fits(g, trial)) {
+    return std::nullopt;
   }
-  trial = prefetch_early(g, live, std::move(trial), request);
-  if (!fits(g, trial)) return std::nullopt;
   const double faster = predicted_seconds(g, trial, costs);
   if (faster >= seconds) return std::nullopt;
   return Trial{std::move(trial), faster};

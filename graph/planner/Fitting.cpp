@@ -91,10 +91,11 @@ std::uint64_t prefetch_room(const PlanRequest& request, const Plan& plan) {
   return request.budget_bytes - plan.resident_bytes;
 }
 
-Plan prefetch_early(const Graph& g, const Liveness& live, Plan plan, const PlanRequest& request) {
+Plan prefetch_early(const Graph& g, const Liveness& live, Plan plan, const PlanRequest& request,
+                    std::uint64_t first_margin) {
   if (request.budget_bytes == 0) return plan;
   const std::uint64_t room = prefetch_room(request, plan);
-  for (std::uint64_t margin = 0; margin <= 8; ++margin) {
+  for (std::uint64_t margin = first_margin; margin <= 8; ++margin) {
     Plan ahead = plan_for(g, live, plan.policy, plan.placement, request, room - room * margin / 16);
     if (fits(g, ahead)) return ahead;
   }

@@ -72,8 +72,12 @@ Plan place_while_fits(const Graph& g, const Liveness& live, Plan plan, const Pla
 /// plan under `request`'s budget use: its earliest prefetches.
 std::uint64_t prefetch_room(const PlanRequest& request, const Plan& plan);
 
-/// The plan with its prefetches issued as early as the budget allows (Note [Offload lifetime]).
-Plan prefetch_early(const Graph& g, const Liveness& live, Plan plan, const PlanRequest& request);
+/// The plan with its prefetches issued as early as the budget allows (Note [Offload lifetime]):
+/// prefetch_room's room less margin / 16 of it, for the first margin in [first_margin, 8] whose
+/// plan fits; else the plan unchanged. A caller that has seen the room itself not fit starts
+/// from margin 1.
+Plan prefetch_early(const Graph& g, const Liveness& live, Plan plan, const PlanRequest& request,
+                    std::uint64_t first_margin = 0);
 
 /// A plan of a fixed `policy` that fits the request, if any.
 std::optional<Plan> fitting_plan(const Graph& g, const Liveness& live, Policy policy,
