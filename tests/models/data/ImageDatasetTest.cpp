@@ -15,6 +15,7 @@
 
 #include "../train/SafetensorsBytes.hpp"
 #include "image/CodecTestImages.hpp"
+#include "models/data/image/GpuImageStage.hpp"
 #include "models/data/image/ImageDecoder.hpp"
 #include "models/data/image/JpegEncoder.hpp"
 #include "models/data/image/ResizedCrop.hpp"
@@ -139,6 +140,54 @@ TEST(ImageDataset, ABadFileIsADataErrorNamingIt) {
     FAIL() << "a truncated JPEG decoded";
   } catch (const runtime::DataError& e) {
     EXPECT_NE(std::string(e.what()).find("broken.jpg"), std::string::npos) << e.what();
+  }
+}
+
+// A GPU stage that takes every JPEG and writes kMark into its samples, failing `fails` slots.
+class StandInStage final : public GpuImageStage {
+ public:
+  static constexpr std::uint8_t kMark = 0xAB;
+  explicit StandInStage(std::vector<std::size_t> fails) : fails_(std::move(fails)) {}
+  bool accepts(std::size_t, const std::uint8_t*, std::size_t, std::int64_t, std::int64_t) override {
+    return true;
+  }
+  std::vector<std::size_t> run(const std::vector<GpuSample>& samples, std::uint8_t* out,
+                               std::int64_t sample_bytes) override {
+    for (const GpuSample& s : samples) {
+      std::fill_n(out + static_cast<std::int64_t>(s.slot) * sample_bytes, sample_bytes, kMark);
+    }
+    return fails_;
+  }
+  std::string description() const override { return "stand-in"; }
+  std::size_t device_bytes() const noexcept override { return 0; }
+  GpuStageCounts counts() const noexcept override { return {}; }
+
+ private:
+  std::vector<std::size_t> fails_;
+};
+
+// With a GPU stage taking half of each batch (slots 1 and 3 of 4), the workers make the other
+// slots as without one, and redo what the stage failed.
+TEST(ImageDataset, AGpuStageMakesItsShareAndTheWorkersTheRest) {
+  const TempDir dir("image-dataset-gpu-share");
+  write_folder(dir.path(), 2, 1, 2);
+  const Drawn cpu = draw(*open(dir.path(), Split::Test, 2, 2), 1, 4);
+  for (const std::vector<std::size_t>& fails : {std::vector<std::size_t>{}, {1}}) {
+    ImageDataset data(open_image_source("imagefolder:" + dir.path().string(), Split::Test, false),
+                      SampleFormat{3, kSide, kSide, 2}, Split::Test, 7, Augment::None, 2, false,
+                      std::make_unique<StandInStage>(fails), 0.5);
+    const Drawn d = draw(data, 1, 4);
+    EXPECT_EQ(d.labels, cpu.labels);
+    for (std::size_t slot = 0; slot < 4; ++slot) {
+      const auto at = static_cast<std::ptrdiff_t>(slot) * kSampleBytes;
+      const bool marked = std::all_of(d.images.begin() + at, d.images.begin() + at + kSampleBytes,
+                                      [](std::uint8_t b) { return b == StandInStage::kMark; });
+      const bool from_workers = std::equal(
+          d.images.begin() + at, d.images.begin() + at + kSampleBytes, cpu.images.begin() + at);
+      const bool on_gpu = slot % 2 == 1 && (fails.empty() || slot != fails[0]);
+      EXPECT_EQ(marked, on_gpu) << slot;
+      EXPECT_EQ(from_workers, !on_gpu) << slot;
+    }
   }
 }
 
