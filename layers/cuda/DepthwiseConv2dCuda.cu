@@ -166,7 +166,7 @@ __device__ __forceinline__ PixelVector pixel_vector(std::int64_t i, std::int64_t
   return {p / rows, static_cast<int>(p % rows), col, i % vectors};
 }
 
-// acc[v] += src[at + v] * taps[tap + v], in that order (one fmaf each), for V channels.
+// acc[v] += (channel vector `at` of src)[v] * (vector `tap` of taps)[v], one fmaf per channel.
 template <int V, typename T>
 __device__ __forceinline__ void fma_tap(const T* __restrict__ src, std::int64_t at,
                                         const float* __restrict__ taps, std::int64_t tap,
