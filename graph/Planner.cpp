@@ -56,6 +56,13 @@ std::optional<Plan> fastest_plan(const Graph& g, const Liveness& live, const Pla
   return best;
 }
 
+// The request's costs; where it has none, `estimated`, filled here.
+const CostModel& costs_for(const Graph& graph, const PlanRequest& request,
+                           std::optional<CostModel>& estimated) {
+  if (request.costs != nullptr) return *request.costs;
+  return estimated.emplace(estimate_costs(graph));
+}
+
 // The plan with its pools sized and its step time predicted under `costs`.
 Plan finished(const Graph& graph, const PlanRequest& request, const CostModel& costs, Plan plan) {
   const PoolSizes pools = pool_sizes(graph, plan);
@@ -204,8 +211,8 @@ Plan make_plan(const Graph& graph, const PlanRequest& request) {
                "make_plan: " + std::to_string(request.costs->layers.size()) + " layer costs for " +
                    std::to_string(nodes) + " layers");
   const Liveness live(graph);
-  const CostModel estimated = request.costs == nullptr ? estimate_costs(graph) : CostModel{};
-  const CostModel& costs = request.costs == nullptr ? estimated : *request.costs;
+  std::optional<CostModel> estimated;
+  const CostModel& costs = costs_for(graph, request, estimated);
   std::optional<Plan> plan = request.purpose == Purpose::Inference
                                  ? fitting_inference_plan(graph, live, request)
                              : request.policy == Policy::VdnnDyn
@@ -241,8 +248,8 @@ Plan make_plan(const Graph& graph, const PlanRequest& request) {
 Plan rebuild_where_faster(const Graph& graph, const PlanRequest& request, Plan plan) {
   if (plan.requested != Policy::Auto || plan.offloaded_bytes == 0) return plan;
   const Liveness live(graph);
-  const CostModel estimated = request.costs == nullptr ? estimate_costs(graph) : CostModel{};
-  const CostModel& costs = request.costs == nullptr ? estimated : *request.costs;
+  std::optional<CostModel> estimated;
+  const CostModel& costs = costs_for(graph, request, estimated);
   plan = planner::rebuild_instead_of_copying(graph, live, request, costs, std::move(plan));
   return finished(graph, request, costs, std::move(plan));
 }

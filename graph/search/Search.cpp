@@ -365,12 +365,8 @@ SearchResult search_run(const Graph& network, const SessionOptions& options,
   // Last, auto's offloads whose copies would hold the forward pass back are rebuilt instead (Note
   // [Automatic placement]); only the speed of a fitting plan changes, so not for a fit check.
   if (!options.fit_only) {
-    r.plan = rebuild_where_faster(
-        v.graph,
-        search::request_for(*v.layers, r.plan.requested, r.plan.budget_bytes, r.costs,
-                            r.plan.optimizer_state_buffers, r.plan.purpose, offload_tiers(options),
-                            r.plan.data_parallel),
-        std::move(r.plan));
+    r.plan = rebuild_where_faster(v.graph, search::request_for(*v.layers, r.plan, r.costs),
+                                  std::move(r.plan));
   }
   const std::string limited = v.layers->limited_algorithms(v.graph);
   std::size_t from = 0;

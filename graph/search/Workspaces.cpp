@@ -82,6 +82,11 @@ PlanRequest request_for(const LayerSet& layers, Policy policy, std::uint64_t bud
   return r;
 }
 
+PlanRequest request_for(const LayerSet& layers, const Plan& plan, const CostModel& costs) {
+  return request_for(layers, plan.requested, plan.budget_bytes, costs, plan.optimizer_state_buffers,
+                     plan.purpose, offload_tiers(plan), plan.data_parallel);
+}
+
 Plan plan_with_downgrades(const Graph& graph, LayerSet& layers, std::uint64_t budget,
                           const CostModel& costs, Policy policy, int state_buffers, Purpose purpose,
                           OffloadTiers tiers, const DataParallelPlan& data_parallel) {
@@ -126,10 +131,7 @@ void raise_where_faster(const Graph& graph, LayerSet& layers, CostModel& costs, 
         LayerCost& cost = trial.layers.at(static_cast<std::size_t>(node));
         (backward ? cost.backward : cost.forward) += c.seconds - seconds;
         try {
-          Plan faster =
-              make_plan(graph, request_for(layers, plan.requested, plan.budget_bytes, trial,
-                                           plan.optimizer_state_buffers, plan.purpose,
-                                           offload_tiers(plan), plan.data_parallel));
+          Plan faster = make_plan(graph, request_for(layers, plan, trial));
           if (faster.predicted_step_seconds < plan.predicted_step_seconds) {
             plan = std::move(faster);
             costs = std::move(trial);

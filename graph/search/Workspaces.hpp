@@ -19,6 +19,10 @@ PlanRequest request_for(const LayerSet& layers, Policy policy, std::uint64_t bud
                         Purpose purpose = Purpose::Training, OffloadTiers tiers = {},
                         const DataParallelPlan& data_parallel = {});
 
+/// The request `plan` was made for (its policy, budget, optimizer state, purpose, tiers and ranks)
+/// with the layers' current workspaces and `costs`.
+PlanRequest request_for(const LayerSet& layers, const Plan& plan, const CostModel& costs);
+
 /// The plan of `policy` under `budget` with the fastest algorithms; when that does not fit, each
 /// pass's workspace limited to what the plan leaves free where it runs, then vDNN's per-layer
 /// downgrades. Leaves the limits that fitted set on `layers`. Throws DoesNotFit.
