@@ -433,20 +433,25 @@ std::optional<Trial> rebuilt_instead(const Graph& g, const Liveness& live,
   placement[index_of(g, t)] = Placement::Recomputed;
   repair(g, live, placement, kNever - 1, ChainBreak::AtLimit, Placement::Offloaded);
   if (placement[index_of(g, t)] != Placement::Recomputed) return std::nullopt;
-  Plan trial = plan_for(g, live, Policy::Auto, placement, request, kForwardPeak);
+  const auto latest = [&] {
+    return plan_for(g, live, Policy::Auto, placement, request, kForwardPeak);
+  };
+  Plan trial;
   if (request.budget_bytes > 0) {
-    // prefetch_early's first plan, built (and replayed) once.
+    // prefetch_early's first plan, built (and replayed) once. Its room depends on the resident
+    // bytes alone, which the placement does not change: `plan`'s.
     Plan earliest =
-        plan_for(g, live, Policy::Auto, placement, request, prefetch_room(request, trial));
+        plan_for(g, live, Policy::Auto, placement, request, prefetch_room(request, plan));
     if (predict_step_seconds(g, earliest, costs) >= seconds) return std::nullopt;
     if (fits(g, earliest)) {
       trial = std::move(earliest);
     } else {
-      trial = prefetch_early(g, live, std::move(trial), request, 1);
+      trial = prefetch_early(g, live, latest(), request, 1);
       if (!fits(g, trial)) return std::nullopt;
     }
-  } else if (!fits(g, trial)) {
-    return std::nullopt;
+  } else {
+    trial = latest();
+    if (!fits(g, trial)) return std::nullopt;
   }
   const double faster = predicted_seconds(g, trial, costs);
   if (faster >= seconds) return std::nullopt;
