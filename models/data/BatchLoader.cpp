@@ -63,28 +63,47 @@ void* BatchLoader::idle_images() const noexcept {
 }
 
 void BatchLoader::run() noexcept {
-  for (std::int64_t k = 0;; ++k) {
-    {
-      std::unique_lock lock(mutex_);
-      slot_freed_.wait(lock, [&] { return stop_ || k <= wanted_; });
-      if (stop_) return;
-    }
-    const std::size_t slot = static_cast<std::size_t>(k) % images_.size();
-    try {
-      dataset_.next_batch(batch_, images_[slot], labels_[slot].data());
-    } catch (...) {
+  std::int64_t started = 0;   // batches handed to the dataset
+  std::int64_t finished = 0;  // batches it completed or failed
+  try {
+    while (start_free_batches(started, finished)) {
+      ++finished;  // before the call: a batch that throws is finished too
+      dataset_.finish_batch();
       {
         const std::lock_guard lock(mutex_);
-        error_ = std::current_exception();
+        produced_ = finished;
       }
       batch_ready_.notify_one();
-      return;
     }
+  } catch (...) {
     {
       const std::lock_guard lock(mutex_);
-      produced_ = k + 1;
+      error_ = std::current_exception();
     }
     batch_ready_.notify_one();
+  }
+  // The buffers outlive the loader, but the dataset may still be writing into those it was
+  // given: wait for them, whatever they throw.
+  while (finished < started) {
+    ++finished;
+    try {
+      dataset_.finish_batch();
+    } catch (...) {  // NOLINT(bugprone-empty-catch): the loader has stopped or failed already
+    }
+  }
+}
+
+bool BatchLoader::start_free_batches(std::int64_t& started, std::int64_t finished) {
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      slot_freed_.wait(lock, [&] { return stop_ || started <= wanted_ || started > finished; });
+      if (stop_) return false;
+      if (started > wanted_) return true;  // batch `finished` is started: finish it
+    }
+    const std::size_t slot = static_cast<std::size_t>(started) % images_.size();
+    dataset_.start_batch(batch_, images_[slot], labels_[slot].data());
+    ++started;
   }
 }
 

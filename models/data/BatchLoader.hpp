@@ -21,7 +21,8 @@ struct Batch {
 
 /// Serves the batches of a dataset in its order, exactly as calling dataset.next_batch() would,
 /// drawing batches k + 1 .. k + S - 1 on its own thread while the caller uses batch k, with S
-/// buffers. The images go straight into the caller's buffers (on CUDA the executor's pinned input
+/// buffers: each batch is started (Dataset::start_batch) as soon as its buffer is free, so a
+/// dataset with workers makes several at once. The images go straight into the caller's buffers (on CUDA the executor's pinned input
 /// staging, so the upload needs no further copy); labels into the loader's own. Nothing is
 /// allocated after construction but the thread. Used from one thread (the caller's) besides its
 /// own.
@@ -35,7 +36,7 @@ class BatchLoader {
   BatchLoader& operator=(const BatchLoader&) = delete;
   BatchLoader(BatchLoader&&) = delete;
   BatchLoader& operator=(BatchLoader&&) = delete;
-  /// Stops the thread: it finishes the batch it is drawing, if any, and is joined. Never throws.
+  /// Stops the thread: it finishes the batches it started, if any, and is joined. Never throws.
   ~BatchLoader();
 
   /// The next batch; the batch the previous call returned goes back to the loader (the caller
@@ -55,6 +56,9 @@ class BatchLoader {
 
  private:
   void run() noexcept;
+  /// On the loader's thread: starts every batch whose buffer is free (dataset.start_batch), and
+  /// returns true once batch `finished` is started and no buffer is free, false when told to stop.
+  bool start_free_batches(std::int64_t& started, std::int64_t finished);
   /// Batch k once it is ready (starting the thread first if needed).
   Batch ready(std::int64_t k);
 

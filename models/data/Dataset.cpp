@@ -74,6 +74,17 @@ Decode resolve_decode(Decode decode, bool cuda, std::size_t workers) {
   return decode;
 }
 
+void Dataset::start_batch(std::int64_t batch, void* images, std::int32_t* labels) {
+  started_.push_back({batch, images, labels});
+}
+
+void Dataset::finish_batch() {
+  VDNN_EXPECTS(!started_.empty(), "finish_batch() without a started batch");
+  const Started next = started_.front();
+  started_.pop_front();
+  next_batch(next.batch, next.images, next.labels);
+}
+
 bool gpu_slot(std::size_t slot, double share) noexcept {
   const auto at = [share](std::size_t s) { return std::floor(static_cast<double>(s) * share); };
   return at(slot + 1) > at(slot);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -77,6 +78,17 @@ class Dataset {
   /// Writes the next `batch` samples: images as batch x C x H x W floats, or, when image_bytes(),
   /// as batch x H x W x 3 bytes (Note [Image input]); labels in [0, num_classes). Never allocates.
   virtual void next_batch(std::int64_t batch, void* images, std::int32_t* labels) = 0;
+  /// Starts drawing the next `batch` samples into `images` and `labels` (as next_batch() writes
+  /// them) and may return before they are written; finish_batch() completes the oldest batch
+  /// started and not finished. A caller may keep several batches started, one per buffer (a
+  /// BatchLoader does), so that a dataset with workers goes on to the next batch while the last
+  /// samples of one are still being made. The caller leaves the buffers alone until
+  /// finish_batch() returns for them, and calls next_batch() only with no batch started. The
+  /// default makes the whole batch in finish_batch().
+  virtual void start_batch(std::int64_t batch, void* images, std::int32_t* labels);
+  /// Returns once the oldest started batch is written, or throws what next_batch() would have
+  /// thrown for it (the batch then counts as finished).
+  virtual void finish_batch();
   /// The class names, label = position, of sources that have them (image folders and shards);
   /// empty for the others.
   virtual std::vector<std::string> class_names() const { return {}; }
@@ -94,6 +106,14 @@ class Dataset {
   virtual std::int64_t size() const noexcept = 0;
   /// "synthetic" or "cifar10:DIR (50000 images)".
   virtual std::string description() const = 0;
+
+ private:
+  struct Started {
+    std::int64_t batch = 0;
+    void* images = nullptr;
+    std::int32_t* labels = nullptr;
+  };
+  std::deque<Started> started_;  // the default start_batch's, oldest first
 };
 
 /// Builds `split` of the dataset named by `source`: "synthetic", "cifar10:DIR", "imagefolder:DIR"

@@ -69,34 +69,56 @@ void ImageDataset::seek(std::int64_t sample) {
 }
 
 void ImageDataset::next_batch(std::int64_t batch, void* images, std::int32_t* labels) {
-  jobs_.resize(static_cast<std::size_t>(batch));
-  for (std::int64_t i = 0; i < batch; ++i) {
+  VDNN_EXPECTS(flights_.empty(), "next_batch() while batches are started: finish them first");
+  start_batch(batch, images, labels);
+  finish_batch();
+}
+
+void ImageDataset::start_batch(std::int64_t batch, void* images, std::int32_t* labels) {
+  Flight& flight = flights_.emplace_back();
+  flight.jobs.resize(static_cast<std::size_t>(batch));
+  for (Job& job : flight.jobs) {
     if (cursor_ == size()) {
       shuffle(epoch_ + 1);
       cursor_ = 0;
     }
-    Job& job = jobs_[static_cast<std::size_t>(i)];
     job = {order_[static_cast<std::size_t>(cursor_)], epoch_, static_cast<std::uint64_t>(cursor_)};
     ++cursor_;
   }
-  auto* out = static_cast<std::uint8_t*>(images);
-  const std::int64_t sample_bytes = side_ * side_ * 3;
-  if (gpu_ != nullptr) return next_batch_on_gpu(out, labels);
-  pool_.run(batch, [&](std::size_t worker, std::int64_t i) {
-    labels[i] =
-        produce(scratch_[worker], jobs_[static_cast<std::size_t>(i)], out + i * sample_bytes);
+  flight.out = static_cast<std::uint8_t*>(images);
+  flight.labels = labels;
+  if (gpu_ != nullptr) return;  // the GPU's batch goes in parts (finish_batch)
+  // References into a deque survive pushes at its end, and the flight leaves only after its wait.
+  flight.ticket = pool_.submit(batch, [this, &flight](std::size_t worker, std::int64_t i) {
+    flight.labels[i] = produce(scratch_[worker], flight.jobs[static_cast<std::size_t>(i)],
+                               flight.out + i * sample_bytes());
   });
 }
 
-void ImageDataset::next_batch_on_gpu(std::uint8_t* out, std::int32_t* labels) {
-  const std::size_t batch = jobs_.size();
+void ImageDataset::finish_batch() {
+  VDNN_EXPECTS(!flights_.empty(), "finish_batch() without a started batch");
+  struct Land {  // the oldest flight leaves, whatever its batch threw
+    std::deque<Flight>& flights;
+    ~Land() { flights.pop_front(); }
+  } land{flights_};
+  Flight& flight = flights_.front();
+  if (gpu_ != nullptr) {
+    next_batch_on_gpu(flight);
+  } else {
+    pool_.wait(flight.ticket);
+  }
+}
+
+void ImageDataset::next_batch_on_gpu(const Flight& flight) {
+  const std::vector<Job>& jobs = flight.jobs;
+  const std::size_t batch = jobs.size();
   slot_bytes_.resize(batch);
   gpu_samples_.resize(batch);
   on_gpu_.assign(batch, 0);
   pool_.run(static_cast<std::int64_t>(batch), [&](std::size_t worker, std::int64_t i) {
     const auto slot = static_cast<std::size_t>(i);
-    if (gpu_slot(slot, gpu_share_) && defer_to_gpu(scratch_[worker], slot, jobs_[slot])) {
-      labels[slot] = source_->label(jobs_[slot].sample);
+    if (gpu_slot(slot, gpu_share_) && defer_to_gpu(scratch_[worker], slot, jobs[slot])) {
+      flight.labels[slot] = source_->label(jobs[slot].sample);
     }
   });
   std::vector<GpuSample> queued;
@@ -110,19 +132,17 @@ void ImageDataset::next_batch_on_gpu(std::uint8_t* out, std::int32_t* labels) {
   }
   // The GPU decodes its files while the workers make the others (the future's destructor waits
   // for the GPU should the workers throw).
-  std::future<std::vector<std::size_t>> failed =
-      std::async(std::launch::async, [&] { return gpu_->run(queued, out, side_ * side_ * 3); });
-  produce_slots(on_cpu, out, labels);
-  produce_slots(failed.get(), out, labels);
+  std::future<std::vector<std::size_t>> failed = std::async(
+      std::launch::async, [&] { return gpu_->run(queued, flight.out, sample_bytes()); });
+  produce_slots(flight, on_cpu);
+  produce_slots(flight, failed.get());
 }
 
-void ImageDataset::produce_slots(const std::vector<std::size_t>& slots, std::uint8_t* out,
-                                 std::int32_t* labels) {
-  const std::int64_t sample_bytes = side_ * side_ * 3;
+void ImageDataset::produce_slots(const Flight& flight, const std::vector<std::size_t>& slots) {
   pool_.run(static_cast<std::int64_t>(slots.size()), [&](std::size_t worker, std::int64_t i) {
     const std::size_t slot = slots[static_cast<std::size_t>(i)];
-    labels[slot] = produce(scratch_[worker], jobs_[slot],
-                           out + static_cast<std::int64_t>(slot) * sample_bytes);
+    flight.labels[slot] = produce(scratch_[worker], flight.jobs[slot],
+                                  flight.out + static_cast<std::int64_t>(slot) * sample_bytes());
   });
 }
 

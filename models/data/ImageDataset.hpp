@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -49,6 +50,10 @@ class ImageDataset final : public Dataset {
   /// that can (in source order, so the batch stays a pure function of seed, epoch and position)
   /// and the file is counted in bad_images(); a DataError only when no file can be read.
   void next_batch(std::int64_t batch, void* images, std::int32_t* labels) override;
+  /// Without a GPU stage the workers start on the batch at once, after the batches started
+  /// before it (Note [Image pipeline]); with one, the batch is made in finish_batch().
+  void start_batch(std::int64_t batch, void* images, std::int32_t* labels) override;
+  void finish_batch() override;
   void seek(std::int64_t sample) override;
   std::int64_t size() const noexcept override { return source_->size(); }
   std::string description() const override;
@@ -69,6 +74,13 @@ class ImageDataset final : public Dataset {
     std::uint64_t epoch = 0;
     std::uint64_t position = 0;
   };
+  // A batch started and not finished: its samples and where they go.
+  struct Flight {
+    std::vector<Job> jobs;
+    std::uint8_t* out = nullptr;
+    std::int32_t* labels = nullptr;
+    WorkerPool::Ticket ticket = 0;  // without a GPU stage: the workers' loop making it
+  };
   struct Scratch {
     std::vector<std::uint8_t> bytes;
     Resampler resampler;
@@ -86,9 +98,9 @@ class ImageDataset final : public Dataset {
   ResizeSpec gpu_resize(const Job& job, std::int64_t width, std::int64_t height) const;
   // With a GPU stage: the workers read every file and queue what the GPU takes; then the GPU
   // decodes those while the workers make the others, and the workers redo what the GPU failed.
-  void next_batch_on_gpu(std::uint8_t* out, std::int32_t* labels);
-  void produce_slots(const std::vector<std::size_t>& slots, std::uint8_t* out,
-                     std::int32_t* labels);
+  void next_batch_on_gpu(const Flight& flight);
+  void produce_slots(const Flight& flight, const std::vector<std::size_t>& slots);
+  std::int64_t sample_bytes() const noexcept { return side_ * side_ * 3; }
   bool known_bad(std::int64_t sample) const;
   void note_bad(std::int64_t sample, const std::string& why);
   void transform(Scratch& scratch, const Job& job, const std::string& name,
@@ -102,7 +114,7 @@ class ImageDataset final : public Dataset {
   std::vector<std::int64_t> order_;  // the current epoch's
   std::uint64_t epoch_ = 0;
   std::int64_t cursor_ = 0;
-  std::vector<Job> jobs_;
+  std::deque<Flight> flights_;  // started batches, oldest first
   std::vector<Scratch> scratch_;  // one per worker
   bool skip_bad_;
   mutable std::mutex bad_mutex_;             // guards bad_

@@ -1,10 +1,13 @@
-// The worker pool: one mutex hands out iterations; the caller waits until the loop drains.
+// The worker pool: one mutex hands out iterations of the queued loops; wait() sleeps until its
+// loop drains.
 #include "models/data/WorkerPool.hpp"
 
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "runtime/Error.hpp"
@@ -12,8 +15,19 @@
 namespace vdnn::models {
 namespace {
 
-// The workers' nice value: a thread at nice 0 then gets about ten times their share of a core.
-constexpr int kNice = 10;
+// Where SCHED_IDLE is refused: a thread at nice 0 then gets about seventy times their share.
+constexpr int kFallbackNice = 19;
+
+// Note [Image pipeline]: below every other thread of the machine, so that the thread enqueueing
+// the training step never waits for a core behind a decode. Linux applies a scheduling policy
+// (and a nice value) to the calling thread alone.
+void lower_this_thread() noexcept {
+  const sched_param idle{};
+  if (sched_setscheduler(0, SCHED_IDLE, &idle) != 0) {
+    static_cast<void>(
+        setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), kFallbackNice));
+  }
+}
 
 }  // namespace
 
@@ -41,32 +55,45 @@ void WorkerPool::stop_and_join() noexcept {
   }
 }
 
-void WorkerPool::run(std::int64_t count, const Body& body) {
-  if (count <= 0) return;
-  std::unique_lock<std::mutex> lock(mutex_);
-  body_ = &body;
-  count_ = count;
-  next_ = 0;
-  running_ = 0;
-  failed_at_ = -1;
-  error_ = nullptr;
+WorkerPool::Ticket WorkerPool::submit(std::int64_t count, Body body) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  Loop& loop = loops_.emplace_back();
+  loop.ticket = next_ticket_++;
+  loop.body = std::move(body);
+  loop.count = std::max<std::int64_t>(count, 0);
   work_ready_.notify_all();
-  work_done_.wait(lock, [this] { return next_ == count_ && running_ == 0; });
-  body_ = nullptr;
-  if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  return loop.ticket;
+}
+
+void WorkerPool::wait(Ticket ticket) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const auto loop = std::find_if(loops_.begin(), loops_.end(),
+                                 [ticket](const Loop& l) { return l.ticket == ticket; });
+  VDNN_EXPECTS(loop != loops_.end(), "a worker pool waits once for each loop it was given");
+  work_done_.wait(lock, [&] { return loop->done(); });
+  std::exception_ptr error = std::move(loop->error);
+  loops_.erase(loop);
+  lock.unlock();
+  if (error) std::rethrow_exception(error);
+}
+
+WorkerPool::Loop* WorkerPool::open_loop() noexcept {
+  for (Loop& loop : loops_) {
+    if (loop.next < loop.count) return &loop;
+  }
+  return nullptr;
 }
 
 void WorkerPool::work(std::size_t worker) noexcept {
-  // Note [Image pipeline]: below the thread that enqueues the training step, which must never wait
-  // for a core behind a decode (Linux applies a thread's nice value to that thread alone).
-  static_cast<void>(setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), kNice));
+  lower_this_thread();
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
-    work_ready_.wait(lock, [this] { return stop_ || (body_ != nullptr && next_ < count_); });
+    Loop* loop = nullptr;
+    work_ready_.wait(lock, [&] { return stop_ || (loop = open_loop()) != nullptr; });
     if (stop_) return;
-    const std::int64_t i = next_++;
-    ++running_;
-    const Body& body = *body_;
+    const std::int64_t i = loop->next++;
+    ++loop->running;
+    const Body& body = loop->body;  // the loop stays in loops_ until its waiter erases it
     lock.unlock();
     std::exception_ptr error;
     try {
@@ -75,13 +102,13 @@ void WorkerPool::work(std::size_t worker) noexcept {
       error = std::current_exception();
     }
     lock.lock();
-    --running_;
-    if (error && (failed_at_ < 0 || i < failed_at_)) {
-      failed_at_ = i;
-      error_ = error;
+    --loop->running;
+    if (error && (loop->failed_at < 0 || i < loop->failed_at)) {
+      loop->failed_at = i;
+      loop->error = error;
     }
-    if (error) next_ = count_;  // skip the rest
-    if (next_ == count_ && running_ == 0) work_done_.notify_all();
+    if (error) loop->next = loop->count;  // skip the rest
+    if (loop->done()) work_done_.notify_all();
   }
 }
 

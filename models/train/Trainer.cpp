@@ -25,8 +25,11 @@ SampleFormat sample_format(const graph::NetworkDef& def) {
 }
 
 // The loader's ring of pinned input batches: the one trained on, the next (staged on the device
-// during the step, Note [Input staging]) and the one being drawn (Note [Data loading]).
-constexpr std::size_t kInputSlots = 3;
+// during the step, Note [Input staging]) and those being drawn (Note [Data loading]). Batches of
+// image files vary in cost (the same files at the same positions in every run: the dearest take
+// the workers ~1.4x the mean), so their workers draw up to four batches ahead, to keep ahead of
+// the steps on average rather than batch by batch (Note [Image pipeline]).
+std::size_t input_slots(bool image_input) { return image_input ? 6 : 3; }
 
 // Throws HostMemoryExceeded before anything large is allocated: the datasets, the loader's other
 // pinned batches and the pinned pool. Without a host budget, sets the one they leave (Note [Host
@@ -36,7 +39,9 @@ void check_host(const graph::Graph& graph, const graph::NetworkDef& def, Trainer
   std::vector<graph::HostNeed> extra{
       {"the " + o.data + " dataset", data},
       {"the data loader's other pinned input batches",
-       (kInputSlots - 1) * graph.input_shape().bytes(runtime::DType::F32)}};
+       (o.session.executor.input_slots - 1) *
+           graph.input_shape().bytes(graph.image_input() ? runtime::DType::U8
+                                                         : runtime::DType::F32)}};
   if (o.evaluation) extra.push_back({"the " + o.data + " test split", data});
   const runtime::HostMemory machine = runtime::available_host_memory();
   graph::check_host_memory(graph, o.session.policy, o.session.budget_bytes, o.session.backend,
@@ -63,7 +68,6 @@ Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOption
   options_.session.progress = &setup_;
   setup_.begin("host", "checking host memory");
   options_.augment = options_.augment.value_or(default_augment(options_.data));
-  options_.session.executor.input_slots = kInputSlots;
   graph::Graph graph = graph::Graph::build(def, batch);
   // Image files reach the device as bytes, normalized there (Note [Image input]).
   const bool image_input = options_.custom_data != nullptr ? options_.custom_data->image_bytes()
@@ -71,6 +75,7 @@ Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOption
   if (image_input) {
     graph = graph::with_image_input(graph, graph::kImageNetStatistics);
   }
+  options_.session.executor.input_slots = input_slots(image_input);
   check_host(graph, def, options_);
   const SampleFormat format = sample_format(def);
   const std::uint64_t seed = options_.session.executor.seed;
@@ -114,7 +119,9 @@ Trainer::Trainer(const graph::NetworkDef& def, std::int64_t batch, TrainerOption
   if (test.valid()) test_data_ = test.get();
   graph::Executor& executor = session_->executor();
   std::vector<void*> slots;
-  for (std::size_t i = 0; i < kInputSlots; ++i) slots.push_back(executor.input_staging(i));
+  for (std::size_t i = 0; i < options_.session.executor.input_slots; ++i) {
+    slots.push_back(executor.input_staging(i));
+  }
   loader_ = std::make_unique<BatchLoader>(*dataset_, batch, std::move(slots));
   setup_.end();
 }
