@@ -2,13 +2,13 @@
 # Issue 25's speed acceptance on the GPU machine: generated ImageNet-like JPEGs (tools/make-images.sh:
 # an ImageFolder and the same as WebDataset shards), the loader alone on each (`vdnn data-bench`)
 # decoding on the CPU and on the GPU (nvJPEG), then ResNet-50 at batch 128 trained from the JPEGs
-# (either decode) and from synthetic data in the same run, in fp32 (TF32) and bf16, with each
-# step's wait for data; then ResNet-18 trained 3 epochs on the JPEGs
+# (the default `--decode auto`, which is the CPU on a host of 16 cores, and `--decode gpu`) and from
+# synthetic data in the same run, in fp32 (TF32) and bf16, with each step's wait for data; then ResNet-18 trained 3 epochs on the JPEGs
 # (--deterministic, cosine schedule) with the val split's accuracy at the end, and the same run
 # resumed from its mid-epoch checkpoint (step 234 of 468), whose losses must be bitwise the
 # straight run's (VDNN_IMAGES_SKIP_LEARN skips this part). tools/images_report.py prints the
 # tables and the PASS/FAIL lines (loader >= 4000 img/s CPU-only, >= 8000 with nvJPEG; JPEG training
-# >= 95% of synthetic; resume bitwise).
+# with the default decode >= 95% of synthetic; resume bitwise).
 # Usage: tools/images-gpu.sh OUT
 # Environment: VDNN_IMAGES_TRAIN (200) training images per class of 100 classes, VDNN_IMAGES_ITERS
 # (40) steps per training run, VDNN_IMAGES_LEARN_DECODE (auto) the ResNet-18 runs' --decode; VDNN_SKIP_BUILD, VDNN_BUILD_DIR (build-gpu), VDNN_PREFIX_PATH as for
@@ -51,7 +51,7 @@ json.dump(c, open(sys.argv[2], "w"), indent=1)
 PY
 done
 for precision in fp32 bf16; do
-  for data in synthetic "imagefolder:$images cpu" "imagefolder:$images gpu"; do
+  for data in synthetic "imagefolder:$images auto" "imagefolder:$images gpu"; do
     read -r source decode <<<"$data"
     name=r50-$precision-${source%%:*}${decode:+-$decode}
     "$vdnn" train --device cuda --config "$out/resnet50-100.json" --batch 128 --iters "$iters" \

@@ -22,10 +22,10 @@ struct Batch {
 /// Serves the batches of a dataset in its order, exactly as calling dataset.next_batch() would,
 /// drawing batches k + 1 .. k + S - 1 on its own thread while the caller uses batch k, with S
 /// buffers: each batch is started (Dataset::start_batch) as soon as its buffer is free, so a
-/// dataset with workers makes several at once. The images go straight into the caller's buffers (on CUDA the executor's pinned input
-/// staging, so the upload needs no further copy); labels into the loader's own. Nothing is
-/// allocated after construction but the thread. Used from one thread (the caller's) besides its
-/// own.
+/// dataset with workers makes several at once. The images go straight into the caller's buffers (on
+/// CUDA the executor's pinned input staging, so the upload needs no further copy); labels into the
+/// loader's own. Nothing is allocated after construction but the thread. Used from one thread (the
+/// caller's) besides its own.
 class BatchLoader {
  public:
   /// `images` are two or more distinct buffers of `batch` samples, owned by the caller, that

@@ -89,10 +89,15 @@ void ImageDataset::start_batch(std::int64_t batch, void* images, std::int32_t* l
   flight.labels = labels;
   if (gpu_ != nullptr) return;  // the GPU's batch goes in parts (finish_batch)
   // References into a deque survive pushes at its end, and the flight leaves only after its wait.
-  flight.ticket = pool_.submit(batch, [this, &flight](std::size_t worker, std::int64_t i) {
-    flight.labels[i] = produce(scratch_[worker], flight.jobs[static_cast<std::size_t>(i)],
-                               flight.out + i * sample_bytes());
-  });
+  try {
+    flight.ticket = pool_.submit(batch, [this, &flight](std::size_t worker, std::int64_t i) {
+      flight.labels[i] = produce(scratch_[worker], flight.jobs[static_cast<std::size_t>(i)],
+                                 flight.out + i * sample_bytes());
+    });
+  } catch (...) {
+    flights_.pop_back();  // never started: finish_batch() must not wait for it
+    throw;
+  }
 }
 
 void ImageDataset::finish_batch() {
@@ -132,8 +137,8 @@ void ImageDataset::next_batch_on_gpu(const Flight& flight) {
   }
   // The GPU decodes its files while the workers make the others (the future's destructor waits
   // for the GPU should the workers throw).
-  std::future<std::vector<std::size_t>> failed = std::async(
-      std::launch::async, [&] { return gpu_->run(queued, flight.out, sample_bytes()); });
+  std::future<std::vector<std::size_t>> failed =
+      std::async(std::launch::async, [&] { return gpu_->run(queued, flight.out, sample_bytes()); });
   produce_slots(flight, on_cpu);
   produce_slots(flight, failed.get());
 }

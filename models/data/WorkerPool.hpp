@@ -4,9 +4,9 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <list>
 #include <exception>
 #include <functional>
+#include <list>
 #include <mutex>
 #include <thread>
 #include <vector>

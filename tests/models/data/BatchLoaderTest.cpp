@@ -5,9 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -173,6 +176,80 @@ TEST(BatchLoader, DestructionJoinsAtAnyMoment) {
     BatchLoader failed(data, 1, buffers.views());
     failed.next();
     EXPECT_THROW(failed.next(), runtime::DataError);
+  }
+}
+
+// A dataset that makes its batches between start_batch and finish_batch, as ImageDataset's
+// workers do: counts how many are started and not finished, and fails batch `fail_at`.
+class InFlightDataset final : public Dataset {
+ public:
+  explicit InFlightDataset(int fail_at = -1) : fail_at_(fail_at) {}
+  void next_batch(std::int64_t, void*, std::int32_t*) override { FAIL() << "drawn directly"; }
+  void start_batch(std::int64_t batch, void* images, std::int32_t* labels) override {
+    const std::lock_guard lock(mutex_);
+    pending_.push_back({batch, images, labels});
+    ++started_;
+    most_in_flight_ = std::max(most_in_flight_.load(), started_ - finished_);
+  }
+  void finish_batch() override {
+    Started s;
+    {
+      const std::lock_guard lock(mutex_);
+      s = pending_.front();
+      pending_.erase(pending_.begin());
+    }
+    const int k = finished_;
+    ++finished_;
+    if (k == fail_at_) throw runtime::DataError("in flight: batch " + std::to_string(k));
+    for (std::int64_t i = 0; i < s.batch; ++i) s.labels[i] = k;
+  }
+  void seek(std::int64_t) override {}
+  std::int64_t size() const noexcept override { return 0; }
+  std::string description() const override { return "in flight"; }
+  int started() const { return started_; }
+  int finished() const { return finished_; }
+  int most_in_flight() const { return most_in_flight_; }
+
+ private:
+  struct Started {
+    std::int64_t batch = 0;
+    void* images = nullptr;
+    std::int32_t* labels = nullptr;
+  };
+  int fail_at_;
+  std::mutex mutex_;
+  std::vector<Started> pending_;
+  std::atomic<int> started_{0};
+  std::atomic<int> finished_{0};
+  std::atomic<int> most_in_flight_{0};
+};
+
+// With S buffers the loader starts every batch whose buffer is free before it finishes the
+// oldest, and its destruction finishes those it started (they write into the caller's buffers).
+TEST(BatchLoader, StartsABatchPerFreeBufferAndFinishesThemAllBeforeItGoes) {
+  Buffers buffers(2, 4);
+  {
+    InFlightDataset data;
+    {
+      BatchLoader loader(data, 2, buffers.views());
+      for (int k = 0; k < 6; ++k) EXPECT_EQ(loader.next().labels[1], k);
+      EXPECT_TRUE(eventually([&] { return data.started() == 9; }));  // 6 .. 8 while 5 is held
+      std::this_thread::sleep_for(20ms);
+      EXPECT_EQ(data.started(), 9);  // every other buffer is taken
+    }
+    EXPECT_EQ(data.most_in_flight(), 4);  // before the first next() returned: all were free
+    EXPECT_EQ(data.finished(), data.started());
+  }
+  {
+    InFlightDataset data(/*fail_at=*/2);
+    {
+      BatchLoader loader(data, 2, buffers.views());
+      EXPECT_EQ(loader.next().labels[0], 0);
+      EXPECT_EQ(loader.next().labels[0], 1);
+      EXPECT_THROW(loader.next(), runtime::DataError);
+    }
+    EXPECT_EQ(data.finished(), data.started());  // batch 3, started before 2 failed, too
+    EXPECT_GE(data.started(), 3);
   }
 }
 

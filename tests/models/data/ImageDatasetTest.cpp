@@ -97,6 +97,51 @@ TEST(ImageDataset, BatchesAreTheSameOnAnyNumberOfWorkersAndResumeBySeek) {
   EXPECT_TRUE(std::equal(c.labels.begin(), c.labels.end(), a.labels.begin() + 12));
 }
 
+// Batches started together (the workers go from one to the next) are the batches next_batch()
+// draws one at a time, epochs crossed; a bad file fails its own batch only, in order.
+TEST(ImageDataset, BatchesStartedTogetherAreTheBatchesDrawnOneAtATime) {
+  const TempDir dir("image-dataset-in-flight");
+  write_folder(dir.path(), 3, 5, 0);
+  constexpr std::int64_t kBatch = 4;
+  constexpr std::int64_t kBatches = 5;  // 20 samples: into the second epoch
+  auto one_at_a_time = open(dir.path(), Split::Train, 2);
+  const Drawn expected = draw(*one_at_a_time, kBatches, kBatch);
+  auto together = open(dir.path(), Split::Train, 3);
+  Drawn d{std::vector<std::uint8_t>(expected.images.size()),
+          std::vector<std::int32_t>(expected.labels.size())};
+  for (std::int64_t b = 0; b < kBatches; ++b) {
+    together->start_batch(kBatch, d.images.data() + b * kBatch * kSampleBytes,
+                          d.labels.data() + b * kBatch);
+  }
+  for (std::int64_t b = 0; b < kBatches; ++b) together->finish_batch();
+  EXPECT_EQ(d.images, expected.images);
+  EXPECT_EQ(d.labels, expected.labels);
+  EXPECT_THROW(together->finish_batch(), runtime::InvalidArgument);  // none started
+  together->start_batch(kBatch, d.images.data(), d.labels.data());
+  EXPECT_THROW(together->next_batch(kBatch, d.images.data(), d.labels.data()),
+               runtime::InvalidArgument);  // one at a time only with none started
+  together->finish_batch();
+
+  test::write_file(dir.path() / "train" / "c2" / "broken.jpg", {0xFF, 0xD8, 0xFF, 0xE0, 0x00});
+  auto failing = open(dir.path(), Split::Train, 2);  // 16 files, broken.jpg among them
+  std::vector<std::uint8_t> images(static_cast<std::size_t>(4 * 8 * kSampleBytes));
+  std::vector<std::int32_t> labels(4 * 8);
+  for (std::int64_t b = 0; b < 4; ++b) {
+    failing->start_batch(8, images.data() + b * 8 * kSampleBytes, labels.data() + b * 8);
+  }
+  int failed = 0;
+  for (std::int64_t b = 0; b < 4; ++b) {
+    try {
+      failing->finish_batch();
+    } catch (const runtime::DataError& e) {
+      EXPECT_NE(std::string(e.what()).find("broken.jpg"), std::string::npos) << e.what();
+      ++failed;
+    }
+  }
+  EXPECT_EQ(failed, 2);  // once in each epoch's two batches
+  EXPECT_THROW(failing->finish_batch(), runtime::InvalidArgument);
+}
+
 TEST(ImageDataset, EachEpochVisitsEveryFileOnceInANewOrder) {
   const TempDir dir("image-dataset-epochs");
   write_folder(dir.path(), 3, 4, 0);

@@ -1,5 +1,6 @@
 // Trainer: the background loader gives the losses of synchronous loading, resumes stay bitwise
-// with augmented CIFAR-10 data, evaluation changes no training loss and measures learning.
+// with augmented CIFAR-10 data and with image files, evaluation changes no training loss and
+// measures learning.
 #include "models/train/Trainer.hpp"
 
 #include <gtest/gtest.h>
@@ -9,8 +10,10 @@
 #include <filesystem>
 #include <vector>
 
+#include "../data/image/CodecTestImages.hpp"
 #include "graph/TestNetworks.hpp"
 #include "models/data/CifarFiles.hpp"
+#include "models/data/image/JpegEncoder.hpp"
 #include "models/train/Predictor.hpp"
 #include "runtime/Error.hpp"
 
@@ -123,24 +126,45 @@ TEST(Trainer, BackgroundLoadingGivesTheLossesOfSynchronousLoading) {
   }
 }
 
-TEST(Trainer, ResumeWithAugmentedCifarIsBitwise) {
-  const fs::path dir = cifar_dir("resume");
-  const TrainerOptions o = options("cifar10:" + dir.string());
+// Trains `steps` steps straight and, apart, `at` steps, a checkpoint at `checkpoint`, and the
+// rest resumed from it: the resumed steps' losses are the straight run's, bitwise.
+void expect_bitwise_resume(const TrainerOptions& o, int steps, int at, const fs::path& checkpoint) {
   Trainer whole(cifar_net(), 4, o);
-  EXPECT_EQ(*whole.options().augment, Augment::CropFlip);  // cifar10's default
-  for (int i = 0; i < 10; ++i) whole.step();               // 40 images: into the third epoch
-
-  const fs::path checkpoint = dir / "iter-5.safetensors";
+  for (int i = 0; i < steps; ++i) whole.step();
   {
     Trainer first(cifar_net(), 4, o);
-    for (int i = 0; i < 5; ++i) first.step();
+    for (int i = 0; i < at; ++i) first.step();
     first.save(checkpoint);
   }
   Trainer rest(cifar_net(), 4, o);
   rest.resume(checkpoint);
-  for (int i = 0; i < 5; ++i) rest.step();
+  for (int i = at; i < steps; ++i) rest.step();
   const std::vector<double> all = losses(whole);
-  EXPECT_EQ(losses(rest), std::vector<double>(all.begin() + 5, all.end()));
+  EXPECT_EQ(losses(rest), std::vector<double>(all.begin() + at, all.end()));
+}
+
+TEST(Trainer, ResumeWithAugmentedCifarIsBitwise) {
+  const fs::path dir = cifar_dir("resume");
+  const TrainerOptions o = options("cifar10:" + dir.string());
+  EXPECT_EQ(default_augment(o.data), Augment::CropFlip);
+  expect_bitwise_resume(o, 10, 5, dir / "iter-5.safetensors");  // 40 images: into epoch 3
+}
+
+// Image files: the loader keeps several batches in flight (Note [Data loading]); a run resumed
+// from a mid-epoch checkpoint still trains on exactly the straight run's batches.
+TEST(Trainer, ResumeWithImageFilesIsBitwise) {
+  const fs::path dir = fs::temp_directory_path() / "vdnn-test-trainer-images";
+  fs::remove_all(dir);
+  for (int c = 0; c < 10; ++c) {  // 20 files of assorted sizes: epochs of 5 batches of 4
+    for (int k = 0; k < 2; ++k) {
+      test::write_file(dir / "train" / ("c" + std::to_string(c)) / (std::to_string(k) + ".jpg"),
+                       encode_jpeg(test::test_picture(40 + 9 * k + c, 36 + 5 * c)));
+    }
+  }
+  const TrainerOptions o = options("imagefolder:" + (dir / "train").string());
+  EXPECT_EQ(default_augment(o.data), Augment::ImageNet);
+  expect_bitwise_resume(o, 12, 7, dir / "iter-7.safetensors");  // into epoch 3
+  fs::remove_all(dir);
 }
 
 TEST(Trainer, EvaluationChangesNoTrainingLoss) {
