@@ -1,6 +1,7 @@
 // bench_copy_ceiling: the copy ceilings of this machine, measured with CUDA events: pinned memory
 // device->host, host->device and both at once on two streams; managed memory prefetched each way
-// and read from the device by demand faults. Prints one JSON object.
+// and read from the device by demand faults; with a second GPU that GPU 0 reaches directly, the
+// peer tier's link each way (cudaMemcpyPeerAsync). Prints one JSON object.
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
@@ -171,6 +172,38 @@ ManagedCeilings measure_managed(const vdnn::runtime::cuda::DeviceContext& contex
   return c;
 }
 
+// GB/s of kBytes from GPU 0 to GPU 1 and back over the peer link (Note [Peer tier]).
+struct PeerCeilings {
+  bool measured = false;  // there is a GPU 1 and GPU 0 reaches it directly
+  double to_peer_gbps = 0.0;
+  double from_peer_gbps = 0.0;
+};
+
+PeerCeilings measure_peer(const vdnn::runtime::cuda::DeviceContext& context, void* local) {
+  constexpr int kPeer = 1;
+  if (vdnn::runtime::cuda_device_count() < 2 || !vdnn::runtime::cuda_peer_link(0, kPeer).access) {
+    return {};
+  }
+  const cudaError_t enabled = cudaDeviceEnablePeerAccess(kPeer, 0);
+  if (enabled == cudaErrorPeerAccessAlreadyEnabled) {
+    static_cast<void>(cudaGetLastError());
+  } else {
+    VDNN_CHECK_CUDA(enabled);
+  }
+  vdnn::runtime::cuda::PeerDeviceMemoryResource peer_memory(0, kPeer);
+  vdnn::runtime::Buffer remote(peer_memory, kBytes);
+  const cudaStream_t stream = context.offload_stream();
+  PeerCeilings c;
+  c.measured = true;
+  c.to_peer_gbps = best_gbps(stream, kRepeats, [] {}, [&] {
+    VDNN_CHECK_CUDA(cudaMemcpyPeerAsync(remote.data(), kPeer, local, 0, kBytes, stream));
+  });
+  c.from_peer_gbps = best_gbps(stream, kRepeats, [] {}, [&] {
+    VDNN_CHECK_CUDA(cudaMemcpyPeerAsync(local, 0, remote.data(), kPeer, kBytes, stream));
+  });
+  return c;
+}
+
 // A JSON number, or null when not measured.
 std::string json_number(double value, bool measured) {
   if (!measured) return "null";
@@ -211,13 +244,17 @@ int main() {
                    "managed ceilings not measured\n",
                    kBytes, free);
     }
+    const PeerCeilings peer = measure_peer(context, d1.data());
     std::printf(
         "{\"d2h_gbps\": %.2f, \"h2d_gbps\": %.2f, \"both_gbps\": %.2f, "
+        "\"peer_to_gbps\": %s, \"peer_from_gbps\": %s, "
         "\"managed_to_host_gbps\": %s, \"managed_to_device_gbps\": %s, "
         "\"managed_fault_gbps\": %s, \"managed_memcpy_gbps\": %s, "
         "\"managed_to_host_ways\": {\"whole\": %s, \"pieces_1_lane\": %s, "
         "\"pieces_2_lanes\": %s, \"pieces_4_lanes\": %s, \"batched\": %s}}\n",
-        d2h, h2d, both, json_number(managed.to_host.best(), managed_fits).c_str(),
+        d2h, h2d, both, json_number(peer.to_peer_gbps, peer.measured).c_str(),
+        json_number(peer.from_peer_gbps, peer.measured).c_str(),
+        json_number(managed.to_host.best(), managed_fits).c_str(),
         json_number(managed.to_device_gbps, managed_fits).c_str(),
         json_number(managed.fault_gbps, managed_fits).c_str(),
         json_number(managed.memcpy_gbps, managed_fits).c_str(),

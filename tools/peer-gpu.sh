@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Issue 28's acceptance in one call on a machine of two GPUs linked by NVLink (nvidia-h200-x2 or
+# nvidia-h100-x2; time there counts in full, so everything is here): the GPUs and their links
+# (`vdnn inspect --devices`), the copy ceilings including the peer link each way
+# (bench_copy_ceiling), the peer tier's GPU tests (every policy that uses it bitwise equal to
+# baseline with deterministic algorithms, ResNet-50 b32 and DenseNet-40; the link measured at
+# setup; through the C++ API too), then ResNet-50 b128 TF32: baseline, and `auto` under 25% of the
+# baseline's measured peak with the peer tier (GPU 1) and without it; ResNet-1001 CIFAR b64:
+# baseline and `auto` under 0.5 GiB with the peer tier. tools/peer_report.py prints the table and
+# the PASS/FAIL lines (>= 0.95x and >= 0.90x the baselines' img/s; the peer copies' speed >= 85% of
+# the link's ceiling).
+# Usage: tools/peer-gpu.sh OUT
+# Environment: VDNN_PEER_ITERS (40) steps per training run; VDNN_PEER_BUDGET (32GiB) the peer
+# tier's capacity; VDNN_PEER_TESTS (1; 0 skips building and running the tests, ~3 minutes);
+# VDNN_SKIP_BUILD, VDNN_BUILD_DIR (build-gpu), VDNN_PREFIX_PATH as for tools/speed-gpu.sh;
+# VDNN_DEADLINE_S as there. Files: OUT/NAME/ the runs' folders (OUT/NAME.log, OUT/NAME.exit),
+# OUT/devices.txt, OUT/ceilings.json, OUT/tests.log, OUT/costs/ the setup cache.
+set -euo pipefail
+# shellcheck source=tools/bench-common.sh
+source "$(dirname "$0")/bench-common.sh"
+bench_out "$0" "$@"
+build=${VDNN_BUILD_DIR:-build-gpu}
+iters=${VDNN_PEER_ITERS:-40}
+limit=300
+peer_budget=${VDNN_PEER_BUDGET:-32GiB}
+
+if [ "${VDNN_PEER_TESTS:-1}" = 1 ]; then
+  # Tests on in a folder of their own: bench_build's configure turns them off.
+  cmake -B "$build-tests" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVDNN_BUILD_TESTS=ON \
+    ${VDNN_PREFIX_PATH:+-DCMAKE_PREFIX_PATH=$VDNN_PREFIX_PATH} >"$out/tests-build.log" 2>&1
+  cmake --build "$build-tests" --target vdnn_gpu_tests vdnn_api_tests bench_copy_ceiling \
+    >>"$out/tests-build.log" 2>&1 || echo "peer-gpu: the tests did not build" >&2
+fi
+bench_build
+vdnn=$build/bin/vdnn
+"$vdnn" inspect --devices >"$out/devices.txt" 2>&1 || true
+if [ -x "$build-tests/bin/bench_copy_ceiling" ]; then
+  "$build-tests/bin/bench_copy_ceiling" >"$out/ceilings.json" 2>"$out/ceilings.log" || true
+  "$build-tests/bin/vdnn_gpu_tests" --gtest_filter='PeerTierCuda*' >"$out/tests.log" 2>&1 || true
+  "$build-tests/bin/vdnn_api_tests" --gtest_filter='PeerTier*' >>"$out/tests.log" 2>&1 || true
+fi
+
+run_args=()
+bench_run r50-baseline resnet50 128 baseline
+peak=$(bench_field r50-baseline peak_device_bytes)
+if [ -n "$peak" ]; then
+  quarter=$((peak / 4))
+  run_args=(--offload-peer 1 --peer-budget "$peer_budget")
+  bench_run r50-peer resnet50 128 auto "$quarter"
+  run_args=()
+  bench_run r50-host resnet50 128 auto "$quarter"
+fi
+bench_run r1001-baseline resnet1001-cifar 64 baseline
+run_args=(--offload-peer 1 --peer-budget "$peer_budget")
+bench_run r1001-peer resnet1001-cifar 64 auto 512MiB
+python3 tools/peer_report.py "$out"

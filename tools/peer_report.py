@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Prints tools/peer-gpu.sh's results: ResNet-50 b128 and ResNet-1001 b64 with the peer tier against
+their baselines (and ResNet-50 host-only at the same budget), the bytes and speed of each link, the
+peer copies against the link's ceiling, and the peer tests, with PASS/FAIL against issue 28's
+targets."""
+import json
+import os
+import sys
+
+RATIO_TARGET = {"r50-peer": 0.95, "r1001-peer": 0.90}
+BASELINE = {"r50-peer": "r50-baseline", "r50-host": "r50-baseline", "r1001-peer": "r1001-baseline"}
+LINK_TARGET = 0.85
+GIB = float(1 << 30)
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def summary(out, name):
+    return load(os.path.join(out, name, "summary.json"))
+
+
+def runs(out):
+    print("| run | img/s | peak GiB | against its baseline | peer GiB a step, GB/s off / back | "
+          "host GiB a step, busy off / back | host enqueue ms |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for name in ("r50-baseline", "r50-peer", "r50-host", "r1001-baseline", "r1001-peer"):
+        s = summary(out, name)
+        if s is None:
+            print(f"| {name} | missing | | | | | |")
+            continue
+        base = summary(out, BASELINE[name]) if name in BASELINE else None
+        ratio = ""
+        if base is not None:
+            r = s["images_per_s"] / base["images_per_s"]
+            target = RATIO_TARGET.get(name)
+            verdict = f" ({'PASS' if r >= target else 'FAIL'} >= {target})" if target else ""
+            ratio = f"{r:.3f}{verdict}"
+        peer = (f"{s.get('peer_offloaded_bytes_median', 0) / GIB:.2f}, "
+                f"{s.get('peer_offload_gbps_median', 0):.0f} / "
+                f"{s.get('peer_prefetch_gbps_median', 0):.0f}")
+        tiered = s.get("peer_device", -1) >= 0  # then the plain fields count both tiers
+        prefix = "host_" if tiered else ""
+        host = (f"{s.get(prefix + 'offloaded_bytes_median', 0) / GIB:.2f}, "
+                f"{s.get(prefix + 'offload_busy_median', 0):.2f} / "
+                f"{s.get(prefix + 'prefetch_busy_median', 0):.2f}")
+        print(f"| {name} | {s['images_per_s']:.0f} | {s['peak_device_bytes'] / GIB:.2f} | {ratio} | "
+              f"{peer} | {host} | {s.get('host_enqueue_ms_median', 0):.1f} |")
+
+
+def links(out):
+    ceilings = load(os.path.join(out, "ceilings.json")) or {}
+    to_peer, from_peer = ceilings.get("peer_to_gbps"), ceilings.get("peer_from_gbps")
+    if not to_peer or not from_peer:
+        print("peer link ceiling: not measured (ceilings.json)")
+        return
+    print(f"peer link ceiling (cudaMemcpyPeerAsync, 1 GiB): {to_peer:.0f} GB/s to GPU 1, "
+          f"{from_peer:.0f} back")
+    for name in ("r50-peer", "r1001-peer"):
+        s = summary(out, name)
+        if s is None:
+            continue
+        for field, ceiling in (("peer_offload_gbps_median", to_peer),
+                               ("peer_prefetch_gbps_median", from_peer)):
+            r = s.get(field, 0.0) / ceiling
+            verdict = "PASS" if r >= LINK_TARGET else "FAIL"
+            print(f"{name} {field}: {s.get(field, 0.0):.0f} GB/s = {r:.2f} of the ceiling "
+                  f"({verdict} >= {LINK_TARGET})")
+
+
+def tests(out):
+    try:
+        with open(os.path.join(out, "tests.log")) as f:
+            lines = [line.rstrip() for line in f if line.startswith(("[  PASSED", "[  FAILED",
+                                                                      "[  SKIPPED"))]
+    except OSError:
+        lines = ["tests: not run"]
+    for line in lines:
+        print(line)
+
+
+def main(out):
+    try:
+        with open(os.path.join(out, "devices.txt")) as f:
+            print(f.read().rstrip())
+    except OSError:
+        print("devices: not listed")
+    print()
+    runs(out)
+    print()
+    links(out)
+    print()
+    tests(out)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else ".")
