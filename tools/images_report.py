@@ -6,16 +6,10 @@ import json
 import os
 import sys
 
+from planner_report import read_json
+
 LOADER_TARGET = {"cpu": 4000.0, "gpu": 8000.0}
 TRAIN_RATIO_TARGET = 0.95
-
-
-def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
 
 
 def main(out):
@@ -24,7 +18,7 @@ def main(out):
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for source in ("imagefolder", "webdataset"):
         for decode, target in LOADER_TARGET.items():
-            b = load(os.path.join(out, f"bench-{source}-{decode}.json"))
+            b = read_json(os.path.join(out, f"bench-{source}-{decode}.json"))
             if b is None:
                 print(f"| {source} | {decode} | missing | | | | | | |")
                 continue
@@ -40,9 +34,9 @@ def main(out):
           "JPEG data wait ms (median) |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")
     for precision in ("fp32", "bf16"):
-        synthetic = load(os.path.join(out, f"r50-{precision}-synthetic", "summary.json"))
+        synthetic = read_json(os.path.join(out, f"r50-{precision}-synthetic", "summary.json"))
         for decode in ("auto", "gpu"):
-            jpeg = load(os.path.join(out, f"r50-{precision}-imagefolder-{decode}", "summary.json"))
+            jpeg = read_json(os.path.join(out, f"r50-{precision}-imagefolder-{decode}", "summary.json"))
             if synthetic is None or jpeg is None:
                 print(f"| {precision} | {decode} | missing | | | |")
                 continue
@@ -65,8 +59,8 @@ def losses(path):
 
 
 def learning(out):
-    straight = load(os.path.join(out, "r18-straight", "summary.json"))
-    resumed = load(os.path.join(out, "r18-resumed", "summary.json"))
+    straight = read_json(os.path.join(out, "r18-straight", "summary.json"))
+    resumed = read_json(os.path.join(out, "r18-resumed", "summary.json"))
     print()
     if straight is None or "eval" not in straight:
         print("ResNet-18, 3 epochs on the JPEGs: missing")

@@ -3,9 +3,10 @@
 their baselines (and ResNet-50 host-only at the same budget), the bytes and speed of each link, the
 peer copies against the link's ceiling, and the peer tests, with PASS/FAIL against issue 28's
 targets."""
-import json
 import os
 import sys
+
+from planner_report import read_json
 
 RATIO_TARGET = {"r50-peer": 0.95, "r1001-peer": 0.90}
 BASELINE = {"r50-peer": "r50-baseline", "r50-host": "r50-baseline", "r1001-peer": "r1001-baseline"}
@@ -13,16 +14,8 @@ LINK_TARGET = 0.85
 GIB = float(1 << 30)
 
 
-def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-
-
 def summary(out, name):
-    return load(os.path.join(out, name, "summary.json"))
+    return read_json(os.path.join(out, name, "summary.json"))
 
 
 def runs(out):
@@ -54,7 +47,7 @@ def runs(out):
 
 
 def links(out):
-    ceilings = load(os.path.join(out, "ceilings.json")) or {}
+    ceilings = read_json(os.path.join(out, "ceilings.json")) or {}
     to_peer, from_peer = ceilings.get("peer_to_gbps"), ceilings.get("peer_from_gbps")
     if not to_peer or not from_peer:
         print("peer link ceiling: not measured (ceilings.json)")
