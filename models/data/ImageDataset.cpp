@@ -102,16 +102,18 @@ void ImageDataset::start_batch(std::int64_t batch, void* images, std::int32_t* l
 
 void ImageDataset::finish_batch() {
   VDNN_EXPECTS(!flights_.empty(), "finish_batch() without a started batch");
-  struct Land {  // the oldest flight leaves, whatever its batch threw
-    std::deque<Flight>& flights;
-    ~Land() { flights.pop_front(); }
-  } land{flights_};
-  Flight& flight = flights_.front();
-  if (gpu_ != nullptr) {
-    next_batch_on_gpu(flight);
-  } else {
-    pool_.wait(flight.ticket);
+  const Flight& flight = flights_.front();
+  try {
+    if (gpu_ != nullptr) {
+      next_batch_on_gpu(flight);
+    } else {
+      pool_.wait(flight.ticket);
+    }
+  } catch (...) {
+    flights_.pop_front();  // a batch that threw is finished too
+    throw;
   }
+  flights_.pop_front();
 }
 
 void ImageDataset::next_batch_on_gpu(const Flight& flight) {

@@ -13,6 +13,7 @@
 #include "runtime/Device.hpp"
 #include "runtime/UniqueHandle.hpp"
 #include "runtime/cuda/CudaCheck.hpp"
+#include "runtime/cuda/CudaContext.hpp"
 #include "runtime/cuda/CudaEvent.hpp"
 #include "runtime/cuda/CudaMemoryResource.hpp"
 #include "runtime/cuda/CudaStream.hpp"
@@ -179,28 +180,26 @@ struct PeerCeilings {
   double from_peer_gbps = 0.0;
 };
 
-PeerCeilings measure_peer(const vdnn::runtime::cuda::DeviceContext& context, void* local) {
+PeerCeilings measure_peer(vdnn::runtime::cuda::CudaContext& context, void* local) {
   constexpr int kPeer = 1;
   if (vdnn::runtime::cuda_device_count() < 2 || !vdnn::runtime::cuda_peer_link(0, kPeer).access) {
     return {};
   }
-  const cudaError_t enabled = cudaDeviceEnablePeerAccess(kPeer, 0);
-  if (enabled == cudaErrorPeerAccessAlreadyEnabled) {
-    static_cast<void>(cudaGetLastError());
-  } else {
-    VDNN_CHECK_CUDA(enabled);
-  }
-  vdnn::runtime::cuda::PeerDeviceMemoryResource peer_memory(0, kPeer);
-  vdnn::runtime::Buffer remote(peer_memory, kBytes);
-  const cudaStream_t stream = context.offload_stream();
+  // The peer tier's own memory: access enabled as the executor enables it (Note [Peer tier]).
+  vdnn::runtime::Buffer remote(context.peer_upstream(kPeer), kBytes);
+  const cudaStream_t stream = context.device().offload_stream();
   PeerCeilings c;
   c.measured = true;
-  c.to_peer_gbps = best_gbps(stream, kRepeats, [] {}, [&] {
-    VDNN_CHECK_CUDA(cudaMemcpyPeerAsync(remote.data(), kPeer, local, 0, kBytes, stream));
-  });
-  c.from_peer_gbps = best_gbps(stream, kRepeats, [] {}, [&] {
-    VDNN_CHECK_CUDA(cudaMemcpyPeerAsync(local, 0, remote.data(), kPeer, kBytes, stream));
-  });
+  c.to_peer_gbps = best_gbps(
+      stream, kRepeats, [] {},
+      [&] {
+        VDNN_CHECK_CUDA(cudaMemcpyPeerAsync(remote.data(), kPeer, local, 0, kBytes, stream));
+      });
+  c.from_peer_gbps = best_gbps(
+      stream, kRepeats, [] {},
+      [&] {
+        VDNN_CHECK_CUDA(cudaMemcpyPeerAsync(local, 0, remote.data(), kPeer, kBytes, stream));
+      });
   return c;
 }
 
@@ -220,7 +219,8 @@ int main() {
     return 1;
   }
   try {
-    vdnn::runtime::cuda::DeviceContext context(0);
+    vdnn::runtime::cuda::CudaContext cuda(0);
+    const vdnn::runtime::cuda::DeviceContext& context = cuda.device();
     vdnn::runtime::cuda::DeviceMemoryResource device;
     vdnn::runtime::cuda::PinnedMemoryResource pinned;
     vdnn::runtime::Buffer d1(device, kBytes), d2(device, kBytes);
@@ -244,7 +244,7 @@ int main() {
                    "managed ceilings not measured\n",
                    kBytes, free);
     }
-    const PeerCeilings peer = measure_peer(context, d1.data());
+    const PeerCeilings peer = measure_peer(cuda, d1.data());
     std::printf(
         "{\"d2h_gbps\": %.2f, \"h2d_gbps\": %.2f, \"both_gbps\": %.2f, "
         "\"peer_to_gbps\": %s, \"peer_from_gbps\": %s, "
