@@ -95,11 +95,18 @@ void ResidentTensor::offload(MemoryResource& pinned) {
 
 void ResidentTensor::release(bool poison) {
   expect(Residency::Offloading, "release");
-  produced_->record(context_.compute());  // now: after the last forward reader
-  context_.offload().wait(*produced_);
-  if (poison) context_.fill_nan_async(context_.offload(), device_.data(), bytes());
-  released_->record(context_.offload());
-  device_.reset_after(*released_);
+  if (poison) {
+    produced_->record(context_.compute());  // now: after the last forward reader
+    context_.offload().wait(*produced_);
+    context_.fill_nan_async(context_.offload(), device_.data(), bytes());
+    released_->record(context_.offload());
+    device_.reset_after(*released_);
+  } else {
+    // Whatever takes the block next is ordered after the compute work enqueued so far: on the
+    // compute stream by its order, a prefetch or an upload by its wait for compute (fill). Only
+    // the copy's read is left to wait for.
+    device_.reset_after(*offloaded_);
+  }
   alias_ = nullptr;
   residency_ = Residency::Host;
 }
