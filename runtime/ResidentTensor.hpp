@@ -53,9 +53,9 @@ class ResidentTensor {
   /// Device -> Offloading: the offload stream waits for the compute work enqueued so far (which
   /// produced the tensor), then copies it into a new pinned buffer.
   void offload(MemoryResource& pinned);
-  /// Offloading -> Host: once the compute work enqueued so far (the last forward reader) and the
-  /// copy are done, the device memory goes back (deallocate_after its event), NaN-filled first
-  /// when `poison`.
+  /// Offloading -> Host: the device memory goes back behind the copy's event (deallocate_after);
+  /// whatever takes it next is ordered after the compute work enqueued so far (the last forward
+  /// reader). With `poison`, NaN-filled first on the offload stream after that work.
   void release(bool poison);
   /// Host -> Prefetching: new device memory, filled from the pinned buffer on the prefetch stream
   /// once the compute work enqueued so far (which freed what the memory held) is done.
