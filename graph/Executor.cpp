@@ -126,7 +126,7 @@ Executor::Executor(const Graph& graph, LayerSet& layers, const Plan& plan,
           options.allow_oversubscription),
       device_upstream_(managed(plan) ? static_cast<runtime::MemoryResource&>(managed_guard_)
                                      : context.device_upstream()),
-      device_pool_(device_upstream_, plan.pool_bytes),
+      device_pool_(device_upstream_, plan.pool_bytes, plan.device_blocks),
       device_(device_pool_),
       pinned_upstream_(context.pinned_upstream()),
       pinned_pool_(pinned_upstream_, plan.pinned_bytes),
@@ -623,14 +623,16 @@ void Executor::measure_copies() {
     const runtime::ResidentTensor& t = tensor(a.tensor);
     const bool peer = a.tier == Tier::Peer;
     if (a.op == Op::Offload) {
-      r.offload_seconds += t.offload_seconds();
+      const double seconds = t.offload_seconds();  // one query of the driver per copy
+      r.offload_seconds += seconds;
       r.offloaded_bytes += t.bytes();
-      r.peer_offload_seconds += peer ? t.offload_seconds() : 0.0;
+      r.peer_offload_seconds += peer ? seconds : 0.0;
       r.peer_offloaded_bytes += peer ? t.bytes() : 0;
     } else if (a.op == Op::Prefetch) {
-      r.prefetch_seconds += t.prefetch_seconds();
+      const double seconds = t.prefetch_seconds();
+      r.prefetch_seconds += seconds;
       r.prefetched_bytes += t.bytes();
-      r.peer_prefetch_seconds += peer ? t.prefetch_seconds() : 0.0;
+      r.peer_prefetch_seconds += peer ? seconds : 0.0;
       r.peer_prefetched_bytes += peer ? t.bytes() : 0;
     } else if (a.op == Op::Evict) {
       r.evict_seconds += t.offload_seconds();

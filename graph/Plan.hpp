@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "graph/Graph.hpp"
+#include "runtime/memory/PoolMemoryResource.hpp"
 
 namespace vdnn::graph {
 
@@ -158,9 +159,12 @@ struct Plan {
   // resident_bytes + the most bytes allocated from the device pool at once: predicted_peak with
   // dedicated memory; with managed memory evicted maps keep their range, so it can be more.
   std::uint64_t predicted_pool_peak = 0;
-  std::uint64_t pool_bytes = 0;    // device pool: what the plan needs (fragmentation
-                                   // included, by a dry run of the allocator); dedicated
-                                   // memory: <= the budget
+  std::uint64_t pool_bytes = 0;  // device pool: what the plan needs (fragmentation
+                                 // included, by a dry run of the allocator); dedicated
+                                 // memory: <= the budget
+  /// How the device pool places blocks: settled first where that pool capacity places every
+  /// allocation so and the step is predicted faster (Note [Deferred frees]).
+  runtime::BlockChoice device_blocks = runtime::BlockChoice::BestFit;
   std::uint64_t pinned_bytes = 0;  // pinned host pool the plan needs (likewise)
   /// The most pinned host memory the offloaded maps may take at once (Note [Host budget]);
   /// kNoHostBudget: no limit.

@@ -12,6 +12,7 @@
 #include "graph/DenseBlocks.hpp"
 #include "graph/ParameterStore.hpp"
 #include "graph/PoolSimulation.hpp"
+#include "graph/StepTimeModel.hpp"
 #include "graph/planner/PlanBuilder.hpp"
 #include "runtime/ByteSize.hpp"
 
@@ -61,6 +62,18 @@ const CostModel& costs_for(const Graph& graph, const PlanRequest& request,
                            std::optional<CostModel>& estimated) {
   if (request.costs != nullptr) return *request.costs;
   return estimated.emplace(estimate_costs(graph));
+}
+
+// Note [Deferred frees]: whether a plan whose device pool takes blocks that offload copies may
+// still read last is worth making too: where the host is predicted to wait for copies (2% of the
+// step), and for auto and vdnn-dyn under a budget always, since the fixed policies they compete
+// with may gain from it.
+bool worth_settled_blocks(const Graph& graph, const PlanRequest& request, const Plan& plan,
+                          const CostModel& costs) {
+  if (plan.memory != DeviceMemory::Dedicated || plan.purpose != Purpose::Training) return false;
+  const bool searches = request.policy == Policy::Auto || request.policy == Policy::VdnnDyn;
+  return (searches && request.budget_bytes > 0) ||
+         plan.predicted_step_seconds > 1.02 * predict_step_seconds(graph, plan, costs);
 }
 
 // The plan with its pools sized and its step time predicted under `costs`.
@@ -213,12 +226,22 @@ Plan make_plan(const Graph& graph, const PlanRequest& request) {
   const Liveness live(graph);
   std::optional<CostModel> estimated;
   const CostModel& costs = costs_for(graph, request, estimated);
-  std::optional<Plan> plan = request.purpose == Purpose::Inference
-                                 ? fitting_inference_plan(graph, live, request)
-                             : request.policy == Policy::VdnnDyn
-                                 ? fastest_plan(graph, live, request, costs)
-                                 : policy_plan(graph, live, request.policy, request, costs);
-  if (plan) return finished(graph, request, costs, *std::move(plan));
+  const auto attempt = [&](const PlanRequest& r) -> std::optional<Plan> {
+    std::optional<Plan> p = r.purpose == Purpose::Inference ? fitting_inference_plan(graph, live, r)
+                            : r.policy == Policy::VdnnDyn
+                                ? fastest_plan(graph, live, r, costs)
+                                : policy_plan(graph, live, r.policy, r, costs);
+    if (p) p = finished(graph, r, costs, *std::move(p));
+    return p;
+  };
+  if (std::optional<Plan> plan = attempt(request)) {
+    if (!worth_settled_blocks(graph, request, *plan, costs)) return *std::move(plan);
+    PlanRequest settled = request;
+    settled.device_blocks = runtime::BlockChoice::SettledFirst;
+    std::optional<Plan> other = attempt(settled);
+    return other && other->predicted_step_seconds < plan->predicted_step_seconds ? *std::move(other)
+                                                                                 : *std::move(plan);
+  }
   // Nothing fits: say by how much (with the least memory the policy's family can plan), and which
   // policy would.
   const Policy least = request.policy == Policy::VdnnDyn || request.policy == Policy::Auto
@@ -250,8 +273,10 @@ Plan rebuild_where_faster(const Graph& graph, const PlanRequest& request, Plan p
   const Liveness live(graph);
   std::optional<CostModel> estimated;
   const CostModel& costs = costs_for(graph, request, estimated);
-  plan = planner::rebuild_instead_of_copying(graph, live, request, costs, std::move(plan));
-  return finished(graph, request, costs, std::move(plan));
+  PlanRequest same_blocks = request;  // the plans tried place blocks as `plan` does
+  same_blocks.device_blocks = plan.device_blocks;
+  plan = planner::rebuild_instead_of_copying(graph, live, same_blocks, costs, std::move(plan));
+  return finished(graph, same_blocks, costs, std::move(plan));
 }
 
 std::vector<layers::WorkspaceBytes> room_for_workspace(const Graph& g, const Plan& plan) {
@@ -348,7 +373,11 @@ std::string format_plan(const Graph& g, const Plan& plan) {
   }
   out += dense_block_line(g);
   out += std::string("device memory:         ") + device_memory_name(plan.memory) + ", pool " +
-         runtime::format_bytes(plan.pool_bytes) + "\n";
+         runtime::format_bytes(plan.pool_bytes) +
+         (plan.device_blocks == runtime::BlockChoice::SettledFirst
+              ? ", blocks whose copies may still run taken last"
+              : "") +
+         "\n";
   if (plan.memory == DeviceMemory::Managed) {
     out += "predicted pool peak:   " + runtime::format_bytes(plan.predicted_pool_peak) +
            " (evicted maps keep their range)\n";

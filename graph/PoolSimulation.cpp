@@ -53,9 +53,9 @@ constexpr int kMaxSteps = 8;
 
 class Replay {
  public:
-  Replay(const Graph& g, const PoolSizes& capacity)
+  Replay(const Graph& g, const PoolSizes& capacity, runtime::BlockChoice device_blocks)
       : g_(g),
-        device_(space_, capacity.device),
+        device_(space_, capacity.device, device_blocks),
         pinned_(space_, capacity.pinned),
         peer_(space_, capacity.peer) {
     for (NodeId t = kNetworkInput; t < static_cast<NodeId>(g.nodes().size()); ++t) {
@@ -188,7 +188,7 @@ constexpr std::uint64_t kUnbounded = std::uint64_t{1} << 50;
 
 bool replays(const Graph& g, const Plan& plan, const PoolSizes& capacity) {
   try {
-    Replay(g, capacity).run(plan);
+    Replay(g, capacity, plan.device_blocks).run(plan);
     return true;
   } catch (const runtime::OutOfMemory&) {
     return false;
@@ -212,7 +212,7 @@ std::vector<std::vector<NodeId>> release_waits(const Graph& graph, const Plan& p
                                                std::uint64_t capacity) {
   std::vector<std::vector<NodeId>> waits;
   try {
-    Replay(graph, {capacity, kUnbounded, kUnbounded}).run(plan, &waits);
+    Replay(graph, {capacity, kUnbounded, kUnbounded}, plan.device_blocks).run(plan, &waits);
   } catch (const runtime::OutOfMemory&) {
     waits.clear();
   }

@@ -19,7 +19,8 @@ template <typename P, typename F>
 void plan_fields(P& p, F&& f) {
   f(p.purpose), f(p.requested), f(p.policy), f(p.memory), f(p.budget_bytes);
   f(p.optimizer_state_buffers), f(p.resident_bytes), f(p.shared_workspace_bytes);
-  f(p.predicted_peak), f(p.predicted_pool_peak), f(p.pool_bytes), f(p.pinned_bytes);
+  f(p.predicted_peak), f(p.predicted_pool_peak), f(p.pool_bytes), f(p.device_blocks);
+  f(p.pinned_bytes);
   f(p.offloaded_bytes), f(p.prefetched_bytes), f(p.evicted_bytes), f(p.migrated_bytes);
   f(p.faulted_bytes), f(p.recomputed_bytes), f(p.predicted_step_seconds), f(p.cost_source);
   f(p.placement), f(p.actions), f(p.inference), f(p.peer_device), f(p.peer_budget_bytes);
@@ -40,6 +41,9 @@ constexpr DeviceMemory last(DeviceMemory /*kind*/) { return DeviceMemory::Manage
 constexpr Placement last(Placement /*kind*/) { return Placement::InBlock; }
 constexpr Op last(Op /*kind*/) { return Op::StageInput; }
 constexpr Tier last(Tier /*kind*/) { return Tier::Peer; }
+constexpr runtime::BlockChoice last(runtime::BlockChoice /*kind*/) {
+  return runtime::BlockChoice::SettledFirst;
+}
 
 class Writer {
  public:

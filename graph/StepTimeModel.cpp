@@ -72,9 +72,8 @@ class Replay {
         offload_ = std::max(offload_, compute_) + bytes / costs_.copy_rate(a.tier, false);
         offloaded_[index(t)] = offload_;
         break;
-      case Op::Release:  // the offload stream waits for the last forward reader, then frees
-        offload_ = std::max(offload_, compute_);
-        released_[index(t)] = offload_;
+      case Op::Release:  // the block goes back behind the copy; its next user follows compute
+        released_[index(t)] = offloaded_[index(t)];
         break;
       case Op::Prefetch:
       case Op::Migrate:

@@ -397,6 +397,7 @@ Plan plan_head(Policy policy, const PlanRequest& request, bool forward_only) {
   plan.memory = uses_managed_memory(policy) ? DeviceMemory::Managed : DeviceMemory::Dedicated;
   plan.budget_bytes = request.budget_bytes;
   plan.host_budget_bytes = request.host_budget_bytes;
+  plan.device_blocks = request.device_blocks;
   if (!forward_only) plan.data_parallel = request.data_parallel;
   if (peer_budget(request) > 0) {
     plan.peer_device = request.peer_device;

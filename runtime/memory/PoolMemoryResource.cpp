@@ -2,6 +2,7 @@
 // deferred frees (Note [Deferred frees]).
 #include "runtime/memory/PoolMemoryResource.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -12,8 +13,13 @@
 #include "runtime/Stream.hpp"
 
 namespace vdnn::runtime {
-PoolMemoryResource::PoolMemoryResource(MemoryResource& upstream, std::size_t capacity)
-    : upstream_(upstream), capacity_(MemoryResource::align_up(capacity)) {
+const char* block_choice_name(BlockChoice choice) noexcept {
+  return choice == BlockChoice::SettledFirst ? "settled-first" : "best-fit";
+}
+
+PoolMemoryResource::PoolMemoryResource(MemoryResource& upstream, std::size_t capacity,
+                                       BlockChoice choice)
+    : upstream_(upstream), capacity_(MemoryResource::align_up(capacity)), choice_(choice) {
   VDNN_EXPECTS(capacity_ >= capacity,
                "pool capacity " + std::to_string(capacity) + " overflows when aligned");
   // The free list is built first so that nothing can throw once the upstream block is held.
@@ -52,9 +58,8 @@ void PoolMemoryResource::retire_completed() {
 void* PoolMemoryResource::do_allocate(std::size_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   // Comparing before aligning keeps align_up from overflowing on absurd requests.
-  const auto fit = bytes <= capacity_
-                       ? free_by_size_.lower_bound({MemoryResource::align_up(bytes), 0})
-                       : free_by_size_.end();
+  const auto fit =
+      bytes <= capacity_ ? choose_block(MemoryResource::align_up(bytes)) : free_by_size_.end();
   if (fit == free_by_size_.end()) {
     throw OutOfMemory(name() + ": cannot allocate " + std::to_string(bytes) +
                           " bytes: " + std::to_string(bytes_in_use_) + " of " +
@@ -88,13 +93,12 @@ void PoolMemoryResource::do_deallocate(void* ptr, std::size_t bytes) noexcept {
 
 void PoolMemoryResource::do_deallocate_after(void* ptr, std::size_t bytes, const Event& event) {
   std::lock_guard<std::mutex> lock(mutex_);
-  // Retiring here bounds pending_ by the frees still in flight.
-  retire_completed_locked();
-  const bool complete = event.query();
+  // Pending until an allocation takes the range or the owner retires it, whether or not the event
+  // has completed: placement never depends on timing (Note [Deferred frees]).
   const std::optional<std::size_t> offset = take_used(ptr, bytes);
   if (!offset) throw InvalidArgument(bad_free_message(ptr, bytes));
   const std::size_t size = MemoryResource::align_up(bytes);
-  if (!complete) pending_.emplace(*offset, PendingFree{size, &event});
+  pending_.emplace(*offset, PendingFree{size, &event, ++frees_after_});
   release(*offset, size);
 }
 
@@ -144,8 +148,33 @@ void PoolMemoryResource::release(std::size_t offset, std::size_t bytes) {
   add_free(offset, bytes);
 }
 
-void PoolMemoryResource::wait_for_pending(std::size_t offset, std::size_t bytes) {
+PoolMemoryResource::FreeBySize::iterator PoolMemoryResource::choose_block(std::size_t bytes) {
+  const auto best_fit = free_by_size_.lower_bound({bytes, 0});
+  if (choice_ == BlockChoice::BestFit) return best_fit;
+  auto chosen = free_by_size_.end();
+  std::uint64_t chosen_newest = 0;
+  for (auto block = best_fit; block != free_by_size_.end(); ++block) {
+    const std::uint64_t newest = newest_pending(block->second, bytes);
+    if (newest == 0) return block;
+    if (chosen == free_by_size_.end() || newest < chosen_newest) {
+      chosen = block;
+      chosen_newest = newest;
+    }
+  }
+  return chosen;
+}
+
+std::uint64_t PoolMemoryResource::newest_pending(std::size_t offset, std::size_t bytes) const {
+  std::uint64_t newest = 0;
   // Pending frees lie inside free blocks and `offset` starts one, so none begins before it.
+  for (auto pending = pending_.lower_bound(offset);
+       pending != pending_.end() && pending->first < offset + bytes; ++pending) {
+    newest = std::max(newest, pending->second.order);
+  }
+  return newest;
+}
+
+void PoolMemoryResource::wait_for_pending(std::size_t offset, std::size_t bytes) {
   auto pending = pending_.lower_bound(offset);
   while (pending != pending_.end() && pending->first < offset + bytes) {
     if (!pending->second.event->query()) pending->second.event->synchronize();

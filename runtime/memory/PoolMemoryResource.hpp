@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -18,6 +19,14 @@ namespace vdnn::runtime {
 
 // Deferred frees follow Note [Deferred frees] in docs/ARCHITECTURE.md.
 
+/// Where a pool places an allocation among the free blocks that hold it (Note [Deferred frees]).
+enum class BlockChoice : std::uint8_t {
+  BestFit,       // the smallest, pending frees or not
+  SettledFirst,  // the smallest whose front holds no pending free; else the one whose newest
+                 // pending free is the oldest
+};
+const char* block_choice_name(BlockChoice choice) noexcept;
+
 /// Takes one block of `capacity` bytes (rounded up to kAlignment) from `upstream` at construction
 /// (the device budget, or the pinned-host arena the plan sized), sub-allocates from it, and returns
 /// it at destruction; upstream is never called in between, so a training step asks nothing of the
@@ -29,7 +38,10 @@ namespace vdnn::runtime {
 /// sizes: best fit reuses a freed block of the same size and keeps the large free blocks whole
 /// for the large feature maps, where first fit would nibble at the lowest large block; it also
 /// costs O(log n) through a size index where first fit scans. Freed blocks coalesce with free
-/// neighbours at once.
+/// neighbours at once. With BlockChoice::SettledFirst, a block whose front holds a pending free
+/// (deallocate_after, not yet retired) is taken only when every fitting block holds one, and then
+/// the one whose newest pending free is the oldest. allocate() waits for the events of the pending
+/// frees it lands on.
 ///
 /// allocate() throws OutOfMemory when no free block holds the request (its message names the
 /// bytes asked, the bytes in use, the capacity and the largest free block) and leaves the pool
@@ -40,7 +52,8 @@ namespace vdnn::runtime {
 class PoolMemoryResource final : public MemoryResource {
  public:
   /// Throws what upstream.allocate() throws, or InvalidArgument when `capacity` cannot be rounded.
-  PoolMemoryResource(MemoryResource& upstream, std::size_t capacity);
+  PoolMemoryResource(MemoryResource& upstream, std::size_t capacity,
+                     BlockChoice choice = BlockChoice::BestFit);
   /// Waits for every pending free's event, then returns the block to upstream.
   ~PoolMemoryResource() override;
   PoolMemoryResource(const PoolMemoryResource&) = delete;
@@ -54,6 +67,8 @@ class PoolMemoryResource final : public MemoryResource {
   /// Size of the largest block an allocation could get now (pending frees count as free).
   std::size_t largest_free_block() const;
   /// Forgets every pending free whose event has completed, so the caller may destroy those events.
+  /// Placement depends on which frees are pending: call it where every event has completed (the
+  /// streams synchronized), so that placement never depends on timing.
   void retire_completed();
 
   bool host_accessible() const noexcept override { return upstream_.host_accessible(); }
@@ -63,8 +78,10 @@ class PoolMemoryResource final : public MemoryResource {
   struct PendingFree {
     std::size_t bytes;
     const Event* event;
+    std::uint64_t order;  // 1 for the pool's first free behind an event, then 2, ...
   };
   using FreeByOffset = std::map<std::size_t, std::size_t>;
+  using FreeBySize = std::set<std::pair<std::size_t, std::size_t>>;  // (bytes, offset)
 
   void* do_allocate(std::size_t bytes) override;
   void do_deallocate(void* ptr, std::size_t bytes) noexcept override;
@@ -76,19 +93,23 @@ class PoolMemoryResource final : public MemoryResource {
   void add_free(std::size_t offset, std::size_t bytes);
   FreeByOffset::iterator erase_free(FreeByOffset::iterator block);
   void release(std::size_t offset, std::size_t bytes);
+  FreeBySize::iterator choose_block(std::size_t bytes);
+  std::uint64_t newest_pending(std::size_t offset, std::size_t bytes) const;
   void wait_for_pending(std::size_t offset, std::size_t bytes);
   void retire_completed_locked();
   std::size_t largest_free_locked() const;
 
   MemoryResource& upstream_;
   const std::size_t capacity_;
+  const BlockChoice choice_;
   std::byte* base_ = nullptr;
   mutable std::mutex mutex_;
-  FreeByOffset free_by_offset_;                                 // offset -> bytes
-  std::set<std::pair<std::size_t, std::size_t>> free_by_size_;  // (bytes, offset)
-  std::unordered_map<std::size_t, std::size_t> used_;           // offset -> rounded bytes
-  std::map<std::size_t, PendingFree> pending_;                  // offset -> free behind an event
+  FreeByOffset free_by_offset_;  // offset -> bytes
+  FreeBySize free_by_size_;
+  std::unordered_map<std::size_t, std::size_t> used_;  // offset -> rounded bytes
+  std::map<std::size_t, PendingFree> pending_;         // offset -> free behind an event
   std::size_t bytes_in_use_ = 0;
+  std::uint64_t frees_after_ = 0;  // deallocate_after calls so far
 };
 
 }  // namespace vdnn::runtime

@@ -85,7 +85,7 @@ TEST(MoveReasons, AutosReasonsAgreeWithTheCostsTheyQuote) {
 TEST(MoveReasons, ARebuiltMapsCopyIsPricedOnThePeerLinkWhereThePlanHasOne) {
   const Graph g = testing::load_config("resnet20-cifar.json", 64);
   CostModel costs = estimate_costs(g);
-  costs.peer_link = 10.0 * std::max(costs.device_to_host, costs.host_to_device);
+  costs.peer_link = 2.0 * std::max(costs.device_to_host, costs.host_to_device);
   PlanRequest r;
   r.policy = Policy::Auto;
   r.workspace = LayerSet(g, layers::Backend::Cpu, {}).workspaces();

@@ -396,6 +396,60 @@ TYPED_TEST(MemoryResourceTypedTest, CompletedEventIsNotWaitedFor) {
   this->resource().deallocate(again, kCapacity);
 }
 
+// A block an offload copy may still read (`a`'s): best fit (the default) lands on it and waits;
+// settled first takes the free half instead, waits for nothing, and lands on `a`'s block only when
+// nothing else holds the request (after retire_completed, which keeps a free whose event has not
+// completed).
+TEST(PoolMemoryResource, SettledFirstTakesABlockWithNoPendingFreeWhereBestFitWaits) {
+  constexpr std::size_t kQuarter = kCapacity / 4;
+  for (const BlockChoice choice : {BlockChoice::BestFit, BlockChoice::SettledFirst}) {
+    SCOPED_TRACE(block_choice_name(choice));
+    const bool settled = choice == BlockChoice::SettledFirst;
+    HostMemoryResource host;
+    PoolMemoryResource pool(host, kCapacity, choice);
+    ManualEvent copy_done;
+    void* a = pool.allocate(kQuarter);
+    void* b = pool.allocate(kQuarter);
+    void* c = pool.allocate(2 * kQuarter);
+    pool.deallocate(c, 2 * kQuarter);
+    pool.deallocate_after(a, kQuarter, copy_done);
+    void* next = pool.allocate(kQuarter);
+    EXPECT_EQ(next, settled ? c : a);
+    EXPECT_EQ(copy_done.synchronize_calls(), settled ? 0 : 1);
+    for (void* ptr : {b, next}) pool.deallocate(ptr, kQuarter);
+    pool.retire_completed();
+    void* all = pool.allocate(kCapacity);
+    EXPECT_EQ(copy_done.synchronize_calls(), 1);
+    pool.deallocate(all, kCapacity);
+  }
+}
+
+// When every fitting block holds a pending free, the one freed longest ago is taken, whether or not
+// its event has completed: placement never depends on timing.
+TEST(PoolMemoryResource, SettledFirstTakesTheOldestPendingFreeWhenNoBlockIsSettled) {
+  constexpr std::size_t kQuarter = kCapacity / 4;
+  for (const bool older_done : {false, true}) {
+    SCOPED_TRACE(older_done);
+    HostMemoryResource host;
+    PoolMemoryResource pool(host, kCapacity, BlockChoice::SettledFirst);
+    ManualEvent older;
+    ManualEvent newer;
+    void* a = pool.allocate(kQuarter);
+    void* b = pool.allocate(kQuarter);
+    void* c = pool.allocate(kQuarter);
+    void* d = pool.allocate(kQuarter);
+    pool.deallocate_after(c, kQuarter, older);
+    pool.deallocate_after(a, kQuarter, newer);  // best fit: the lowest address, `a`
+    if (older_done) older.complete();
+    void* next = pool.allocate(kQuarter);
+    EXPECT_EQ(next, c);
+    EXPECT_EQ(older.synchronize_calls(), older_done ? 0 : 1);
+    EXPECT_EQ(newer.synchronize_calls(), 0);
+    newer.complete();
+    for (void* ptr : {b, next, d}) pool.deallocate(ptr, kQuarter);
+  }
+}
+
 TEST(PoolMemoryResource, TakesOneUpstreamBlockAndReturnsIt) {
   HostMemoryResource host;
   StatisticsAdaptor upstream(host);

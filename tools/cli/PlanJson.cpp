@@ -16,6 +16,7 @@ nlohmann::json plan_totals(const graph::Plan& plan) {
                            {"predicted_peak_bytes", plan.predicted_peak},
                            {"predicted_pool_peak_bytes", plan.predicted_pool_peak},
                            {"pool_bytes", plan.pool_bytes},
+                           {"device_blocks", runtime::block_choice_name(plan.device_blocks)},
                            {"pinned_bytes", plan.pinned_bytes},
                            {"offloaded_bytes", plan.offloaded_bytes},
                            {"prefetched_bytes", plan.prefetched_bytes},
