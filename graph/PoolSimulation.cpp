@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -55,6 +56,7 @@ class Replay {
  public:
   Replay(const Graph& g, const PoolSizes& capacity, runtime::BlockChoice device_blocks)
       : g_(g),
+        blocks_(device_blocks),
         device_(space_, capacity.device, device_blocks),
         pinned_(space_, capacity.pinned),
         peer_(space_, capacity.peer) {
@@ -89,8 +91,10 @@ class Replay {
     // one lies fixes the pool a step starts with: steps are replayed until one starts as an
     // earlier one did, and the later ones would repeat them.
     std::vector<void*> starts;
+    bool repeats = false;
     for (int step = 0; step < kMaxSteps; ++step) {
-      if (step >= 2 && std::find(starts.begin(), starts.end(), staged_) != starts.end()) break;
+      repeats = step >= 2 && std::find(starts.begin(), starts.end(), staged_) != starts.end();
+      if (repeats) break;
       starts.push_back(staged_);
       // Like Executor::finish_step: every copy has completed and the pool forgets them.
       for (const auto& e : released_) e->finish();
@@ -101,6 +105,13 @@ class Replay {
         apply(plan.actions[i]);
       }
       sink_ = nullptr;
+    }
+    // Settled-first placement can move the next step's input around for many steps (ResNet-1001
+    // under 1 GiB ran out of memory in its ninth): a plan of it fits only where the steps repeat.
+    if (!repeats && blocks_ == runtime::BlockChoice::SettledFirst) {
+      throw runtime::OutOfMemory(
+          "settled-first placement does not repeat within " + std::to_string(kMaxSteps) + " steps",
+          0, 0, 0);
     }
     for (const auto& e : released_) e->finish();
     // An evaluation takes the kept input as its own and frees it; the pool is then as before the
@@ -168,6 +179,7 @@ class Replay {
   runtime::PoolMemoryResource& copies(Tier tier) { return tier == Tier::Peer ? peer_ : pinned_; }
 
   const Graph& g_;
+  runtime::BlockChoice blocks_;  // the device pool's
   AddressSpace space_;
   runtime::CompletedEvent done_;         // pinned memory: every prefetch has finished when asked
   std::vector<NodeId>* sink_ = nullptr;  // the waits of the action being replayed, if recorded

@@ -151,12 +151,15 @@ void PoolMemoryResource::release(std::size_t offset, std::size_t bytes) {
 PoolMemoryResource::FreeBySize::iterator PoolMemoryResource::choose_block(std::size_t bytes) {
   const auto best_fit = free_by_size_.lower_bound({bytes, 0});
   if (choice_ == BlockChoice::BestFit) return best_fit;
-  auto chosen = free_by_size_.end();
+  for (auto block = best_fit; block != free_by_size_.end(); ++block) {
+    if (!holds_pending(block->second, bytes)) return block;
+  }
+  // Every fitting block holds a pending free at its front: the one whose newest is the oldest.
+  auto chosen = best_fit;
   std::uint64_t chosen_newest = 0;
   for (auto block = best_fit; block != free_by_size_.end(); ++block) {
     const std::uint64_t newest = newest_pending(block->second, bytes);
-    if (newest == 0) return block;
-    if (chosen == free_by_size_.end() || newest < chosen_newest) {
+    if (block == best_fit || newest < chosen_newest) {
       chosen = block;
       chosen_newest = newest;
     }
@@ -164,9 +167,14 @@ PoolMemoryResource::FreeBySize::iterator PoolMemoryResource::choose_block(std::s
   return chosen;
 }
 
+// Pending frees lie inside free blocks and `offset` starts one, so none begins before it.
+bool PoolMemoryResource::holds_pending(std::size_t offset, std::size_t bytes) const {
+  const auto pending = pending_.lower_bound(offset);
+  return pending != pending_.end() && pending->first < offset + bytes;
+}
+
 std::uint64_t PoolMemoryResource::newest_pending(std::size_t offset, std::size_t bytes) const {
   std::uint64_t newest = 0;
-  // Pending frees lie inside free blocks and `offset` starts one, so none begins before it.
   for (auto pending = pending_.lower_bound(offset);
        pending != pending_.end() && pending->first < offset + bytes; ++pending) {
     newest = std::max(newest, pending->second.order);

@@ -94,6 +94,7 @@ class PoolMemoryResource final : public MemoryResource {
   FreeByOffset::iterator erase_free(FreeByOffset::iterator block);
   void release(std::size_t offset, std::size_t bytes);
   FreeBySize::iterator choose_block(std::size_t bytes);
+  bool holds_pending(std::size_t offset, std::size_t bytes) const;
   std::uint64_t newest_pending(std::size_t offset, std::size_t bytes) const;
   void wait_for_pending(std::size_t offset, std::size_t bytes);
   void retire_completed_locked();
