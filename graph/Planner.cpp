@@ -70,7 +70,10 @@ const CostModel& costs_for(const Graph& graph, const PlanRequest& request,
 // with may gain from it.
 bool worth_settled_blocks(const Graph& graph, const PlanRequest& request, const Plan& plan,
                           const CostModel& costs) {
-  if (plan.memory != DeviceMemory::Dedicated || plan.purpose != Purpose::Training) return false;
+  if (plan.memory != DeviceMemory::Dedicated || plan.purpose != Purpose::Training ||
+      request.device_blocks == runtime::BlockChoice::SettledFirst) {
+    return false;
+  }
   const bool searches = request.policy == Policy::Auto || request.policy == Policy::VdnnDyn;
   return (searches && request.budget_bytes > 0) ||
          plan.predicted_step_seconds > 1.02 * predict_step_seconds(graph, plan, costs);

@@ -20,6 +20,7 @@ struct RunResult {
   graph::MemoryReport memory;
   std::uint64_t predicted_peak = 0;
   std::uint64_t predicted_pool_peak = 0;
+  runtime::BlockChoice device_blocks = runtime::BlockChoice::BestFit;  // the plan's
   std::vector<std::uint64_t> staged_input_bytes;  // per step: the next batch uploaded during it
 };
 
@@ -90,6 +91,7 @@ inline RunResult run_steps(graph::Graph graph, graph::SessionOptions options, in
   result.memory = session.executor().memory();
   result.predicted_peak = session.plan().predicted_peak;
   result.predicted_pool_peak = session.plan().predicted_pool_peak;
+  result.device_blocks = session.plan().device_blocks;
   return result;
 }
 
