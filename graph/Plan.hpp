@@ -162,8 +162,8 @@ struct Plan {
   std::uint64_t pool_bytes = 0;  // device pool: what the plan needs (fragmentation
                                  // included, by a dry run of the allocator); dedicated
                                  // memory: <= the budget
-  /// How the device pool places blocks: settled first where that pool capacity places every
-  /// allocation so and the step is predicted faster (Note [Deferred frees]).
+  /// How the device pool places blocks (Note [Deferred frees]): the request's, or settled first
+  /// where make_plan found that plan faster.
   runtime::BlockChoice device_blocks = runtime::BlockChoice::BestFit;
   std::uint64_t pinned_bytes = 0;  // pinned host pool the plan needs (likewise)
   /// The most pinned host memory the offloaded maps may take at once (Note [Host budget]);

@@ -53,8 +53,9 @@ struct PlanRequest {
   std::uint64_t host_budget_bytes = kNoHostBudget;
   /// Training: the ranks the plan runs on; their all-reduces count in its predicted step time.
   DataParallelPlan data_parallel;
-  /// How the device pool places blocks (Plan::device_blocks). make_plan plans BestFit first and,
-  /// where the host is predicted to wait for offload copies, SettledFirst too, keeping the faster.
+  /// How the device pool places blocks (Plan::device_blocks). From BestFit, make_plan also plans
+  /// SettledFirst for auto and vdnn-dyn under a budget and where the host is predicted to wait
+  /// for offload copies, and keeps the faster.
   runtime::BlockChoice device_blocks = runtime::BlockChoice::BestFit;
 };
 

@@ -20,16 +20,16 @@ class Replay {
         costs_(costs),
         all_reduce_(all_reduce),
         offloaded_(g.nodes().size() + 1, 0.0),
-        released_(g.nodes().size() + 1, 0.0),
         prefetched_(g.nodes().size() + 1, 0.0) {}
 
   StepTime run(const std::vector<Action>& actions, const std::vector<std::vector<NodeId>>& waits) {
     staged_input_ = std::any_of(actions.begin(), actions.end(),
                                 [](const Action& a) { return a.op == Op::StageInput; });
     for (std::size_t i = 0; i < actions.size(); ++i) {
-      // The host blocks until the copies of the maps whose blocks this allocation reuses end.
+      // The host blocks until the copies of the maps whose blocks this allocation reuses end: a
+      // Release gives a map's block back behind its offload copy.
       if (i < waits.size()) {
-        for (NodeId t : waits[i]) host_ = std::max(host_, released_[index(t)]);
+        for (NodeId t : waits[i]) host_ = std::max(host_, offloaded_[index(t)]);
       }
       step(actions[i]);
     }
@@ -72,9 +72,6 @@ class Replay {
         offload_ = std::max(offload_, compute_) + bytes / costs_.copy_rate(a.tier, false);
         offloaded_[index(t)] = offload_;
         break;
-      case Op::Release:  // the block goes back behind the copy; its next user follows compute
-        released_[index(t)] = offloaded_[index(t)];
-        break;
       case Op::Prefetch:
       case Op::Migrate:
         prefetch_ = std::max({prefetch_, compute_, offloaded_[index(t)]}) +
@@ -88,6 +85,7 @@ class Replay {
         compute_ = std::max(compute_, offloaded_[index(t)]) +
                    bytes * kFaultSlowdown / costs_.host_to_device;
         break;
+      case Op::Release:  // the block goes back behind the copy; its next user follows compute
       case Op::Free:
       case Op::FreeGrad:
       case Op::AllocateWorkspace:
@@ -124,7 +122,6 @@ class Replay {
   bool staged_input_ = false;       // the plan uploads the next batch, so this one is on the device
   double staged_ = 0.0;             // when that upload ends
   std::vector<double> offloaded_;   // per map: when its offload (or eviction) copy ends
-  std::vector<double> released_;    // per map: when its Release gives its block back
   std::vector<double> prefetched_;  // per map: when its prefetch (or migration) ends
   std::size_t next_bucket_ = 0;     // the first bucket not launched yet
   double all_reduced_ = 0.0;        // when the last launched bucket's all-reduce ends

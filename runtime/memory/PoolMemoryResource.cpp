@@ -150,16 +150,16 @@ void PoolMemoryResource::release(std::size_t offset, std::size_t bytes) {
 
 PoolMemoryResource::FreeBySize::iterator PoolMemoryResource::choose_block(std::size_t bytes) {
   const auto best_fit = free_by_size_.lower_bound({bytes, 0});
-  if (choice_ == BlockChoice::BestFit) return best_fit;
+  if (choice_ == BlockChoice::BestFit || best_fit == free_by_size_.end()) return best_fit;
   for (auto block = best_fit; block != free_by_size_.end(); ++block) {
     if (!holds_pending(block->second, bytes)) return block;
   }
   // Every fitting block holds a pending free at its front: the one whose newest is the oldest.
   auto chosen = best_fit;
-  std::uint64_t chosen_newest = 0;
-  for (auto block = best_fit; block != free_by_size_.end(); ++block) {
+  std::uint64_t chosen_newest = newest_pending(best_fit->second, bytes);
+  for (auto block = std::next(best_fit); block != free_by_size_.end(); ++block) {
     const std::uint64_t newest = newest_pending(block->second, bytes);
-    if (block == best_fit || newest < chosen_newest) {
+    if (newest < chosen_newest) {
       chosen = block;
       chosen_newest = newest;
     }

@@ -416,6 +416,7 @@ TEST(PoolMemoryResource, SettledFirstTakesABlockWithNoPendingFreeWhereBestFitWai
     void* next = pool.allocate(kQuarter);
     EXPECT_EQ(next, settled ? c : a);
     EXPECT_EQ(copy_done.synchronize_calls(), settled ? 0 : 1);
+    EXPECT_THROW(pool.allocate(3 * kQuarter), OutOfMemory);  // no free block holds it
     for (void* ptr : {b, next}) pool.deallocate(ptr, kQuarter);
     pool.retire_completed();
     void* all = pool.allocate(kCapacity);
