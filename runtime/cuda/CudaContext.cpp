@@ -15,12 +15,17 @@ namespace vdnn::runtime::cuda {
 
 CudaContext::CudaContext(int ordinal)
     : device_(ordinal),
+      copy_issuer_(ordinal),
       compute_("compute", device_.compute_stream()),
-      offload_("offload", device_.offload_stream()),
-      prefetch_("prefetch", device_.prefetch_stream()),
+      offload_("offload", device_.offload_stream(), &copy_issuer_),
+      prefetch_("prefetch", device_.prefetch_stream(), &copy_issuer_),
       managed_memory_(ordinal, device_.prefetch_stream()) {}
 
 CudaContext::~CudaContext() {
+  try {
+    copy_issuer_.drain();
+  } catch (...) {  // NOLINT(bugprone-empty-catch): the step that failed has reported it
+  }
   for (cudaStream_t s :
        {device_.compute_stream(), device_.offload_stream(), device_.prefetch_stream()}) {
     VDNN_CHECK_CUDA_NOTHROW(cudaStreamSynchronize(s));
@@ -37,23 +42,24 @@ std::unique_ptr<Event> CudaContext::make_event(bool timing) {
 
 namespace {
 
-cudaStream_t cuda_stream(Stream& stream, const char* what) {
+StreamAdapter& cuda_stream(Stream& stream, const char* what) {
   auto* adapter = dynamic_cast<StreamAdapter*>(&stream);
   if (adapter == nullptr) throw InvalidArgument(std::string(what) + " needs a CUDA stream");
-  return adapter->get();
+  return *adapter;
 }
 
 }  // namespace
 
 void CudaContext::fill_nan_async(Stream& stream, void* ptr, std::size_t bytes) {
-  cuda::fill_nan_async(cuda_stream(stream, "fill_nan_async"), ptr, bytes);
+  StreamAdapter& on = cuda_stream(stream, "fill_nan_async");
+  on.issue({[raw = on.get(), ptr, bytes] { cuda::fill_nan_async(raw, ptr, bytes); }});
 }
 
 void CudaContext::wait_for_caller(Stream& stream, void* caller) {
   if (caller == nullptr)
     throw InvalidArgument("wait_for_caller needs the caller's stream, not null");
   caller_ready_.record(static_cast<cudaStream_t>(caller));
-  wait_event(cuda_stream(stream, "wait_for_caller"), caller_ready_);
+  wait_event(cuda_stream(stream, "wait_for_caller").issue_here(), caller_ready_);
 }
 
 void CudaContext::range_begin(const char* name) noexcept { nvtxRangePushA(name); }
@@ -109,8 +115,10 @@ void CudaContext::migrate_async(Stream& stream, void* ptr, std::size_t bytes, Mi
   cudaMemLocation location{};
   location.type = to == MigrateTo::Device ? cudaMemLocationTypeDevice : cudaMemLocationTypeHost;
   location.id = to == MigrateTo::Device ? device_.ordinal() : 0;
-  VDNN_CHECK_CUDA(
-      cudaMemPrefetchAsync(ptr, bytes, location, 0, cuda_stream(stream, "migrate_async")));
+  StreamAdapter& on = cuda_stream(stream, "migrate_async");
+  on.issue({[raw = on.get(), ptr, bytes, location] {
+    VDNN_CHECK_CUDA(cudaMemPrefetchAsync(ptr, bytes, location, 0, raw));
+  }});
 }
 
 std::unique_ptr<MigrationCounters> CudaContext::make_migration_counters(std::string& why_not) {

@@ -17,7 +17,9 @@
 namespace vdnn::runtime::cuda {
 
 /// See runtime/ExecutionContext.hpp. Owns the DeviceContext of `ordinal` (made current on the
-/// constructing thread). Destruction synchronizes the three streams first. Throws CudaError,
+/// constructing thread). The offload and prefetch streams post their calls to an issue thread of
+/// this context (Note [Issue thread]); compute's are made on the caller's thread. Destruction
+/// drains the issue thread and synchronizes the three streams first. Throws CudaError,
 /// InvalidArgument (no such device).
 class CudaContext final : public ExecutionContext {
  public:
@@ -48,6 +50,7 @@ class CudaContext final : public ExecutionContext {
 
  private:
   DeviceContext device_;
+  IssueThread copy_issuer_;  // makes the offload and prefetch streams' calls (Note [Issue thread])
   StreamAdapter compute_;
   StreamAdapter offload_;
   StreamAdapter prefetch_;

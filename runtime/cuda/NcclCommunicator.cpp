@@ -70,7 +70,7 @@ ncclUniqueId unique_id(const LaunchConfig& launch, std::chrono::milliseconds tim
 cudaStream_t stream_of(Stream& stream) {
   auto* adapter = dynamic_cast<StreamAdapter*>(&stream);
   VDNN_EXPECTS(adapter != nullptr, "NCCL collectives run on a CUDA context's stream");
-  return adapter->get();
+  return adapter->issue_here();
 }
 
 std::uint64_t free_device_bytes() {

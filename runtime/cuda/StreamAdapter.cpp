@@ -19,23 +19,59 @@ To& same_backend(From& object, const char* what) {
 
 }  // namespace
 
+void StreamAdapter::issue(PostedCall posted) {
+  if (issuer_ != nullptr) {
+    issuer_->post(std::move(posted));
+  } else {
+    posted.call();
+  }
+}
+
+void StreamAdapter::enqueue(std::function<void()> task) { issue({std::move(task)}); }
+
 void StreamAdapter::copy_async(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
-  VDNN_CHECK_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_));
+  issue({[dst, src, bytes, stream = stream_] {
+    VDNN_CHECK_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream));
+  }});
 }
 
+// A posted wait reads the event as it stands when the wait is made; the caller's own record of it
+// settles first, so that is the record the program order gave it.
 void StreamAdapter::wait(const Event& event) {
-  wait_event(stream_, same_backend<const EventAdapter>(event, "event").event());
+  const auto& waited = same_backend<const EventAdapter>(event, "event");
+  if (issuer_ == nullptr) {
+    wait_event(stream_, waited.settled());
+    return;
+  }
+  issue({[&waited, stream = stream_] { wait_event(stream, waited.event()); }, waited.unissued()});
 }
 
-void StreamAdapter::synchronize() { VDNN_CHECK_CUDA(cudaStreamSynchronize(stream_)); }
+cudaStream_t StreamAdapter::issue_here() {
+  if (issuer_ != nullptr) issuer_->drain();
+  return stream_;
+}
+
+void StreamAdapter::synchronize() { VDNN_CHECK_CUDA(cudaStreamSynchronize(issue_here())); }
+
+const CudaEvent& EventAdapter::settled() const noexcept {
+  settle(unissued_);
+  return event_;
+}
+
+bool EventAdapter::query() const { return settled().ready(); }
+
+void EventAdapter::synchronize() const { settled().synchronize(); }
 
 double EventAdapter::seconds_since(const Event& earlier) const {
-  return 1e-3 * elapsed_ms(same_backend<const EventAdapter>(earlier, "event").event(), event_);
+  return 1e-3 * elapsed_ms(same_backend<const EventAdapter>(earlier, "event").settled(), settled());
 }
 
 void EventAdapter::record(Stream& stream) {
-  event_.record(same_backend<StreamAdapter>(stream, "stream").get());
+  auto& on = same_backend<StreamAdapter>(stream, "stream");
+  // A posted wait of it must see the record before this one; calls posted after it come after it.
+  if (!on.posts()) settle(unissued_);
+  on.issue({[this, raw = on.get()] { event_.record(raw); }, &unissued_});
 }
 
 }  // namespace vdnn::runtime::cuda
