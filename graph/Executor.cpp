@@ -598,9 +598,10 @@ void Executor::finish_step(double host_seconds) {
   context_.compute().synchronize();
   context_.offload().synchronize();
   context_.prefetch().synchronize();
-  device_pool_.retire_completed();
-  pinned_pool_.retire_completed();
-  peer_pool_.retire_completed();
+  // Every stream is synchronized: each pending free's event has completed.
+  device_pool_.retire_all();
+  pinned_pool_.retire_all();
+  peer_pool_.retire_all();
   eviction_gate_.clear();
   transfers_ = {};
   transfers_.step_seconds = step_done_->seconds_since(*step_started_);

@@ -87,9 +87,12 @@ void ResidentTensor::offload(MemoryResource& pinned) {
   expect(Residency::Device, "offload");
   pinned_ = take(pinned, "pinned host memory");
   produced_->record(context_.compute());
-  context_.offload().wait(*produced_);
-  timed(context_.offload(), *offload_started_, *offloaded_,
-        [&](Stream& s) { s.copy_async(pinned_.data(), device_data(), bytes()); });
+  context_.offload().timed_copy({pinned_.data(),
+                                 device_data(),
+                                 bytes(),
+                                 {produced_.get(), nullptr},
+                                 offload_started_.get(),
+                                 offloaded_.get()});
   residency_ = Residency::Offloading;
 }
 
@@ -111,11 +114,15 @@ void ResidentTensor::release(bool poison) {
   residency_ = Residency::Host;
 }
 
-void ResidentTensor::fill(const void* host, Stream& stream) {
+// `after`: what the copy waits for besides the compute work enqueued so far (or null).
+void ResidentTensor::fill(const void* host, Stream& stream, const Event* after) {
   gate_->record(context_.compute());
-  stream.wait(*gate_);
-  timed(stream, *prefetch_started_, *prefetched_,
-        [&](Stream& s) { s.copy_async(device_.data(), host, bytes()); });
+  stream.timed_copy({device_.data(),
+                     host,
+                     bytes(),
+                     {gate_.get(), after},
+                     prefetch_started_.get(),
+                     prefetched_.get()});
   residency_ = Residency::Prefetching;
 }
 
@@ -124,14 +131,13 @@ void ResidentTensor::prefetch(MemoryResource& device) {
   device_ = take(device, "device memory");
   // The copy back reads what the offload copy writes: nothing else orders the two copy streams
   // when a map is prefetched soon after its offload (Note [Stream choreography]).
-  context_.prefetch().wait(*offloaded_);
-  fill(pinned_.data(), context_.prefetch());
+  fill(pinned_.data(), context_.prefetch(), offloaded_.get());
 }
 
 void ResidentTensor::upload(MemoryResource& device, const void* host, Stream& stream) {
   expect(Residency::Absent, "upload");
   device_ = take(device, "device memory");
-  fill(host, stream);
+  fill(host, stream, nullptr);
 }
 
 void ResidentTensor::await_prefetch() {

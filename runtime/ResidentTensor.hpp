@@ -113,7 +113,7 @@ class ResidentTensor {
   void* device_data() const noexcept;
   /// -> Prefetching: the device memory is filled from `host` on `stream`, after the compute work
   /// enqueued so far.
-  void fill(const void* host, Stream& stream);
+  void fill(const void* host, Stream& stream, const Event* after);
   /// Enqueues `move(stream)` between records of the timing events `started` and `done`.
   template <typename Move>
   static void timed(Stream& stream, Event& started, Event& done, Move move);

@@ -3,6 +3,7 @@
 // wraps cudaStream_t and cudaEvent_t (runtime/cuda/). See Note [Stream choreography].
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -10,6 +11,18 @@
 namespace vdnn::runtime {
 
 class Event;
+
+/// A copy between device and host memory as the offload scheme moves a map: after the most recent
+/// records of the events in `after` (null entries skipped), between the records of `started` and
+/// `done` on the copying stream.
+struct TimedCopy {
+  void* dst = nullptr;
+  const void* src = nullptr;
+  std::size_t bytes = 0;
+  std::array<const Event*, 2> after{};
+  Event* started = nullptr;
+  Event* done = nullptr;
+};
 
 /// An in-order queue of work. Work enqueued on one stream runs in enqueue order; work on
 /// different streams is ordered only through events. Methods are called from one host thread
@@ -34,6 +47,11 @@ class Stream {
   /// Enqueues a copy of `bytes` from `src` to `dst` (between the backend's device memory and host
   /// memory). Both ranges must stay valid until the copy completes (record an event after it).
   virtual void copy_async(void* dst, const void* src, std::size_t bytes) = 0;
+
+  /// Enqueues `copy`: wait() for each event of `copy.after`, then records `copy.started`, the copy
+  /// and records `copy.done`, as those calls would one after another (what this does). A backend
+  /// may make them as one operation, and the CUDA backend does (Note [Issue thread]).
+  virtual void timed_copy(const TimedCopy& copy);
 
   /// Work enqueued on this stream after this call starts only once `event`'s most recent
   /// record() (at the time of this call) has completed. An event never recorded is complete.

@@ -32,7 +32,9 @@ IssueThread::~IssueThread() {
 }
 
 void IssueThread::post(PostedCall posted) {
-  if (posted.unissued != nullptr) posted.unissued->fetch_add(1, std::memory_order_relaxed);
+  for (std::atomic<int>* unissued : posted.unissued) {
+    if (unissued != nullptr) unissued->fetch_add(1, std::memory_order_relaxed);
+  }
   bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -73,7 +75,9 @@ void IssueThread::make(PostedCall& posted) noexcept {
     std::lock_guard<std::mutex> lock(mutex_);
     if (error_ == nullptr) error_ = std::current_exception();
   }
-  if (posted.unissued != nullptr) posted.unissued->fetch_sub(1, std::memory_order_release);
+  for (std::atomic<int>* unissued : posted.unissued) {
+    if (unissued != nullptr) unissued->fetch_sub(1, std::memory_order_release);
+  }
 }
 
 void IssueThread::run() {

@@ -2,6 +2,7 @@
 // thread that enqueues the step's kernels does not pay for them (Note [Issue thread]).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -13,11 +14,12 @@
 
 namespace vdnn::runtime::cuda {
 
-/// What post() hands over: a call to make on the issue thread, and a counter it decrements once the
-/// call is made, thrown or not (an event's count of posted calls not yet made, or null).
+/// What post() hands over: a call to make on the issue thread, and counters that post() increments
+/// and the issue thread decrements once the call is made, thrown or not (each an event's count of
+/// posted calls not yet made; null entries are skipped).
 struct PostedCall {
   std::function<void()> call;
-  std::atomic<int>* unissued = nullptr;
+  std::array<std::atomic<int>*, 4> unissued{};
 };
 
 /// Makes posted calls one at a time, in the order they were posted, on a host thread whose current

@@ -33,6 +33,8 @@ class StreamAdapter final : public Stream {
   const std::string& name() const noexcept override { return name_; }
   void enqueue(std::function<void()> task) override;
   void copy_async(void* dst, const void* src, std::size_t bytes) override;
+  /// With an issue thread: one posted call that makes the waits, records and the copy.
+  void timed_copy(const TimedCopy& copy) override;
   void wait(const Event& event) override;
   void synchronize() override;
   /// The raw stream, for work the caller enqueues on it directly: the issue thread, if any, is
@@ -74,6 +76,7 @@ class EventAdapter final : public Event {
   const CudaEvent& settled() const noexcept;
   /// The event without settling: only inside a call posted with unissued() as its counter.
   const CudaEvent& event() const noexcept { return event_; }
+  CudaEvent& event() noexcept { return event_; }
   std::atomic<int>* unissued() const noexcept { return &unissued_; }
 
  private:

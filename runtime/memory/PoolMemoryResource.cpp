@@ -55,6 +55,11 @@ void PoolMemoryResource::retire_completed() {
   retire_completed_locked();
 }
 
+void PoolMemoryResource::retire_all() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  pending_.clear();
+}
+
 void* PoolMemoryResource::do_allocate(std::size_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   // Comparing before aligning keeps align_up from overflowing on absurd requests.

@@ -546,6 +546,27 @@ TEST(PoolMemoryResource, RetireCompletedForgetsEventsAndTheDestructorWaitsForThe
   EXPECT_EQ(in_flight.synchronize_calls(), 1);
 }
 
+// The executor's end of step: the streams are synchronized, so no pending free is asked about
+// or waited for again, neither by a later allocation nor by the destructor.
+TEST(PoolMemoryResource, RetireAllForgetsEveryPendingFreeWithoutAskingItsEvent) {
+  constexpr std::size_t kUnit = 1024;
+  ManualEvent in_flight;  // never completes: asking it would say "not done"
+  {
+    HostMemoryResource host;
+    PoolMemoryResource pool(host, 2 * kUnit);
+    void* a = pool.allocate(kUnit);
+    void* b = pool.allocate(kUnit);
+    pool.deallocate_after(a, kUnit, in_flight);
+    pool.deallocate_after(b, kUnit, in_flight);
+    pool.retire_all();
+    void* both = pool.allocate(2 * kUnit);
+    EXPECT_EQ(both, a);
+    pool.deallocate(both, 2 * kUnit);
+  }
+  EXPECT_EQ(in_flight.synchronize_calls(), 0);
+  EXPECT_FALSE(in_flight.query());
+}
+
 TEST(PoolMemoryResource, FreeingWhatThePoolDidNotHandOutIsAnError) {
   HostMemoryResource host;
   PoolMemoryResource pool(host, 4096);

@@ -31,7 +31,7 @@ TEST_F(IssueThreadTest, MakesPostedCallsInPostOrderAndCountsThemDown) {
   std::vector<int> made;
   std::atomic<int> unissued{0};
   constexpr int kCalls = 5000;
-  for (int i = 0; i < kCalls; ++i) issuer.post({[&made, i] { made.push_back(i); }, &unissued});
+  for (int i = 0; i < kCalls; ++i) issuer.post({[&made, i] { made.push_back(i); }, {&unissued}});
   settle(unissued);
   EXPECT_EQ(unissued.load(), 0);
   issuer.drain();
@@ -43,8 +43,8 @@ TEST_F(IssueThreadTest, DrainRethrowsTheFirstErrorOnceAndLaterCallsAreStillMade)
   IssueThread issuer(0);
   std::atomic<int> unissued{0};
   bool last_made = false;
-  issuer.post({[] { throw std::runtime_error("first"); }, &unissued});
-  issuer.post({[] { throw std::runtime_error("second"); }, &unissued});
+  issuer.post({[] { throw std::runtime_error("first"); }, {&unissued}});
+  issuer.post({[] { throw std::runtime_error("second"); }, {&unissued}});
   issuer.post({[&last_made] { last_made = true; }});
   try {
     issuer.drain();
@@ -58,8 +58,9 @@ TEST_F(IssueThreadTest, DrainRethrowsTheFirstErrorOnceAndLaterCallsAreStillMade)
 }
 
 // Each round re-records both events on the caller's thread right after posting a wait on or a
-// record of them. Were a posted wait to see the next round's record, the copy would wait for
-// compute work that itself waits for the copy: the device would hang, and so would the test.
+// record of them (as separate calls, or as one timed copy). Were a posted wait to see the next
+// round's record, the copy would wait for compute work that itself waits for the copy: the device
+// would hang, and so would the test.
 TEST_F(IssueThreadTest, ReRecordedEventsKeepProgramOrderAcrossTheIssueThread) {
   CudaContext context(0);
   constexpr std::size_t kBytes = 1 << 16;
@@ -69,6 +70,7 @@ TEST_F(IssueThreadTest, ReRecordedEventsKeepProgramOrderAcrossTheIssueThread) {
   void* host = nullptr;
   VDNN_CHECK_CUDA(cudaMallocHost(&host, kBytes * kRounds));
   const std::unique_ptr<Event> produced = context.make_event(false);
+  const std::unique_ptr<Event> started = context.make_event(true);
   const std::unique_ptr<Event> copied = context.make_event(true);
   auto* slots = static_cast<unsigned char*>(host);
   for (int round = 0; round < kRounds; ++round) {
@@ -76,13 +78,20 @@ TEST_F(IssueThreadTest, ReRecordedEventsKeepProgramOrderAcrossTheIssueThread) {
       VDNN_CHECK_CUDA(cudaMemsetAsync(device, round, kBytes, context.device().compute_stream()));
     });
     produced->record(context.compute());
-    context.offload().wait(*produced);
-    context.offload().copy_async(slots + kBytes * static_cast<std::size_t>(round), device, kBytes);
-    copied->record(context.offload());
+    void* slot = slots + kBytes * static_cast<std::size_t>(round);
+    if (round % 2 == 0) {  // call by call, and as one posted call
+      context.offload().wait(*produced);
+      context.offload().copy_async(slot, device, kBytes);
+      copied->record(context.offload());
+    } else {
+      context.offload().timed_copy(
+          {slot, device, kBytes, {produced.get(), nullptr}, started.get(), copied.get()});
+    }
     context.compute().wait(*copied);  // the next memset overwrites what the copy reads
   }
   copied->synchronize();
   EXPECT_TRUE(copied->query());
+  EXPECT_GE(copied->seconds_since(*started), 0.0);
   context.offload().synchronize();
   context.compute().synchronize();
   for (int round = 0; round < kRounds; ++round) {

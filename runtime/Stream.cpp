@@ -1,0 +1,15 @@
+// The operations every backend's stream composes from its primitives.
+#include "runtime/Stream.hpp"
+
+namespace vdnn::runtime {
+
+void Stream::timed_copy(const TimedCopy& copy) {
+  for (const Event* event : copy.after) {
+    if (event != nullptr) wait(*event);
+  }
+  copy.started->record(*this);
+  copy_async(copy.dst, copy.src, copy.bytes);
+  copy.done->record(*this);
+}
+
+}  // namespace vdnn::runtime
