@@ -2,7 +2,6 @@
 #include "graph/PoolSimulation.hpp"
 
 #include <algorithm>
-#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -62,7 +61,11 @@ class Replay {
         peer_(space_, capacity.peer) {
     for (NodeId t = kNetworkInput; t < static_cast<NodeId>(g.nodes().size()); ++t) {
       released_.push_back(std::make_unique<ReleaseEvent>(t, &sink_));
+      bytes_.push_back(g.tensor_bytes(t));
     }
+    device_of_.assign(bytes_.size(), nullptr);
+    grad_of_.assign(bytes_.size(), nullptr);
+    pinned_of_.assign(bytes_.size(), nullptr);
   }
 
   // Throws OutOfMemory when a pool cannot place an allocation. With `waits`, the last step's waits
@@ -125,10 +128,11 @@ class Replay {
   }
 
   void apply(const Action& a) {
-    const std::uint64_t bytes = g_.tensor_bytes(a.tensor);
+    const auto at = static_cast<std::size_t>(a.tensor + 1);  // the input (-1) first
+    const std::uint64_t bytes = bytes_[at];
     switch (a.op) {
       case Op::Allocate:
-        device_of_[a.tensor] = a.tensor == kNetworkInput && staged_ != nullptr
+        device_of_[at] = a.tensor == kNetworkInput && staged_ != nullptr
                                    ? std::exchange(staged_, nullptr)
                                    : device_.allocate(bytes);
         break;
@@ -137,28 +141,28 @@ class Replay {
         break;
       case Op::Prefetch:
       case Op::Recompute:
-        device_of_[a.tensor] = device_.allocate(bytes);
+        device_of_[at] = device_.allocate(bytes);
         break;
       case Op::AllocateGrad:
-        grad_of_[a.tensor] = device_.allocate(bytes);
+        grad_of_[at] = device_.allocate(bytes);
         break;
       case Op::Offload:
-        pinned_of_[a.tensor] = copies(a.tier).allocate(bytes);
+        pinned_of_[at] = copies(a.tier).allocate(bytes);
         break;
       case Op::Release: {
-        ReleaseEvent& released = *released_[static_cast<std::size_t>(a.tensor + 1)];
+        ReleaseEvent& released = *released_[at];
         released.arm();
-        device_.deallocate_after(device_of_[a.tensor], bytes, released);
+        device_.deallocate_after(device_of_[at], bytes, released);
         break;
       }
       case Op::Free:
-        device_.deallocate(device_of_[a.tensor], bytes);
+        device_.deallocate(device_of_[at], bytes);
         break;
       case Op::AwaitPrefetch:
-        copies(a.tier).deallocate_after(pinned_of_[a.tensor], bytes, done_);
+        copies(a.tier).deallocate_after(pinned_of_[at], bytes, done_);
         break;
       case Op::FreeGrad:
-        device_.deallocate(grad_of_[a.tensor], bytes);
+        device_.deallocate(grad_of_[at], bytes);
         break;
       case Op::AllocateWorkspace:
         workspace_ = device_.allocate(a.bytes);
@@ -189,9 +193,11 @@ class Replay {
   runtime::PoolMemoryResource pinned_;
   runtime::PoolMemoryResource peer_;
   std::vector<void*> resident_;
-  std::map<NodeId, void*> device_of_;
-  std::map<NodeId, void*> grad_of_;
-  std::map<NodeId, void*> pinned_of_;  // an offloaded map's copy, pinned or on the peer
+  // Per map (the input first, at 0): its bytes, and where its memory lies now.
+  std::vector<std::uint64_t> bytes_;
+  std::vector<void*> device_of_;
+  std::vector<void*> grad_of_;
+  std::vector<void*> pinned_of_;  // an offloaded map's copy, pinned or on the peer
   void* workspace_ = nullptr;          // one pass's at a time
   void* staged_ = nullptr;             // the next step's input, once StageInput placed it
 };
