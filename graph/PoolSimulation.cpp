@@ -133,8 +133,8 @@ class Replay {
     switch (a.op) {
       case Op::Allocate:
         device_of_[at] = a.tensor == kNetworkInput && staged_ != nullptr
-                                   ? std::exchange(staged_, nullptr)
-                                   : device_.allocate(bytes);
+                             ? std::exchange(staged_, nullptr)
+                             : device_.allocate(bytes);
         break;
       case Op::StageInput:
         staged_ = device_.allocate(bytes);
@@ -198,8 +198,8 @@ class Replay {
   std::vector<void*> device_of_;
   std::vector<void*> grad_of_;
   std::vector<void*> pinned_of_;  // an offloaded map's copy, pinned or on the peer
-  void* workspace_ = nullptr;          // one pass's at a time
-  void* staged_ = nullptr;             // the next step's input, once StageInput placed it
+  void* workspace_ = nullptr;     // one pass's at a time
+  void* staged_ = nullptr;        // the next step's input, once StageInput placed it
 };
 
 constexpr std::uint64_t kUnbounded = std::uint64_t{1} << 50;

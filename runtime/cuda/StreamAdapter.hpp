@@ -21,7 +21,7 @@ namespace vdnn::runtime::cuda {
 /// thread (the task enqueues device work on this stream) and methods throw CudaError. With one
 /// (Note [Issue thread]), the task, the copy, the wait and every record of an EventAdapter on this
 /// stream are posted to it and made there in order; synchronize() drains it first and rethrows
-/// what a posted call threw. All streams with an issue thread in a process share one.
+/// what a posted call threw. The streams of one context that post share its one issue thread.
 class StreamAdapter final : public Stream {
  public:
   StreamAdapter(std::string name, cudaStream_t stream, IssueThread* issuer = nullptr)
