@@ -86,13 +86,13 @@ void* ResidentTensor::device_data() const noexcept {
 void ResidentTensor::offload(MemoryResource& pinned) {
   expect(Residency::Device, "offload");
   pinned_ = take(pinned, "pinned host memory");
-  produced_->record(context_.compute());
-  context_.offload().timed_copy({pinned_.data(),
-                                 device_data(),
-                                 bytes(),
-                                 {produced_.get(), nullptr},
-                                 offload_started_.get(),
-                                 offloaded_.get()});
+  // After the compute work so far: the map's producer and last forward reader.
+  TimedCopy copy{pinned_.data(), device_data(), bytes()};
+  copy.after_stream = &context_.compute();
+  copy.mark = produced_.get();
+  copy.started = offload_started_.get();
+  copy.done = offloaded_.get();
+  context_.offload().timed_copy(copy);
   residency_ = Residency::Offloading;
 }
 
@@ -116,13 +116,13 @@ void ResidentTensor::release(bool poison) {
 
 // `after`: what the copy waits for besides the compute work enqueued so far (or null).
 void ResidentTensor::fill(const void* host, Stream& stream, const Event* after) {
-  gate_->record(context_.compute());
-  stream.timed_copy({device_.data(),
-                     host,
-                     bytes(),
-                     {gate_.get(), after},
-                     prefetch_started_.get(),
-                     prefetched_.get()});
+  // After the compute work so far: whatever last read the block (Note [Stream choreography]).
+  TimedCopy copy{device_.data(), host, bytes(), {after, nullptr}};
+  copy.after_stream = &context_.compute();
+  copy.mark = gate_.get();
+  copy.started = prefetch_started_.get();
+  copy.done = prefetched_.get();
+  stream.timed_copy(copy);
   residency_ = Residency::Prefetching;
 }
 

@@ -127,11 +127,11 @@ class ResidentTensor {
   Buffer device_;
   const void* alias_ = nullptr;  // alias()'s, read instead of device_ while set
   Buffer pinned_;
-  std::unique_ptr<Event> produced_;         // compute, before the offload copy
+  std::unique_ptr<Event> produced_;  // compute, before the offload copy (or eviction)
   std::unique_ptr<Event> offload_started_;  // offload stream, timing: the copy starts
   std::unique_ptr<Event> offloaded_;  // offload stream, timing: the copy (or eviction) is done
   std::unique_ptr<Event> released_;   // offload stream, after the copy and the last read
-  std::unique_ptr<Event> gate_;       // compute, before the prefetch copy
+  std::unique_ptr<Event> gate_;       // compute, before the prefetch copy (or migration)
   std::unique_ptr<Event> prefetch_started_;  // prefetch stream, timing: the copy starts
   std::unique_ptr<Event> prefetched_;        // prefetch stream, timing: the copy is done
 };

@@ -4,6 +4,10 @@
 namespace vdnn::runtime {
 
 void Stream::timed_copy(const TimedCopy& copy) {
+  if (copy.after_stream != nullptr) {
+    copy.mark->record(*copy.after_stream);
+    wait(*copy.mark);
+  }
   for (const Event* event : copy.after) {
     if (event != nullptr) wait(*event);
   }

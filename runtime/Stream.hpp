@@ -11,15 +11,21 @@
 namespace vdnn::runtime {
 
 class Event;
+class Stream;
 
 /// A copy between device and host memory as the offload scheme moves a map: after the most recent
-/// records of the events in `after` (null entries skipped), between the records of `started` and
-/// `done` on the copying stream.
+/// records of the events in `after` (null entries skipped) and after the work enqueued on
+/// `after_stream` (if any) so far, between the records of `started` and `done` on the copying
+/// stream.
 struct TimedCopy {
   void* dst = nullptr;
   const void* src = nullptr;
   std::size_t bytes = 0;
   std::array<const Event*, 2> after{};
+  /// Marked by recording `mark` on it: at the call, or later but before the copy is enqueued (the
+  /// CUDA backend records it on its issue thread), which only makes the copy wait for more.
+  Stream* after_stream = nullptr;
+  Event* mark = nullptr;
   Event* started = nullptr;
   Event* done = nullptr;
 };
@@ -48,9 +54,10 @@ class Stream {
   /// memory). Both ranges must stay valid until the copy completes (record an event after it).
   virtual void copy_async(void* dst, const void* src, std::size_t bytes) = 0;
 
-  /// Enqueues `copy`: wait() for each event of `copy.after`, then records `copy.started`, the copy
-  /// and records `copy.done`, as those calls would one after another (what this does). A backend
-  /// may make them as one operation, and the CUDA backend does (Note [Issue thread]).
+  /// Enqueues `copy`: records `copy.mark` on `copy.after_stream` (if set) and wait()s for it, then
+  /// for each event of `copy.after`, then records `copy.started`, the copy and records `copy.done`,
+  /// as those calls would one after another (what this does). A backend may make them as one
+  /// operation, and the CUDA backend does (Note [Issue thread]).
   virtual void timed_copy(const TimedCopy& copy);
 
   /// Work enqueued on this stream after this call starts only once `event`'s most recent

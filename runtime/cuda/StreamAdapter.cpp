@@ -48,6 +48,10 @@ void StreamAdapter::wait(const Event& event) {
 }
 
 // One post instead of five: posting, not the CUDA calls, is what the enqueuing thread pays here.
+// A mark on another stream is recorded by the issue thread too, so the enqueuing thread makes no
+// CUDA call at all for the copy. That is safe (Note [Issue thread]): the mark then covers more of
+// that stream's work, all of it enqueued before anything the enqueuing thread later makes wait for
+// this copy's events (it settles them first, after this call is made).
 void StreamAdapter::timed_copy(const TimedCopy& copy) {
   if (!posts()) {
     Stream::timed_copy(copy);
@@ -60,9 +64,20 @@ void StreamAdapter::timed_copy(const TimedCopy& copy) {
   }
   auto& started = same_backend<EventAdapter>(*copy.started, "event");
   auto& done = same_backend<EventAdapter>(*copy.done, "event");
+  // The mark is recorded here, on the issue thread: later than the call, never later than the copy.
+  EventAdapter* mark = nullptr;
+  cudaStream_t marked = nullptr;
+  if (copy.after_stream != nullptr) {
+    mark = &same_backend<EventAdapter>(*copy.mark, "event");
+    marked = same_backend<StreamAdapter>(*copy.after_stream, "stream").get();
+  }
   PostedCall posted{
-      [after, &started, &done, dst = copy.dst, src = copy.src, bytes = copy.bytes,
+      [after, mark, marked, &started, &done, dst = copy.dst, src = copy.src, bytes = copy.bytes,
        stream = stream_] {
+        if (mark != nullptr) {
+          mark->event().record(marked);
+          wait_event(stream, mark->event());
+        }
         for (const EventAdapter* event : after) {
           if (event != nullptr) wait_event(stream, event->event());
         }
@@ -76,6 +91,7 @@ void StreamAdapter::timed_copy(const TimedCopy& copy) {
   for (std::size_t i = 0; i < after.size(); ++i) {
     if (after[i] != nullptr) posted.unissued[2 + i] = after[i]->unissued();
   }
+  if (mark != nullptr) posted.unissued[4] = mark->unissued();
   issue(std::move(posted));
 }
 

@@ -57,10 +57,10 @@ TEST_F(IssueThreadTest, DrainRethrowsTheFirstErrorOnceAndLaterCallsAreStillMade)
   EXPECT_NO_THROW(issuer.drain());
 }
 
-// Each round re-records both events on the caller's thread right after posting a wait on or a
-// record of them (as separate calls, or as one timed copy). Were a posted wait to see the next
-// round's record, the copy would wait for compute work that itself waits for the copy: the device
-// would hang, and so would the test.
+// Each round re-records both events right after posting a wait on or a record of them: as separate
+// calls, or as one timed copy, whose mark on compute the issue thread may record. Were a posted
+// wait to see the next round's record, the copy would wait for compute work that itself waits for
+// the copy: the device would hang, and so would the test.
 TEST_F(IssueThreadTest, ReRecordedEventsKeepProgramOrderAcrossTheIssueThread) {
   CudaContext context(0);
   constexpr std::size_t kBytes = 1 << 16;
@@ -77,15 +77,24 @@ TEST_F(IssueThreadTest, ReRecordedEventsKeepProgramOrderAcrossTheIssueThread) {
     context.compute().enqueue([&, round] {
       VDNN_CHECK_CUDA(cudaMemsetAsync(device, round, kBytes, context.device().compute_stream()));
     });
-    produced->record(context.compute());
     void* slot = slots + kBytes * static_cast<std::size_t>(round);
-    if (round % 2 == 0) {  // call by call, and as one posted call
+    TimedCopy copy{slot, device, kBytes};
+    copy.started = started.get();
+    copy.done = copied.get();
+    // Call by call; as one posted call after a record made here; with the mark recorded there.
+    if (round % 3 == 0) {
+      produced->record(context.compute());
       context.offload().wait(*produced);
       context.offload().copy_async(slot, device, kBytes);
       copied->record(context.offload());
+    } else if (round % 3 == 1) {
+      produced->record(context.compute());
+      copy.after = {produced.get(), nullptr};
+      context.offload().timed_copy(copy);
     } else {
-      context.offload().timed_copy(
-          {slot, device, kBytes, {produced.get(), nullptr}, started.get(), copied.get()});
+      copy.after_stream = &context.compute();
+      copy.mark = produced.get();
+      context.offload().timed_copy(copy);
     }
     context.compute().wait(*copied);  // the next memset overwrites what the copy reads
   }
