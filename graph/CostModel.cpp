@@ -13,6 +13,7 @@ constexpr double kBf16Speedup = 2.0;       // Hopper's bf16 tensor math over its
 constexpr double kMemoryBytesPerSecond = 2.5e12;
 constexpr double kLinkBytesPerSecond = 55e9;
 constexpr double kPeerLinkBytesPerSecond = 396e9;
+constexpr double kPeerCopyLatency = 3e-6;
 constexpr double kLaunchGap = 4e-6;
 
 double flops(const Graph& g, NodeId id) {
@@ -49,6 +50,7 @@ CostModel estimate_costs(const Graph& g) {
   costs.device_to_host = kLinkBytesPerSecond;
   costs.host_to_device = kLinkBytesPerSecond;
   costs.peer_link = kPeerLinkBytesPerSecond;
+  costs.peer_copy_latency = kPeerCopyLatency;
   costs.gap = kLaunchGap;
   for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id) {
     const double rate = g.input_dtype(id) == runtime::DType::BF16 ? kBf16Speedup * kFlopsPerSecond

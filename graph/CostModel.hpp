@@ -2,6 +2,7 @@
 // the `auto` planner and of the step-time model (Note [Cost model] in docs/ARCHITECTURE.md).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,8 +25,11 @@ struct CostModel {
   std::vector<LayerCost> layers;  // per node
   double device_to_host = 0.0;    // bytes per second of an offload copy
   double host_to_device = 0.0;    // bytes per second of a prefetch copy (and the upload)
-  /// Bytes per second of a copy to or from the peer pool, each way (Note [Peer tier]).
+  /// Bytes per second of a copy to or from the peer pool, each way, and the seconds each such copy
+  /// takes besides its bytes (the copy engine's start: a 4 MiB copy between two H200s runs at about
+  /// 0.8 of the link, a 392 MiB one at its full rate; Note [Peer tier]).
   double peer_link = 0.0;
+  double peer_copy_latency = 0.0;
   double gap = 0.0;    // seconds between two compute-stream operations (launches)
   std::string source;  // "estimated", "measured", or the cache file it came from
 
@@ -33,18 +37,23 @@ struct CostModel {
   double backward(NodeId node) const { return layers.at(static_cast<std::size_t>(node)).backward; }
   /// Sum of the forward times (the window that hides offload copies).
   double forward_seconds() const;
-  /// Bytes per second of an offload (`to_device` false) or a prefetch copy of `tier`; a peer link
-  /// not measured (0) is taken to be as slow as the host's.
-  double copy_rate(Tier tier, bool to_device) const {
-    if (tier == Tier::Peer && peer_link > 0.0) return peer_link;
-    return to_device ? host_to_device : device_to_host;
+  /// Seconds of an offload (`to_device` false) or a prefetch copy of `bytes` to or from `tier`; a
+  /// peer link not measured (0) is taken to be the host's.
+  double copy_seconds(Tier tier, bool to_device, double bytes) const {
+    if (tier == Tier::Peer && peer_link > 0.0) return peer_copy_latency + bytes / peer_link;
+    return bytes / (to_device ? host_to_device : device_to_host);
+  }
+  /// The slower of a map's two copies over `tier`'s link: what moving it costs where a link is
+  /// busy.
+  double slower_copy_seconds(Tier tier, double bytes) const {
+    return std::max(copy_seconds(tier, false, bytes), copy_seconds(tier, true, bytes));
   }
 };
 
 /// Rough costs from arithmetic and bytes alone, at an H200's rates: for planning without a
 /// measurement (`vdnn plan`) and in tests. Forward: FLOPs at 65 TFLOP/s plus bytes read and
 /// written at 2.5 TB/s; backward twice that; copies at 55 GB/s to the host and 396 GB/s to a peer
-/// (NVLink between two H200s, cudaMemcpyPeerAsync).
+/// (NVLink between two H200s, cudaMemcpyPeerAsync), 3 us more per peer copy.
 CostModel estimate_costs(const Graph& graph);
 
 /// What a measured cost model is valid for: the network's layers and shapes, the batch, the

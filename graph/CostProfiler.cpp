@@ -48,25 +48,51 @@ std::pair<double, double> copy_rates(runtime::ExecutionContext& context) {
   return {bytes / std::max(down_seconds, 1e-9), bytes / std::max(up_seconds, 1e-9)};
 }
 
-// Bytes per second of a copy to the peer tier's GPU and back (Note [Peer tier]): a few MiB each
-// way on the offload stream, as a peer offload or prefetch runs, the slower way counted.
-double peer_rate(runtime::ExecutionContext& context, int peer) {
-  constexpr std::size_t kPeerCopyBytes = std::size_t{8} << 20;
-  runtime::Buffer device(context.device_upstream(), kPeerCopyBytes);
-  runtime::Buffer remote(context.peer_upstream(peer), kPeerCopyBytes);
+// Seconds per copy of `count` copies of `bytes` each, to the peer and back in turn, back to back on
+// the offload stream between two timing events (none between the copies, as a step runs them).
+double peer_copy_seconds(runtime::ExecutionContext& context, runtime::Buffer& device,
+                         runtime::Buffer& remote, std::size_t bytes, int count) {
   runtime::Stream& stream = context.offload();
   const auto start = context.make_event(true);
   const auto end = context.make_event(true);
   double seconds = 0.0;
   for (int i = 0; i <= kCopyRepeats; ++i) {  // the first round warms up
     start->record(stream);
-    stream.copy_async(remote.data(), device.data(), kPeerCopyBytes);
-    stream.copy_async(device.data(), remote.data(), kPeerCopyBytes);
+    for (int c = 0; c < count; ++c) {
+      const std::size_t at = static_cast<std::size_t>(c / 2) * bytes % device.bytes();
+      void* near = static_cast<char*>(device.data()) + at;
+      void* far = static_cast<char*>(remote.data()) + at;
+      if (c % 2 == 0) {
+        stream.copy_async(far, near, bytes);
+      } else {
+        stream.copy_async(near, far, bytes);
+      }
+    }
     end->record(stream);
     stream.synchronize();
     if (i > 0) seconds += end->seconds_since(*start);
   }
-  return 2.0 * static_cast<double>(kPeerCopyBytes) * kCopyRepeats / std::max(seconds, 1e-9);
+  return seconds / (kCopyRepeats * count);
+}
+
+// The peer tier's link (Note [Peer tier]): a copy of b bytes takes latency + b / rate, fitted to
+// copies of 4 MiB and of 64 MiB each way. Sets costs.peer_link and costs.peer_copy_latency.
+void measure_peer_link(runtime::ExecutionContext& context, int peer, CostModel& costs) {
+  constexpr std::size_t kSmall = std::size_t{4} << 20;
+  constexpr std::size_t kLarge = std::size_t{64} << 20;
+  runtime::Buffer device(context.device_upstream(), kLarge);
+  runtime::Buffer remote(context.peer_upstream(peer), kLarge);
+  const double small = peer_copy_seconds(context, device, remote, kSmall, 32);
+  const double large = peer_copy_seconds(context, device, remote, kLarge, 4);
+  const double rate = static_cast<double>(kLarge - kSmall) / std::max(large - small, 1e-12);
+  // Timing noise can make the fit absurd; then the large copies' rate alone, without latency.
+  if (large > small && small > static_cast<double>(kSmall) / rate) {
+    costs.peer_link = rate;
+    costs.peer_copy_latency = small - static_cast<double>(kSmall) / rate;
+  } else {
+    costs.peer_link = static_cast<double>(kLarge) / std::max(large, 1e-12);
+    costs.peer_copy_latency = 0.0;
+  }
 }
 
 std::size_t compute_operations(const Plan& plan) {
@@ -113,7 +139,7 @@ CostModel measure_costs(const Graph& graph, LayerSet& layers, const Plan& plan,
   double step_seconds = 0.0;
   run(false, [&](const Executor& e) { step_seconds = e.transfers().step_seconds; });
   std::tie(costs.device_to_host, costs.host_to_device) = copy_rates(context);
-  if (plan.peer_device >= 0) costs.peer_link = peer_rate(context, plan.peer_device);
+  if (plan.peer_device >= 0) measure_peer_link(context, plan.peer_device, costs);
   // The time the step took beyond the replay of the plan is spread over its compute operations as
   // the gap; a replay longer than the step means the events inflated small layers' times (the
   // host was the bottleneck), which are then scaled down to match.

@@ -58,7 +58,7 @@ std::vector<MoveReason> explain_moves(const Graph& graph, const Plan& plan,
     // plan has a peer tier, which auto fills first (Note [Peer tier]).
     const bool peer_tier = plan.peer_device >= 0 && plan.peer_budget_bytes > 0;
     const Tier link = placement == Placement::Recomputed && peer_tier ? Tier::Peer : m.tier;
-    m.copy_seconds = bytes / std::min(costs.copy_rate(link, false), costs.copy_rate(link, true));
+    m.copy_seconds = costs.slower_copy_seconds(link, bytes);
     m.rebuild_seconds =
         t == kNetworkInput ? std::numeric_limits<double>::infinity() : costs.forward(t) + costs.gap;
     m.why = plan.policy == Policy::Auto ? auto_reason(m) : policy_reason(plan.policy, placement);

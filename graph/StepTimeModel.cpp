@@ -69,13 +69,13 @@ class Replay {
         break;
       case Op::Offload:
       case Op::Evict:
-        offload_ = std::max(offload_, compute_) + bytes / costs_.copy_rate(a.tier, false);
+        offload_ = std::max(offload_, compute_) + costs_.copy_seconds(a.tier, false, bytes);
         offloaded_[index(t)] = offload_;
         break;
       case Op::Prefetch:
       case Op::Migrate:
         prefetch_ = std::max({prefetch_, compute_, offloaded_[index(t)]}) +
-                    bytes / costs_.copy_rate(a.tier, true);
+                    costs_.copy_seconds(a.tier, true, bytes);
         prefetched_[index(t)] = prefetch_;
         break;
       case Op::AwaitPrefetch:

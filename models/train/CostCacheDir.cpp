@@ -1,7 +1,7 @@
 // Cost models in the setup cache: each entry's value is {"key": {...}, "device_to_host",
-// "host_to_device", "gap", ["peer_link",] "layers": [[forward, backward, forward workspace,
-// backward workspace], ...]}, seconds, bytes per second and bytes; `vdnn plan --costs` reads either
-// form.
+// "host_to_device", "gap", ["peer_link", "peer_copy_latency",] "layers": [[forward, backward,
+// forward workspace, backward workspace], ...]}, seconds, bytes per second and bytes; `vdnn plan
+// --costs` reads either form.
 #include "models/train/CostCacheDir.hpp"
 
 #include <cstdio>
@@ -39,6 +39,9 @@ graph::CostModel parse_costs(const Json& j) {
     costs.gap = j.at("gap").get<double>();
     // Only entries measured with a peer tier have one (Note [Peer tier]).
     if (j.contains("peer_link")) costs.peer_link = j.at("peer_link").get<double>();
+    if (j.contains("peer_copy_latency")) {
+      costs.peer_copy_latency = j.at("peer_copy_latency").get<double>();
+    }
     for (const Json& layer : j.at("layers")) {
       const double forward = layer.at(0).get<double>();
       const double backward = layer.at(1).get<double>();
@@ -50,7 +53,7 @@ graph::CostModel parse_costs(const Json& j) {
     return {};
   }
   if (!(costs.device_to_host > 0.0 && costs.host_to_device > 0.0 && costs.gap >= 0.0 &&
-        costs.peer_link >= 0.0)) {
+        costs.peer_link >= 0.0 && costs.peer_copy_latency >= 0.0)) {
     return {};
   }
   return costs;
@@ -128,7 +131,10 @@ void CostCacheDir::store(const graph::CostKey& key, const graph::CostModel& cost
          {"host_to_device", costs.host_to_device},
          {"gap", costs.gap},
          {"layers", layers}};
-  if (costs.peer_link > 0.0) j["peer_link"] = costs.peer_link;
+  if (costs.peer_link > 0.0) {
+    j["peer_link"] = costs.peer_link;
+    j["peer_copy_latency"] = costs.peer_copy_latency;
+  }
   cache_->store(kCostsKind, cost_cache_key(key), j.dump());
 }
 

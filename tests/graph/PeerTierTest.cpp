@@ -7,6 +7,7 @@
 #include "graph/LayerSet.hpp"
 #include "graph/Planner.hpp"
 #include "graph/SessionHarness.hpp"
+#include "graph/StepTimeModel.hpp"
 #include "runtime/MemoryResource.hpp"
 
 namespace vdnn::graph {
@@ -97,17 +98,38 @@ TEST(PeerTier, PeerBudgetAboveEveryOffloadLeavesNothingPinned) {
   EXPECT_GT(p.peer_bytes, 0U);
 }
 
-// The step-time model times a peer copy at the peer link's rate; an unmeasured link (0) at the
-// host's.
-TEST(PeerTier, StepTimeModelTimesPeerCopiesOnThePeerLink) {
+// A peer copy takes the peer link's latency and rate; an unmeasured link (0) is the host's.
+TEST(PeerTier, APeerCopyTakesThePeerLinksLatencyAndRate) {
   const Graph g = testing::load_config("resnet20-cifar.json", 8);
   CostModel costs = estimate_costs(g);
   costs.peer_link = 0.0;
-  EXPECT_EQ(costs.copy_rate(Tier::Peer, true), costs.host_to_device);
-  EXPECT_EQ(costs.copy_rate(Tier::Peer, false), costs.device_to_host);
-  costs.peer_link = 7e11;
-  EXPECT_EQ(costs.copy_rate(Tier::Peer, false), 7e11);
-  EXPECT_EQ(costs.copy_rate(Tier::Host, false), costs.device_to_host);
+  costs.peer_copy_latency = 1e-3;
+  EXPECT_EQ(costs.copy_seconds(Tier::Peer, true, 1e9), 1e9 / costs.host_to_device);
+  EXPECT_EQ(costs.copy_seconds(Tier::Peer, false, 1e9), 1e9 / costs.device_to_host);
+  costs.peer_link = 5e11;
+  EXPECT_DOUBLE_EQ(costs.copy_seconds(Tier::Peer, false, 1e9), 1e-3 + 2e-3);
+  EXPECT_DOUBLE_EQ(costs.copy_seconds(Tier::Peer, true, 1e9), 1e-3 + 2e-3);
+  EXPECT_EQ(costs.copy_seconds(Tier::Host, false, 1e9), 1e9 / costs.device_to_host);
+  costs.device_to_host = 1e9;
+  EXPECT_DOUBLE_EQ(costs.slower_copy_seconds(Tier::Host, 1e9), 1.0);
+}
+
+// The step-time model replays a peer copy for its latency too: many small copies take longer than
+// one of their bytes.
+TEST(PeerTier, StepTimeModelChargesEachPeerCopyItsLatency) {
+  const Graph g = testing::load_config("resnet20-cifar.json", 8);
+  CostModel costs = estimate_costs(g);
+  PlanRequest r;
+  r.policy = Policy::VdnnAll;
+  r.costs = &costs;
+  r.peer_device = 1;
+  r.peer_budget_bytes = std::uint64_t{1} << 40;
+  const Plan p = make_plan(g, r);
+  ASSERT_GT(p.peer_offloaded_bytes, 0U);
+  costs.peer_copy_latency = 0.0;
+  const double without = predict_step_seconds(g, p, costs);
+  costs.peer_copy_latency = 1e-3;  // far beyond the layers: the copies bound the step
+  EXPECT_GT(predict_step_seconds(g, p, costs), without + 1e-3);
 }
 
 // Under a budget, auto offloads over the faster link first: with a peer it moves bytes there and

@@ -30,16 +30,20 @@ TEST(PeerCostCache, MeasuresThePeerLinkAndKeepsItInAnEntryOfItsOwn) {
   fs::remove_all(dir);
   const graph::NetworkDef def = load_network(VDNN_SOURCE_DIR "/configs/resnet20-cifar.json");
   double measured = 0.0;
+  double latency = 0.0;
   {
     Trainer first(def, 2, auto_options(dir, 1));
     EXPECT_EQ(first.session().costs().source, "measured");
     measured = first.session().costs().peer_link;
+    latency = first.session().costs().peer_copy_latency;
     EXPECT_GT(measured, 0.0);
+    EXPECT_GE(latency, 0.0);
   }
   {
     Trainer again(def, 2, auto_options(dir, 1));
     EXPECT_EQ(again.session().costs().source.rfind("cache ", 0), 0U);
     EXPECT_DOUBLE_EQ(again.session().costs().peer_link, measured);
+    EXPECT_DOUBLE_EQ(again.session().costs().peer_copy_latency, latency);
   }
   Trainer host_only(def, 2, auto_options(dir, -1));  // another key: measured, without a peer
   EXPECT_EQ(host_only.session().costs().source, "measured");
