@@ -296,6 +296,7 @@ StepResult Executor::train_step(const void* images, const std::int32_t* labels, 
     const auto enqueue_start = std::chrono::steady_clock::now();
     step_started_->record(context_.compute());
     start_host_profile();
+    time_copies();
     refresh_copies();
     take_staged_input(images);
     input_in_place_ = std::exchange(in_place_images_, nullptr) == images && !managed(plan_);
@@ -549,6 +550,13 @@ void Executor::set_steps(std::int64_t steps) {
 
 // Note [Precision]: the bf16 weight copies from the masters as they are now (the last update, or
 // a caller's writes), one launch on the compute stream before the pass reads them.
+void Executor::time_copies() {
+  copies_timed_ = options_.profile_layers ||
+                  step_ % std::max<std::int64_t>(1, options_.copy_timing_period) == 0;
+  for (auto& t : tensors_) t->time_copies(copies_timed_);
+  staged_input_->time_copies(copies_timed_);
+}
+
 void Executor::refresh_copies() {
   if (copier_) context_.compute().enqueue([this] { copier_->refresh(); });
 }
@@ -617,35 +625,41 @@ void Executor::finish_step(double host_seconds) {
   }
 }
 
-// Durations of the copies and migrations from their events, and what the driver moved.
+// Durations of the copies and migrations from their events where they were timed, their bytes,
+// and what the driver moved.
 void Executor::measure_copies() {
   TransferReport& r = transfers_;
+  r.copies_timed = copies_timed_;
+  const auto timed = [&](double (runtime::ResidentTensor::*seconds)() const,
+                         const runtime::ResidentTensor& t) {
+    return copies_timed_ ? (t.*seconds)() : 0.0;  // one query of the driver per timed copy
+  };
   for (const Action& a : plan_.actions) {
     const runtime::ResidentTensor& t = tensor(a.tensor);
     const bool peer = a.tier == Tier::Peer;
     if (a.op == Op::Offload) {
-      const double seconds = t.offload_seconds();  // one query of the driver per copy
+      const double seconds = timed(&runtime::ResidentTensor::offload_seconds, t);
       r.offload_seconds += seconds;
       r.offloaded_bytes += t.bytes();
       r.peer_offload_seconds += peer ? seconds : 0.0;
       r.peer_offloaded_bytes += peer ? t.bytes() : 0;
     } else if (a.op == Op::Prefetch) {
-      const double seconds = t.prefetch_seconds();
+      const double seconds = timed(&runtime::ResidentTensor::prefetch_seconds, t);
       r.prefetch_seconds += seconds;
       r.prefetched_bytes += t.bytes();
       r.peer_prefetch_seconds += peer ? seconds : 0.0;
       r.peer_prefetched_bytes += peer ? t.bytes() : 0;
     } else if (a.op == Op::Evict) {
-      r.evict_seconds += t.offload_seconds();
+      r.evict_seconds += timed(&runtime::ResidentTensor::offload_seconds, t);
       r.evicted_bytes += t.bytes();
     } else if (a.op == Op::Migrate) {
-      r.migrate_seconds += t.prefetch_seconds();
+      r.migrate_seconds += timed(&runtime::ResidentTensor::prefetch_seconds, t);
       r.migrated_bytes += t.bytes();
     }
   }
   if (staged_from_ != nullptr) {
     r.staged_input_bytes = staged_input_->bytes();
-    r.stage_input_seconds = staged_input_->prefetch_seconds();
+    r.stage_input_seconds = timed(&runtime::ResidentTensor::prefetch_seconds, *staged_input_);
   }
   if (migration_.counters) {
     r.migration = migration_.counters->collect();
@@ -699,13 +713,13 @@ StepTimeline Executor::timeline() const {
       now = timeline.events.back().end;
     } else if (a.op == Op::Offload || a.op == Op::Evict) {
       const char* stream = a.tier == Tier::Peer ? "peer offload" : "offload";
-      interval(a.op, a.tensor, stream, t.offload_started(), t.offload_done(), t.bytes());
+      interval(a.op, a.tensor, stream, t.offload_started(), t.offload_ended(), t.bytes());
     } else if (a.op == Op::Prefetch || a.op == Op::Migrate) {
       const char* stream = a.tier == Tier::Peer ? "peer prefetch" : "prefetch";
-      interval(a.op, a.tensor, stream, t.prefetch_started(), t.prefetch_done(), t.bytes());
+      interval(a.op, a.tensor, stream, t.prefetch_started(), t.prefetch_ended(), t.bytes());
     } else if (a.op == Op::StageInput && staged_from_ != nullptr) {
       const runtime::ResidentTensor& next = *staged_input_;
-      interval(a.op, a.tensor, "offload", next.prefetch_started(), next.prefetch_done(),
+      interval(a.op, a.tensor, "offload", next.prefetch_started(), next.prefetch_ended(),
                next.bytes());
     }
     if (a.op == Op::Offload && a.tier == Tier::Host) pinned += t.bytes();

@@ -37,6 +37,10 @@ struct ExecutorOptions {
   layers::OptimizerConfig optimizer;  // the update after each backward pass
   bool poison_freed = false;          // fill freed and offloaded device memory with NaN (debugging)
   bool profile_layers = false;  // time every forward and backward with events (a little slower)
+  /// The copies (and migrations) of one step in this many are timed with events, those of every
+  /// step under profile_layers: a timing event beside a copy costs the copy engine a few
+  /// microseconds (runtime::TimedCopy), so the steps between run their copies untimed.
+  std::int64_t copy_timing_period = 8;
   /// Managed memory: allow a pool larger than the device's free memory (can hang a shared GPU).
   bool allow_oversubscription = false;
   /// Managed memory: read the driver's migration counters (CUPTI) each step where it has them.
@@ -121,8 +125,11 @@ struct MemoryReport {
   std::uint64_t peer_peak = 0;
 };
 
-/// Copy traffic of the last step, timed with events on the copy streams.
+/// Copy traffic of the last step, timed with events on the copy streams where copies_timed.
 struct TransferReport {
+  /// Whether this step's copies were timed (ExecutorOptions::copy_timing_period): else every
+  /// duration below is 0 and only the bytes count.
+  bool copies_timed = false;
   double step_seconds = 0.0;  // compute stream, from the batch upload to the SGD update
   /// Host seconds the step took to enqueue its work, up to the SGD update: close to step_seconds
   /// means the device waited for the host (the step is host-bound).
@@ -282,6 +289,8 @@ class Executor {
   void timed(NodeId node, std::size_t phase, Enqueue enqueue);
   void update(double lr);
   void refresh_copies();
+  /// Whether this step's copies are timed, told to every tensor (copy_timing_period).
+  void time_copies();
   /// Zeroes the host times of profile_layers at the start of a step.
   void start_host_profile();
   /// Waits for the step's work and measures it; `host_seconds`: what enqueuing it took.
@@ -364,6 +373,7 @@ class Executor {
   EvictionGate eviction_gate_;
   std::uint64_t managed_device_peak_ = 0;
   std::int64_t step_ = 0;
+  bool copies_timed_ = true;  // this step's copies are timed (copy_timing_period)
 };
 
 }  // namespace vdnn::graph

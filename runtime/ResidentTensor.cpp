@@ -35,11 +35,13 @@ ResidentTensor::ResidentTensor(std::string name, Shape shape, ExecutionContext& 
       context_(context),
       produced_(context.make_event()),
       offload_started_(context.make_event(/*timing=*/true)),
-      offloaded_(context.make_event(/*timing=*/true)),
+      offload_ended_(context.make_event(/*timing=*/true)),
+      offloaded_(context.make_event()),
       released_(context.make_event()),
       gate_(context.make_event()),
       prefetch_started_(context.make_event(/*timing=*/true)),
-      prefetched_(context.make_event(/*timing=*/true)) {}
+      prefetch_ended_(context.make_event(/*timing=*/true)),
+      prefetched_(context.make_event()) {}
 
 void ResidentTensor::expect(Residency state, const char* transition) const {
   if (residency_ != state) {
@@ -59,10 +61,15 @@ Buffer ResidentTensor::take(MemoryResource& resource, const char* what) const {
 }
 
 template <typename Move>
-void ResidentTensor::timed(Stream& stream, Event& started, Event& done, Move move) {
-  started.record(stream);
+void ResidentTensor::timed(Stream& stream, Event* started, Event* ended, Event& done, Move move) {
+  if (started != nullptr) started->record(stream);
   move(stream);
+  if (ended != nullptr) ended->record(stream);
   done.record(stream);
+}
+
+Event* ResidentTensor::timing(const std::unique_ptr<Event>& event) const noexcept {
+  return time_copies_ ? event.get() : nullptr;
 }
 
 void ResidentTensor::allocate(MemoryResource& device) {
@@ -90,7 +97,10 @@ void ResidentTensor::offload(MemoryResource& pinned) {
   TimedCopy copy{pinned_.data(), device_data(), bytes()};
   copy.after_stream = &context_.compute();
   copy.mark = produced_.get();
-  copy.started = offload_started_.get();
+  if (time_copies_) {
+    copy.started = offload_started_.get();
+    copy.ended = offload_ended_.get();
+  }
   copy.done = offloaded_.get();
   context_.offload().timed_copy(copy);
   residency_ = Residency::Offloading;
@@ -120,7 +130,10 @@ void ResidentTensor::fill(const void* host, Stream& stream, const Event* after) 
   TimedCopy copy{device_.data(), host, bytes(), {after, nullptr}};
   copy.after_stream = &context_.compute();
   copy.mark = gate_.get();
-  copy.started = prefetch_started_.get();
+  if (time_copies_) {
+    copy.started = prefetch_started_.get();
+    copy.ended = prefetch_ended_.get();
+  }
   copy.done = prefetched_.get();
   stream.timed_copy(copy);
   residency_ = Residency::Prefetching;
@@ -160,7 +173,7 @@ void ResidentTensor::evict() {
   VDNN_EXPECTS(alias_ == nullptr, "tensor '" + name_ + "' aliases memory that does not migrate");
   produced_->record(context_.compute());  // after the last forward reader
   context_.offload().wait(*produced_);
-  timed(context_.offload(), *offload_started_, *offloaded_,
+  timed(context_.offload(), timing(offload_started_), timing(offload_ended_), *offloaded_,
         [&](Stream& s) { context_.migrate_async(s, device_.data(), bytes(), MigrateTo::Host); });
   residency_ = Residency::Evicted;
 }
@@ -170,7 +183,7 @@ void ResidentTensor::migrate_back() {
   gate_->record(context_.compute());
   context_.prefetch().wait(*gate_);
   context_.prefetch().wait(*offloaded_);
-  timed(context_.prefetch(), *prefetch_started_, *prefetched_,
+  timed(context_.prefetch(), timing(prefetch_started_), timing(prefetch_ended_), *prefetched_,
         [&](Stream& s) { context_.migrate_async(s, device_.data(), bytes(), MigrateTo::Device); });
   residency_ = Residency::Prefetching;
 }

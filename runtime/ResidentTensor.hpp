@@ -91,16 +91,20 @@ class ResidentTensor {
   /// The device data, for work enqueued on the compute stream. Throws InvalidArgument unless the
   /// tensor is Device or Offloading: reading never moves data.
   TensorView view() const;
-  /// The timing events around the latest offload copy or eviction, and prefetch copy or migration
-  /// back (completed once the streams synchronized).
+  /// Whether the copies and migrations enqueued from now on are timed (the default): timing events
+  /// around each cost the copy engine a few microseconds (see TimedCopy), so an executor times the
+  /// copies of some steps only.
+  void time_copies(bool on) noexcept { time_copies_ = on; }
+  /// The timing events around the latest timed offload copy or eviction, and prefetch copy or
+  /// migration back (completed once the streams synchronized).
   const Event& offload_started() const noexcept { return *offload_started_; }
-  const Event& offload_done() const noexcept { return *offloaded_; }
+  const Event& offload_ended() const noexcept { return *offload_ended_; }
   const Event& prefetch_started() const noexcept { return *prefetch_started_; }
-  const Event& prefetch_done() const noexcept { return *prefetched_; }
-  /// Device seconds of the latest offload and prefetch copies or migrations (after the streams
-  /// synchronized).
-  double offload_seconds() const { return offloaded_->seconds_since(*offload_started_); }
-  double prefetch_seconds() const { return prefetched_->seconds_since(*prefetch_started_); }
+  const Event& prefetch_ended() const noexcept { return *prefetch_ended_; }
+  /// Device seconds of the latest timed offload and prefetch copies or migrations (after the
+  /// streams synchronized).
+  double offload_seconds() const { return offload_ended_->seconds_since(*offload_started_); }
+  double prefetch_seconds() const { return prefetch_ended_->seconds_since(*prefetch_started_); }
 
   Residency residency() const noexcept { return residency_; }
   const std::string& name() const noexcept { return name_; }
@@ -114,9 +118,12 @@ class ResidentTensor {
   /// -> Prefetching: the device memory is filled from `host` on `stream`, after the compute work
   /// enqueued so far.
   void fill(const void* host, Stream& stream, const Event* after);
-  /// Enqueues `move(stream)` between records of the timing events `started` and `done`.
+  /// Enqueues `move(stream)` between records of the timing events `started` and `ended` (where
+  /// not null), then records `done`.
   template <typename Move>
-  static void timed(Stream& stream, Event& started, Event& done, Move move);
+  static void timed(Stream& stream, Event* started, Event* ended, Event& done, Move move);
+  /// `event` where copies are timed, else null.
+  Event* timing(const std::unique_ptr<Event>& event) const noexcept;
 
   std::string name_;
   Shape shape_;
@@ -127,13 +134,16 @@ class ResidentTensor {
   Buffer device_;
   const void* alias_ = nullptr;  // alias()'s, read instead of device_ while set
   Buffer pinned_;
-  std::unique_ptr<Event> produced_;  // compute, before the offload copy (or eviction)
-  std::unique_ptr<Event> offload_started_;  // offload stream, timing: the copy starts
-  std::unique_ptr<Event> offloaded_;  // offload stream, timing: the copy (or eviction) is done
-  std::unique_ptr<Event> released_;   // offload stream, after the copy and the last read
-  std::unique_ptr<Event> gate_;       // compute, before the prefetch copy (or migration)
+  std::unique_ptr<Event> produced_;          // compute, before the offload copy (or eviction)
+  std::unique_ptr<Event> offload_started_;   // offload stream, timing: the copy starts
+  std::unique_ptr<Event> offload_ended_;     // offload stream, timing: the copy ends
+  std::unique_ptr<Event> offloaded_;         // offload stream: the copy (or eviction) is done
+  std::unique_ptr<Event> released_;          // offload stream, after the copy and the last read
+  std::unique_ptr<Event> gate_;              // compute, before the prefetch copy (or migration)
   std::unique_ptr<Event> prefetch_started_;  // prefetch stream, timing: the copy starts
-  std::unique_ptr<Event> prefetched_;        // prefetch stream, timing: the copy is done
+  std::unique_ptr<Event> prefetch_ended_;    // prefetch stream, timing: the copy ends
+  std::unique_ptr<Event> prefetched_;        // prefetch stream: the copy is done
+  bool time_copies_ = true;
 };
 
 }  // namespace vdnn::runtime

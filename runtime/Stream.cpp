@@ -11,8 +11,9 @@ void Stream::timed_copy(const TimedCopy& copy) {
   for (const Event* event : copy.after) {
     if (event != nullptr) wait(*event);
   }
-  copy.started->record(*this);
+  if (copy.started != nullptr) copy.started->record(*this);
   copy_async(copy.dst, copy.src, copy.bytes);
+  if (copy.ended != nullptr) copy.ended->record(*this);
   copy.done->record(*this);
 }
 

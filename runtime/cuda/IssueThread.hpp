@@ -19,7 +19,7 @@ namespace vdnn::runtime::cuda {
 /// posted calls not yet made; null entries are skipped).
 struct PostedCall {
   std::function<void()> call;
-  std::array<std::atomic<int>*, 5> unissued{};
+  std::array<std::atomic<int>*, 6> unissued{};
 };
 
 /// Makes posted calls one at a time, in the order they were posted, on a host thread whose current

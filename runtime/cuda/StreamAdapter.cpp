@@ -62,7 +62,11 @@ void StreamAdapter::timed_copy(const TimedCopy& copy) {
     if (copy.after[i] != nullptr)
       after[i] = &same_backend<const EventAdapter>(*copy.after[i], "event");
   }
-  auto& started = same_backend<EventAdapter>(*copy.started, "event");
+  const auto timing = [](Event* event) {
+    return event != nullptr ? &same_backend<EventAdapter>(*event, "event") : nullptr;
+  };
+  EventAdapter* started = timing(copy.started);
+  EventAdapter* ended = timing(copy.ended);
   auto& done = same_backend<EventAdapter>(*copy.done, "event");
   // The mark is recorded here, on the issue thread: later than the call, never later than the copy.
   EventAdapter* mark = nullptr;
@@ -72,8 +76,8 @@ void StreamAdapter::timed_copy(const TimedCopy& copy) {
     marked = same_backend<StreamAdapter>(*copy.after_stream, "stream").get();
   }
   PostedCall posted{
-      [after, mark, marked, &started, &done, dst = copy.dst, src = copy.src, bytes = copy.bytes,
-       stream = stream_] {
+      [after, mark, marked, started, ended, &done, dst = copy.dst, src = copy.src,
+       bytes = copy.bytes, stream = stream_] {
         if (mark != nullptr) {
           mark->event().record(marked);
           wait_event(stream, mark->event());
@@ -81,17 +85,20 @@ void StreamAdapter::timed_copy(const TimedCopy& copy) {
         for (const EventAdapter* event : after) {
           if (event != nullptr) wait_event(stream, event->event());
         }
-        started.event().record(stream);
+        if (started != nullptr) started->event().record(stream);
         if (bytes > 0) {
           VDNN_CHECK_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream));
         }
+        if (ended != nullptr) ended->event().record(stream);
         done.event().record(stream);
       },
-      {started.unissued(), done.unissued()}};
+      {done.unissued()}};
   for (std::size_t i = 0; i < after.size(); ++i) {
-    if (after[i] != nullptr) posted.unissued[2 + i] = after[i]->unissued();
+    if (after[i] != nullptr) posted.unissued[1 + i] = after[i]->unissued();
   }
-  if (mark != nullptr) posted.unissued[4] = mark->unissued();
+  if (mark != nullptr) posted.unissued[3] = mark->unissued();
+  if (started != nullptr) posted.unissued[4] = started->unissued();
+  if (ended != nullptr) posted.unissued[5] = ended->unissued();
   issue(std::move(posted));
 }
 

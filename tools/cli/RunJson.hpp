@@ -6,28 +6,32 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/Session.hpp"
 
 namespace vdnn::tools {
 
-/// One step's copies and, with managed memory, migrations: bytes, GB/s (1e9 bytes) and the
-/// fraction of the step each copy stream was busy.
+/// One step's copies and, with managed memory, migrations: bytes and, where the step's copies were
+/// timed (TransferReport::copies_timed), GB/s (1e9 bytes) and the fraction of the step each copy
+/// stream was busy.
 nlohmann::json transfer_metrics(const graph::TransferReport& copies, bool managed);
 
-/// The per-step series of transfer_metrics() and their medians, after `warmup` steps.
+/// The per-step series of transfer_metrics() and their medians, over the steps after `warmup`.
+/// A figure only some steps have (the timed copies' speeds) has the median of those steps.
 class TransferSeries {
  public:
   explicit TransferSeries(std::int64_t warmup = 0) : warmup_(warmup) {}
-  /// Adds one step's transfer_metrics().
+  /// Adds the next step's transfer_metrics().
   void add(const nlohmann::json& metrics);
-  /// `<name>_median` for every series (the steps after the warmup; all when there are no more).
+  /// `<name>_median` for every series: of its steps after the warmup, of all where none is.
   nlohmann::json medians() const;
 
  private:
   std::int64_t warmup_;
-  std::map<std::string, std::vector<double>> series_;
+  std::int64_t steps_ = 0;
+  std::map<std::string, std::vector<std::pair<std::int64_t, double>>> series_;  // (step, value)
 };
 
 /// What summary.json says about managed memory (an empty object with dedicated memory).
