@@ -548,8 +548,6 @@ void Executor::set_steps(std::int64_t steps) {
   step_ = steps;
 }
 
-// Note [Precision]: the bf16 weight copies from the masters as they are now (the last update, or
-// a caller's writes), one launch on the compute stream before the pass reads them.
 void Executor::time_copies() {
   copies_timed_ = options_.profile_layers ||
                   step_ % std::max<std::int64_t>(1, options_.copy_timing_period) == 0;
@@ -557,6 +555,8 @@ void Executor::time_copies() {
   staged_input_->time_copies(copies_timed_);
 }
 
+// Note [Precision]: the bf16 weight copies from the masters as they are now (the last update, or
+// a caller's writes), one launch on the compute stream before the pass reads them.
 void Executor::refresh_copies() {
   if (copier_) context_.compute().enqueue([this] { copier_->refresh(); });
 }

@@ -53,8 +53,8 @@ struct Knobs {
 constexpr double kHiddenWindows[] = {0.0, 0.5, 1.0};
 // A peer link carries hundreds of MB in a tenth of a forward pass (ResNet-50 b128: 0.42 GB at
 // 397 GB/s), so with a peer tier the windows between a half and one pass are tried in tenths: at
-// 25% of its peak ResNet-50 b128's best plan hides 0.6 of a pass (36.3 ms predicted; 40.7 ms from
-// the windows above). Windows that hide every copy repeat the same moves and are tried once.
+// 25% of its peak ResNet-50 b128's best plan hid 0.6 of a pass on one run's measured costs (36.3
+// ms predicted; 40.7 ms from the windows above). Windows whose moves repeat are tried once.
 constexpr double kPeerHiddenWindows[] = {0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
 // Short chains suit networks whose maps are large (ResNet-50), long ones deep networks of small
 // maps (ResNet-1001) and dense blocks, whose concatenations chain through the block. Each short
@@ -534,8 +534,8 @@ double predicted_seconds(const Graph& g, const Plan& plan, const CostModel& cost
 // Baseline's plan if it fits. Else, for each set of knobs, the fewest cheapest moves that fit;
 // the fixed policies recompute, vdnn-conv and vdnn-all compete too; the least predicted step time
 // wins. Each candidate costs O(N log N) plans' worth of work (bisection, keep_what_fits), so auto
-// is O(K N log N) for K candidates (at most 264), spread over the host's cores; only the best few
-// are refined.
+// is O(K N log N) for K candidates (at most 264; 616 with a peer tier), spread over the host's
+// cores; only the best few are refined.
 std::optional<Plan> auto_plan(const Graph& g, const Liveness& live, const PlanRequest& request,
                               const CostModel& costs) {
   const std::vector<Placement> kept = place(g, live, Policy::Baseline);
