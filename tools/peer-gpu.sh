@@ -11,7 +11,10 @@
 # the link's ceiling).
 # Usage: tools/peer-gpu.sh OUT
 # Environment: VDNN_PEER_ITERS (40) steps per training run; VDNN_PEER_BUDGET (32GiB) the peer
-# tier's capacity; VDNN_PEER_TESTS (1; 0 skips building and running the tests, ~3 minutes);
+# tier's capacity; VDNN_PEER_REPEATS (1) runs of each peer line, each from its own setup
+# measurement (the plan is made from costs measured at setup, which vary from run to run; the
+# repeats are OUT/r50-peer-2, ... with OUT/costs-2/, ...); VDNN_PEER_TESTS (1; 0 skips building and
+# running the tests, ~3 minutes);
 # VDNN_SKIP_BUILD, VDNN_BUILD_DIR (build-gpu), VDNN_PREFIX_PATH as for tools/speed-gpu.sh;
 # VDNN_DEADLINE_S as there. Files: OUT/NAME/ the runs' folders (OUT/NAME.log, OUT/NAME.exit),
 # OUT/devices.txt, OUT/ceilings.json, OUT/tests.log, OUT/costs/ the setup cache.
@@ -45,12 +48,15 @@ bench_run r50-baseline resnet50 128 baseline
 peak=$(bench_field r50-baseline peak_device_bytes)
 if [ -n "$peak" ]; then
   quarter=$((peak / 4))
-  run_args=(--offload-peer 1 --peer-budget "$peer_budget")
-  bench_run r50-peer resnet50 128 auto "$quarter"
-  run_args=()
   bench_run r50-host resnet50 128 auto "$quarter"
 fi
 bench_run r1001-baseline resnet1001-cifar 64 baseline
 run_args=(--offload-peer 1 --peer-budget "$peer_budget")
-bench_run r1001-peer resnet1001-cifar 64 auto 512MiB
+for ((repeat = 1; repeat <= ${VDNN_PEER_REPEATS:-1}; ++repeat)); do
+  suffix=$([ "$repeat" = 1 ] || echo "-$repeat")
+  cost_cache=$out/costs$suffix
+  [ -z "${quarter:-}" ] || bench_run "r50-peer$suffix" resnet50 128 auto "$quarter"
+  bench_run "r1001-peer$suffix" resnet1001-cifar 64 auto 512MiB
+done
+unset cost_cache
 python3 tools/peer_report.py "$out"

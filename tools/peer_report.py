@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Prints tools/peer-gpu.sh's results: ResNet-50 b128 and ResNet-1001 b64 with the peer tier against
-their baselines (and ResNet-50 host-only at the same budget), the bytes and speed of each link, the
-peer copies against the link's ceiling, and the peer tests, with PASS/FAIL against issue 28's
-targets."""
+their baselines (and ResNet-50 host-only at the same budget), each repeat of the peer runs too
+(r50-peer-2, ...: planned from costs measured again), the bytes and speed of each link, the
+predicted and measured step, the peer copies against the link's ceiling, and the peer tests, with
+PASS/FAIL against issue 28's targets."""
+import glob
 import os
+import re
 import sys
 
 from planner_report import read_json
@@ -18,20 +21,30 @@ def summary(out, name):
     return read_json(os.path.join(out, name, "summary.json"))
 
 
+def repeats(out, name):
+    """`name` and its repeats (name-2, name-3, ...) that ran, in order."""
+    found = [os.path.basename(p) for p in glob.glob(os.path.join(out, name + "-[0-9]*"))
+             if os.path.isdir(p)]
+    return [name] + sorted(found, key=lambda n: int(re.sub(r".*-", "", n)))
+
+
 def runs(out):
     print("| run | img/s | peak GiB | against its baseline | peer GiB a step, GB/s off / back | "
-          "host GiB a step, busy off / back | host enqueue ms |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for name in ("r50-baseline", "r50-peer", "r50-host", "r1001-baseline", "r1001-peer"):
+          "host GiB a step, busy off / back | host enqueue ms | step ms, predicted / measured |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    names = ["r50-baseline", *repeats(out, "r50-peer"), "r50-host", "r1001-baseline",
+             *repeats(out, "r1001-peer")]
+    for name in names:
         s = summary(out, name)
         if s is None:
-            print(f"| {name} | missing | | | | | |")
+            print(f"| {name} | missing | | | | | | |")
             continue
-        base = summary(out, BASELINE[name]) if name in BASELINE else None
+        kind = re.sub(r"-[0-9]+$", "", name)  # a repeat's targets and baseline are its run's
+        base = summary(out, BASELINE[kind]) if kind in BASELINE else None
         ratio = ""
         if base is not None:
             r = s["images_per_s"] / base["images_per_s"]
-            target = RATIO_TARGET.get(name)
+            target = RATIO_TARGET.get(kind)
             verdict = f" ({'PASS' if r >= target else 'FAIL'} >= {target})" if target else ""
             ratio = f"{r:.3f}{verdict}"
         peer = (f"{s.get('peer_offloaded_bytes_median', 0) / GIB:.2f}, "
@@ -42,8 +55,9 @@ def runs(out):
         host = (f"{s.get(prefix + 'offloaded_bytes_median', 0) / GIB:.2f}, "
                 f"{s.get(prefix + 'offload_busy_median', 0):.2f} / "
                 f"{s.get(prefix + 'prefetch_busy_median', 0):.2f}")
+        step = f"{s.get('predicted_step_ms', 0):.1f} / {s.get('iter_ms_median', 0):.1f}"
         print(f"| {name} | {s['images_per_s']:.0f} | {s['peak_device_bytes'] / GIB:.2f} | {ratio} | "
-              f"{peer} | {host} | {s.get('host_enqueue_ms_median', 0):.1f} |")
+              f"{peer} | {host} | {s.get('host_enqueue_ms_median', 0):.1f} | {step} |")
 
 
 def links(out):
@@ -54,7 +68,7 @@ def links(out):
         return
     print(f"peer link ceiling (cudaMemcpyPeerAsync, 1 GiB): {to_peer:.0f} GB/s to GPU 1, "
           f"{from_peer:.0f} back")
-    for name in ("r50-peer", "r1001-peer"):
+    for name in (*repeats(out, "r50-peer"), *repeats(out, "r1001-peer")):
         s = summary(out, name)
         if s is None:
             continue
