@@ -75,8 +75,7 @@ double peer_copy_seconds(runtime::ExecutionContext& context, runtime::Buffer& de
   return seconds / (kCopyRepeats * count);
 }
 
-// The peer tier's link (Note [Peer tier]): a copy of b bytes takes latency + b / rate, fitted to
-// copies of 4 MiB and of 64 MiB each way. Sets costs.peer_link and costs.peer_copy_latency.
+// The peer tier's link (Note [Peer tier]), fitted to copies of 4 MiB and of 64 MiB each way.
 void measure_peer_link(runtime::ExecutionContext& context, int peer, CostModel& costs) {
   constexpr std::size_t kSmall = std::size_t{4} << 20;
   constexpr std::size_t kLarge = std::size_t{64} << 20;
@@ -84,15 +83,9 @@ void measure_peer_link(runtime::ExecutionContext& context, int peer, CostModel& 
   runtime::Buffer remote(context.peer_upstream(peer), kLarge);
   const double small = peer_copy_seconds(context, device, remote, kSmall, 32);
   const double large = peer_copy_seconds(context, device, remote, kLarge, 4);
-  const double rate = static_cast<double>(kLarge - kSmall) / std::max(large - small, 1e-12);
-  // Timing noise can make the fit absurd; then the large copies' rate alone, without latency.
-  if (large > small && small > static_cast<double>(kSmall) / rate) {
-    costs.peer_link = rate;
-    costs.peer_copy_latency = small - static_cast<double>(kSmall) / rate;
-  } else {
-    costs.peer_link = static_cast<double>(kLarge) / std::max(large, 1e-12);
-    costs.peer_copy_latency = 0.0;
-  }
+  const LinkFit link = fit_link(kSmall, small, kLarge, large);
+  costs.peer_link = link.bytes_per_second;
+  costs.peer_copy_latency = link.latency;
 }
 
 std::size_t compute_operations(const Plan& plan) {
@@ -156,6 +149,15 @@ CostModel measure_costs(const Graph& graph, LayerSet& layers, const Plan& plan,
                 static_cast<double>(std::max<std::size_t>(compute_operations(plan), 1));
   }
   return costs;
+}
+
+LinkFit fit_link(double small_bytes, double small_seconds, double large_bytes,
+                 double large_seconds) {
+  const double rate = (large_bytes - small_bytes) / std::max(large_seconds - small_seconds, 1e-12);
+  if (large_seconds > small_seconds && small_seconds > small_bytes / rate) {
+    return {rate, small_seconds - small_bytes / rate};
+  }
+  return {large_bytes / std::max(large_seconds, 1e-12), 0.0};
 }
 
 }  // namespace vdnn::graph

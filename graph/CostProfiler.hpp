@@ -23,4 +23,15 @@ CostModel measure_costs(const Graph& graph, LayerSet& layers, const Plan& plan,
                         runtime::ExecutionContext& context, const ExecutorOptions& options,
                         int steps);
 
+/// A link as a copy of b bytes takes it: latency + b / bytes_per_second.
+struct LinkFit {
+  double bytes_per_second = 0.0;
+  double latency = 0.0;
+};
+/// The line through two copy sizes' seconds per copy (Note [Peer tier]); where timing noise makes
+/// it absurd (the larger copies no slower, or a negative latency), the larger copies' rate alone,
+/// without latency.
+LinkFit fit_link(double small_bytes, double small_seconds, double large_bytes,
+                 double large_seconds);
+
 }  // namespace vdnn::graph
