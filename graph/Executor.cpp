@@ -296,6 +296,7 @@ StepResult Executor::train_step(const void* images, const std::int32_t* labels, 
     const auto enqueue_start = std::chrono::steady_clock::now();
     step_started_->record(context_.compute());
     start_host_profile();
+    waits_at_start_ = pool_waits();
     time_copies();
     refresh_copies();
     take_staged_input(images);
@@ -548,6 +549,16 @@ void Executor::set_steps(std::int64_t steps) {
   step_ = steps;
 }
 
+runtime::PoolMemoryResource::Waits Executor::pool_waits() const {
+  runtime::PoolMemoryResource::Waits sum;
+  for (const runtime::PoolMemoryResource* pool : {&device_pool_, &pinned_pool_, &peer_pool_}) {
+    const runtime::PoolMemoryResource::Waits w = pool->waits();
+    sum.count += w.count;
+    sum.seconds += w.seconds;
+  }
+  return sum;
+}
+
 void Executor::time_copies() {
   copies_timed_ = options_.profile_layers ||
                   step_ % std::max<std::int64_t>(1, options_.copy_timing_period) == 0;
@@ -614,6 +625,9 @@ void Executor::finish_step(double host_seconds) {
   transfers_ = {};
   transfers_.step_seconds = step_done_->seconds_since(*step_started_);
   transfers_.host_seconds = host_seconds;
+  const runtime::PoolMemoryResource::Waits waits = pool_waits();
+  transfers_.allocation_waits = waits.count - waits_at_start_.count;
+  transfers_.allocation_wait_seconds = waits.seconds - waits_at_start_.seconds;
   for (std::size_t i = 0; i < layer_times_.size(); ++i) {
     layer_times_[i].forward = layer_events_[4 * i + 1]->seconds_since(*layer_events_[4 * i]);
     layer_times_[i].backward = layer_events_[4 * i + 3]->seconds_since(*layer_events_[4 * i + 2]);

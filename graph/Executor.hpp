@@ -134,6 +134,10 @@ struct TransferReport {
   /// Host seconds the step took to enqueue its work, up to the SGD update: close to step_seconds
   /// means the device waited for the host (the step is host-bound).
   double host_seconds = 0.0;
+  /// Of those, the host's waits inside allocations: the pending frees the pools landed on whose
+  /// copies had not finished (Note [Deferred frees]), and the seconds waited for them.
+  std::uint64_t allocation_waits = 0;
+  double allocation_wait_seconds = 0.0;
   double offload_seconds = 0.0;   // sum of the offload copies' durations (the stream's busy time)
   double prefetch_seconds = 0.0;  // likewise for the prefetch copies
   std::uint64_t offloaded_bytes = 0;
@@ -291,6 +295,8 @@ class Executor {
   void refresh_copies();
   /// Whether this step's copies are timed, told to every tensor (copy_timing_period).
   void time_copies();
+  /// The device, pinned and peer pools' waits so far, summed.
+  runtime::PoolMemoryResource::Waits pool_waits() const;
   /// Zeroes the host times of profile_layers at the start of a step.
   void start_host_profile();
   /// Waits for the step's work and measures it; `host_seconds`: what enqueuing it took.
@@ -374,6 +380,7 @@ class Executor {
   std::uint64_t managed_device_peak_ = 0;
   std::int64_t step_ = 0;
   bool copies_timed_ = true;  // this step's copies are timed (copy_timing_period)
+  runtime::PoolMemoryResource::Waits waits_at_start_;  // the pools' waits() before this step
 };
 
 }  // namespace vdnn::graph

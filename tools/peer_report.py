@@ -30,7 +30,8 @@ def repeats(out, name):
 
 def runs(out):
     print("| run | img/s | peak GiB | against its baseline | peer GiB a step, GB/s off / back | "
-          "host GiB a step, busy off / back | host enqueue ms | step ms, predicted / measured |")
+          "host GiB a step, busy off / back | host enqueue ms (waiting in allocations) | "
+          "step ms, predicted / measured |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     names = ["r50-baseline", *repeats(out, "r50-peer"), "r50-host", "r1001-baseline",
              *repeats(out, "r1001-peer")]
@@ -57,7 +58,8 @@ def runs(out):
                 f"{s.get(prefix + 'prefetch_busy_median', 0):.2f}")
         step = f"{s.get('predicted_step_ms', 0):.1f} / {s.get('iter_ms_median', 0):.1f}"
         print(f"| {name} | {s['images_per_s']:.0f} | {s['peak_device_bytes'] / GIB:.2f} | {ratio} | "
-              f"{peer} | {host} | {s.get('host_enqueue_ms_median', 0):.1f} | {step} |")
+              f"{peer} | {host} | {s.get('host_enqueue_ms_median', 0):.1f} "
+              f"({s.get('allocation_wait_ms_median', 0):.1f}) | {step} |")
 
 
 def links(out):

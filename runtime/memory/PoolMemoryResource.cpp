@@ -3,6 +3,7 @@
 #include "runtime/memory/PoolMemoryResource.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -58,6 +59,11 @@ void PoolMemoryResource::retire_completed() {
 void PoolMemoryResource::retire_all() {
   std::lock_guard<std::mutex> lock(mutex_);
   pending_.clear();
+}
+
+PoolMemoryResource::Waits PoolMemoryResource::waits() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return waits_;
 }
 
 void* PoolMemoryResource::do_allocate(std::size_t bytes) {
@@ -190,7 +196,13 @@ std::uint64_t PoolMemoryResource::newest_pending(std::size_t offset, std::size_t
 void PoolMemoryResource::wait_for_pending(std::size_t offset, std::size_t bytes) {
   auto pending = pending_.lower_bound(offset);
   while (pending != pending_.end() && pending->first < offset + bytes) {
-    if (!pending->second.event->query()) pending->second.event->synchronize();
+    if (!pending->second.event->query()) {
+      const auto start = std::chrono::steady_clock::now();
+      pending->second.event->synchronize();
+      ++waits_.count;
+      waits_.seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
     pending = pending_.erase(pending);
   }
 }

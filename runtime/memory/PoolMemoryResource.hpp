@@ -74,6 +74,14 @@ class PoolMemoryResource final : public MemoryResource {
   /// has completed (it synchronized the streams), to spare a query of the driver per free.
   void retire_all();
 
+  /// The pending frees allocate() has landed on whose events had not completed, and the host
+  /// seconds it spent waiting for them, so far.
+  struct Waits {
+    std::uint64_t count = 0;
+    double seconds = 0.0;
+  };
+  Waits waits() const;
+
   bool host_accessible() const noexcept override { return upstream_.host_accessible(); }
   std::string name() const override { return "pool(" + upstream_.name() + ")"; }
 
@@ -114,6 +122,7 @@ class PoolMemoryResource final : public MemoryResource {
   std::map<std::size_t, PendingFree> pending_;         // offset -> free behind an event
   std::size_t bytes_in_use_ = 0;
   std::uint64_t frees_after_ = 0;  // deallocate_after calls so far
+  Waits waits_;
 };
 
 }  // namespace vdnn::runtime

@@ -567,6 +567,26 @@ TEST(PoolMemoryResource, RetireAllForgetsEveryPendingFreeWithoutAskingItsEvent) 
   EXPECT_FALSE(in_flight.query());
 }
 
+// waits() counts the pending frees an allocation waited for, those whose events had not completed.
+TEST(PoolMemoryResource, CountsTheWaitsForPendingFreesThatHadNotCompleted) {
+  constexpr std::size_t kUnit = 1024;
+  HostMemoryResource host;
+  PoolMemoryResource pool(host, kUnit);
+  ManualEvent done;
+  done.complete();
+  ManualEvent in_flight;
+  void* a = pool.allocate(kUnit);
+  pool.deallocate_after(a, kUnit, done);
+  a = pool.allocate(kUnit);  // lands on a completed free: no wait
+  EXPECT_EQ(pool.waits().count, 0U);
+  pool.deallocate_after(a, kUnit, in_flight);
+  a = pool.allocate(kUnit);  // lands on a copy still running: waits for it
+  EXPECT_EQ(pool.waits().count, 1U);
+  EXPECT_GE(pool.waits().seconds, 0.0);
+  EXPECT_EQ(in_flight.synchronize_calls(), 1);
+  pool.deallocate(a, kUnit);
+}
+
 TEST(PoolMemoryResource, FreeingWhatThePoolDidNotHandOutIsAnError) {
   HostMemoryResource host;
   PoolMemoryResource pool(host, 4096);

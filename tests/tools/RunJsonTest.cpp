@@ -35,6 +35,12 @@ TEST(TransferMetrics, SpeedsOnlyWhereTheStepsCopiesWereTimed) {
     EXPECT_FALSE(untimed.contains(speed)) << speed;
   }
   EXPECT_TRUE(untimed.contains("evicted_bytes"));
+  graph::TransferReport waited = step(false, 0.0);  // the host's own figures come every step
+  waited.allocation_waits = 3;
+  waited.allocation_wait_seconds = 0.002;
+  const nlohmann::json host = transfer_metrics(waited, false);
+  EXPECT_EQ(host.at("allocation_waits"), 3U);
+  EXPECT_DOUBLE_EQ(host.at("allocation_wait_ms").get<double>(), 2.0);
 }
 
 TEST(TransferSeries, MediansSkipTheWarmupStepsAndTakeTheTimedStepsAfterIt) {

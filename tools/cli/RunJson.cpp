@@ -65,6 +65,8 @@ Json transfer_metrics(const graph::TransferReport& c, bool managed) {
   Json j{{"offloaded_bytes", c.offloaded_bytes},
          {"prefetched_bytes", c.prefetched_bytes},
          {"host_enqueue_ms", c.host_seconds * 1e3},
+         {"allocation_waits", c.allocation_waits},
+         {"allocation_wait_ms", c.allocation_wait_seconds * 1e3},
          {"staged_input_bytes", c.staged_input_bytes}};
   if (c.copies_timed) {  // ExecutorOptions::copy_timing_period
     j.update(Json{{"offload_gbps", gbps(c.offloaded_bytes, c.offload_seconds)},
