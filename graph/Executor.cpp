@@ -644,36 +644,39 @@ void Executor::finish_step(double host_seconds) {
 void Executor::measure_copies() {
   TransferReport& r = transfers_;
   r.copies_timed = copies_timed_;
-  const auto timed = [&](double (runtime::ResidentTensor::*seconds)() const,
-                         const runtime::ResidentTensor& t) {
-    return copies_timed_ ? (t.*seconds)() : 0.0;  // one query of the driver per timed copy
+  // One query of the driver per timed copy; none where the step's copies were not timed.
+  const auto offload_seconds = [&](const runtime::ResidentTensor& t) {
+    return copies_timed_ ? t.offload_seconds() : 0.0;
+  };
+  const auto prefetch_seconds = [&](const runtime::ResidentTensor& t) {
+    return copies_timed_ ? t.prefetch_seconds() : 0.0;
   };
   for (const Action& a : plan_.actions) {
     const runtime::ResidentTensor& t = tensor(a.tensor);
     const bool peer = a.tier == Tier::Peer;
     if (a.op == Op::Offload) {
-      const double seconds = timed(&runtime::ResidentTensor::offload_seconds, t);
+      const double seconds = offload_seconds(t);
       r.offload_seconds += seconds;
       r.offloaded_bytes += t.bytes();
       r.peer_offload_seconds += peer ? seconds : 0.0;
       r.peer_offloaded_bytes += peer ? t.bytes() : 0;
     } else if (a.op == Op::Prefetch) {
-      const double seconds = timed(&runtime::ResidentTensor::prefetch_seconds, t);
+      const double seconds = prefetch_seconds(t);
       r.prefetch_seconds += seconds;
       r.prefetched_bytes += t.bytes();
       r.peer_prefetch_seconds += peer ? seconds : 0.0;
       r.peer_prefetched_bytes += peer ? t.bytes() : 0;
     } else if (a.op == Op::Evict) {
-      r.evict_seconds += timed(&runtime::ResidentTensor::offload_seconds, t);
+      r.evict_seconds += offload_seconds(t);
       r.evicted_bytes += t.bytes();
     } else if (a.op == Op::Migrate) {
-      r.migrate_seconds += timed(&runtime::ResidentTensor::prefetch_seconds, t);
+      r.migrate_seconds += prefetch_seconds(t);
       r.migrated_bytes += t.bytes();
     }
   }
   if (staged_from_ != nullptr) {
     r.staged_input_bytes = staged_input_->bytes();
-    r.stage_input_seconds = timed(&runtime::ResidentTensor::prefetch_seconds, *staged_input_);
+    r.stage_input_seconds = prefetch_seconds(*staged_input_);
   }
   if (migration_.counters) {
     r.migration = migration_.counters->collect();

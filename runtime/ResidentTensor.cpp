@@ -97,10 +97,8 @@ void ResidentTensor::offload(MemoryResource& pinned) {
   TimedCopy copy{pinned_.data(), device_data(), bytes()};
   copy.after_stream = &context_.compute();
   copy.mark = produced_.get();
-  if (time_copies_) {
-    copy.started = offload_started_.get();
-    copy.ended = offload_ended_.get();
-  }
+  copy.started = timing(offload_started_);
+  copy.ended = timing(offload_ended_);
   copy.done = offloaded_.get();
   context_.offload().timed_copy(copy);
   residency_ = Residency::Offloading;
@@ -130,10 +128,8 @@ void ResidentTensor::fill(const void* host, Stream& stream, const Event* after) 
   TimedCopy copy{device_.data(), host, bytes(), {after, nullptr}};
   copy.after_stream = &context_.compute();
   copy.mark = gate_.get();
-  if (time_copies_) {
-    copy.started = prefetch_started_.get();
-    copy.ended = prefetch_ended_.get();
-  }
+  copy.started = timing(prefetch_started_);
+  copy.ended = timing(prefetch_ended_);
   copy.done = prefetched_.get();
   stream.timed_copy(copy);
   residency_ = Residency::Prefetching;

@@ -378,14 +378,15 @@ std::vector<Knobs> candidate_knobs(const Graph& g, const Liveness& live,
                                    const std::vector<Placement>& kept, const CostModel& costs,
                                    const PlanRequest& request) {
   std::vector<Knobs> knobs;
-  const bool peer = peer_budget(request) > 0;
-  const auto* const begin = peer ? std::begin(kPeerHiddenWindows) : std::begin(kHiddenWindows);
-  const auto* const end = peer ? std::end(kPeerHiddenWindows) : std::end(kHiddenWindows);
+  const std::vector<double> hidden_windows =
+      peer_budget(request) > 0
+          ? std::vector<double>(std::begin(kPeerHiddenWindows), std::end(kPeerHiddenWindows))
+          : std::vector<double>(std::begin(kHiddenWindows), std::end(kHiddenWindows));
   std::vector<std::vector<Move>> tried;
-  for (const auto* windows = begin; windows != end; ++windows) {
+  for (double windows : hidden_windows) {
     for (HiddenFirst first : {HiddenFirst::Produced, HiddenFirst::DearestToRebuild}) {
       const std::vector<Move> moves =
-          moves_by_cost(g, kept, costs, *windows, first, request, kNoHostBudget);
+          moves_by_cost(g, kept, costs, windows, first, request, kNoHostBudget);
       if (std::find(tried.begin(), tried.end(), moves) != tried.end()) continue;
       tried.push_back(moves);
       for (int depth : depths_worth_trying(g, live, kept, moves)) {
@@ -395,7 +396,7 @@ std::vector<Knobs> candidate_knobs(const Graph& g, const Liveness& live,
         }
         for (ChainBreak at : breaks) {
           for (Placement fallback : kFallbacks) {
-            knobs.push_back({*windows, first, depth, at, fallback});
+            knobs.push_back({windows, first, depth, at, fallback});
           }
         }
       }
