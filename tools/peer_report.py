@@ -3,13 +3,14 @@
 their baselines (and ResNet-50 host-only at the same budget), each repeat too (r50-peer-2 against
 r50-baseline-2, ...: planned from costs measured again), the bytes and speed of each link, the
 predicted and measured step, the peer copies against the link's ceiling, and the peer tests, with
-PASS/FAIL against issue 28's targets on the median of the repeats' ratios."""
+PASS/FAIL against issue 28's targets on the median of the repeats' ratios. `--self-test` checks
+it on made-up run folders (no GPU needed) and exits 0 when it is right."""
 import glob
 import os
 import re
 import sys
 
-from planner_report import read_json
+from planner_report import read_json, self_test_status, write_file
 
 RATIO_TARGET = {"r50-peer": 0.95, "r1001-peer": 0.90}
 BASELINE = {"r50-peer": "r50-baseline", "r50-host": "r50-baseline", "r1001-peer": "r1001-baseline"}
@@ -74,17 +75,21 @@ def runs(out):
 
 
 def verdicts(out):
-    """Each line's PASS/FAIL on the median of its repeats' ratios (an even count: the lower
-    middle one)."""
+    """Each line's verdict on the median of its repeats' ratios (an even count: the lower middle
+    one): (kind, median or None, passed, the line printed)."""
+    found = []
     for kind, target in RATIO_TARGET.items():
         ratios = sorted(r for r in (ratio_of(out, n) for n in repeats(out, kind)) if r is not None)
         if not ratios:
-            print(f"{kind}: no ratio (a run or its baseline is missing)")
+            found.append((kind, None, False, f"{kind}: no ratio (a run or its baseline is missing)"))
             continue
         median = ratios[(len(ratios) - 1) // 2]
         listed = ", ".join(f"{r:.3f}" for r in ratios)
-        print(f"{kind} against its baseline: median {median:.3f} of {len(ratios)} ({listed}) "
-              f"({'PASS' if median >= target else 'FAIL'} >= {target})")
+        passed = median >= target
+        found.append((kind, median, passed,
+                      f"{kind} against its baseline: median {median:.3f} of {len(ratios)} "
+                      f"({listed}) ({'PASS' if passed else 'FAIL'} >= {target})"))
+    return found
 
 
 def links(out):
@@ -127,12 +132,48 @@ def main(out):
     print()
     runs(out)
     print()
-    verdicts(out)
+    for *_, line in verdicts(out):
+        print(line)
     print()
     links(out)
     print()
     tests(out)
 
 
+def self_test():
+    """Made-up run folders: each repeat against its own baseline or the first one, the median of
+    three and of two, a missing line."""
+    import tempfile
+
+    def run(out, name, images_per_s):
+        write_file(os.path.join(out, name, "summary.json"),
+                   {"images_per_s": images_per_s, "peak_device_bytes": 1 << 30})
+
+    with tempfile.TemporaryDirectory() as out:
+        run(out, "r1001-baseline", 800.0)
+        run(out, "r1001-peer", 720.0)       # 0.900
+        run(out, "r1001-baseline-2", 640.0)  # a slow host: its neighbour is slow too
+        run(out, "r1001-peer-2", 608.0)     # 0.950, against its own baseline
+        run(out, "r1001-peer-3", 600.0)     # 0.750, against the first (no r1001-baseline-3)
+        run(out, "r50-baseline", 1000.0)
+        run(out, "r50-peer", 960.0)         # 0.960
+        run(out, "r50-baseline-2", 1000.0)
+        run(out, "r50-peer-2", 900.0)       # 0.900: the lower middle of two fails
+        by = {kind: (median, passed) for kind, median, passed, _ in verdicts(out)}
+        checks = [
+            (abs(ratio_of(out, "r1001-peer-2") - 0.95) < 1e-9, "a repeat against its own baseline"),
+            (abs(ratio_of(out, "r1001-peer-3") - 0.75) < 1e-9, "else against the first baseline"),
+            (abs(by["r1001-peer"][0] - 0.90) < 1e-9 and by["r1001-peer"][1], "median of three"),
+            (abs(by["r50-peer"][0] - 0.90) < 1e-9 and not by["r50-peer"][1],
+             "median of two: the lower"),
+        ]
+        main(out)
+    with tempfile.TemporaryDirectory() as out:
+        checks.append((verdicts(out)[0][1] is None and not verdicts(out)[0][2], "no runs: no PASS"))
+    return self_test_status(checks)
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--self-test":
+        sys.exit(self_test())
     main(sys.argv[1] if len(sys.argv) > 1 else ".")
