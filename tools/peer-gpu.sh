@@ -28,15 +28,16 @@ iters=${VDNN_PEER_ITERS:-100}
 limit=300
 peer_budget=${VDNN_PEER_BUDGET:-32GiB}
 
-# Tests on in a folder of their own (bench_build's configure turns them off); without the tests
-# only the copy ceilings' benchmark is built there.
+# Tests on in a folder of their own (bench_build's configure turns them off), built beside the
+# vdnn binary; without the tests only the copy ceilings' benchmark is built there.
 targets=(bench_copy_ceiling)
 [ "${VDNN_PEER_TESTS:-1}" != 1 ] || targets+=(vdnn_gpu_tests vdnn_api_tests)
 cmake -B "$build-tests" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVDNN_BUILD_TESTS=ON \
   ${VDNN_PREFIX_PATH:+-DCMAKE_PREFIX_PATH=$VDNN_PREFIX_PATH} >"$out/tests-build.log" 2>&1
-cmake --build "$build-tests" --target "${targets[@]}" >>"$out/tests-build.log" 2>&1 ||
-  echo "peer-gpu: the tests did not build" >&2
+cmake --build "$build-tests" --target "${targets[@]}" >>"$out/tests-build.log" 2>&1 &
+tests_build=$!
 bench_build
+wait "$tests_build" || echo "peer-gpu: the tests did not build" >&2
 vdnn=$build/bin/vdnn
 "$vdnn" inspect --devices >"$out/devices.txt" 2>&1 || true
 tests=$build-tests/bin
