@@ -6,6 +6,7 @@ predicted and measured step, the peer copies against the link's ceiling, and the
 PASS/FAIL against issue 28's targets on the median of the repeats' ratios. `--self-test` checks
 it on made-up run folders (no GPU needed) and exits 0 when it is right."""
 import glob
+import json
 import os
 import re
 import sys
@@ -46,10 +47,25 @@ def ratio_of(out, name):
     return s["images_per_s"] / base["images_per_s"]
 
 
+def step_spread(out, name):
+    """The 10th and 90th percentiles of a run's step times after its first step (metrics.jsonl),
+    as "p10-p90": a wide spread is a host whose speed drifted during the run (Note [Peer tier]);
+    empty without two such steps."""
+    try:
+        with open(os.path.join(out, name, "metrics.jsonl")) as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+    except (OSError, ValueError):
+        return ""
+    ms = sorted(r["ms"] for r in rows[1:] if isinstance(r.get("ms"), (int, float)))
+    if len(ms) < 2:
+        return ""
+    return f"{ms[len(ms) // 10]:.1f}-{ms[(len(ms) * 9) // 10]:.1f}"
+
+
 def runs(out):
     print("| run | img/s | peak GiB | against its baseline | peer GiB a step, GB/s off / back | "
           "host GiB a step, busy off / back | host enqueue ms (waiting in allocations) | "
-          "step ms, predicted / measured |")
+          "step ms, predicted / measured (p10-p90) |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     names = [*repeats(out, "r50-baseline"), *repeats(out, "r50-peer"), "r50-host",
              *repeats(out, "r1001-baseline"), *repeats(out, "r1001-peer")]
@@ -68,7 +84,9 @@ def runs(out):
         host = (f"{s.get(prefix + 'offloaded_bytes_median', 0) / GIB:.2f}, "
                 f"{s.get(prefix + 'offload_busy_median', 0):.2f} / "
                 f"{s.get(prefix + 'prefetch_busy_median', 0):.2f}")
-        step = f"{s.get('predicted_step_ms', 0):.1f} / {s.get('iter_ms_median', 0):.1f}"
+        spread = step_spread(out, name)
+        step = (f"{s.get('predicted_step_ms', 0):.1f} / {s.get('iter_ms_median', 0):.1f}"
+                + (f" ({spread})" if spread else ""))
         print(f"| {name} | {s['images_per_s']:.0f} | {s['peak_device_bytes'] / GIB:.2f} | {ratio} | "
               f"{peer} | {host} | {s.get('host_enqueue_ms_median', 0):.1f} "
               f"({s.get('allocation_wait_ms_median', 0):.1f}) | {step} |")
@@ -159,6 +177,9 @@ def self_test():
         run(out, "r50-peer", 960.0)         # 0.960
         run(out, "r50-baseline-2", 1000.0)
         run(out, "r50-peer-2", 900.0)       # 0.900: the lower middle of two fails
+        steps = [200.0] + [80.0] * 5 + [100.0] * 5  # a first step, then a host slower by a quarter
+        write_file(os.path.join(out, "r1001-baseline", "metrics.jsonl"),
+                   "".join(json.dumps({"ms": ms}) + "\n" for ms in steps))
         by = {kind: (median, passed) for kind, median, passed, _ in verdicts(out)}
         checks = [
             (abs(ratio_of(out, "r1001-peer-2") - 0.95) < 1e-9, "a repeat against its own baseline"),
@@ -166,6 +187,8 @@ def self_test():
             (abs(by["r1001-peer"][0] - 0.90) < 1e-9 and by["r1001-peer"][1], "median of three"),
             (abs(by["r50-peer"][0] - 0.90) < 1e-9 and not by["r50-peer"][1],
              "median of two: the lower"),
+            (step_spread(out, "r1001-baseline") == "80.0-100.0", "the steps' spread, first left out"),
+            (step_spread(out, "r1001-peer") == "", "no metrics: no spread"),
         ]
         main(out)
     with tempfile.TemporaryDirectory() as out:
