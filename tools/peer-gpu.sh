@@ -16,6 +16,7 @@
 # beside a baseline of its own (the repeats are OUT/r50-baseline-2, OUT/r50-peer-2, ... with
 # OUT/costs-2/, ...; the report takes the median of the repeats' ratios); VDNN_PEER_TESTS (1; 0
 # skips building and running the tests, ~3 minutes, but still measures the copy ceilings);
+# VDNN_PEER_LINES ("r50 r1001") the lines run, ResNet-50's and ResNet-1001's;
 # VDNN_SKIP_BUILD, VDNN_BUILD_DIR (build-gpu), VDNN_PREFIX_PATH as for tools/speed-gpu.sh;
 # VDNN_DEADLINE_S as there. Files: OUT/NAME/ the runs' folders (OUT/NAME.log, OUT/NAME.exit),
 # OUT/devices.txt, OUT/ceilings.json, OUT/tests.log, OUT/costs/ the setup cache.
@@ -27,6 +28,7 @@ build=${VDNN_BUILD_DIR:-build-gpu}
 iters=${VDNN_PEER_ITERS:-100}
 limit=300
 peer_budget=${VDNN_PEER_BUDGET:-32GiB}
+lines=${VDNN_PEER_LINES:-r50 r1001}
 
 # Tests on in a folder of their own (bench_build's configure turns them off), built beside the
 # vdnn binary; without the tests only the copy ceilings' benchmark is built there.
@@ -54,19 +56,24 @@ fi
 for ((repeat = 1; repeat <= ${VDNN_PEER_REPEATS:-1}; ++repeat)); do
   suffix=$([ "$repeat" = 1 ] || echo "-$repeat")
   cost_cache=$out/costs$suffix
-  run_args=()
-  bench_run "r50-baseline$suffix" resnet50 128 baseline
-  if [ "$repeat" = 1 ]; then
-    peak=$(bench_field r50-baseline peak_device_bytes)
-    [ -z "$peak" ] || quarter=$((peak / 4))
+  if [[ " $lines " == *" r50 "* ]]; then
+    run_args=()
+    bench_run "r50-baseline$suffix" resnet50 128 baseline
+    if [ "$repeat" = 1 ]; then
+      peak=$(bench_field r50-baseline peak_device_bytes)
+      [ -z "$peak" ] || quarter=$((peak / 4))
+    fi
+    run_args=(--offload-peer 1 --peer-budget "$peer_budget")
+    [ -z "${quarter:-}" ] || bench_run "r50-peer$suffix" resnet50 128 auto "$quarter"
+    run_args=()
+    [ -z "${quarter:-}" ] || [ "$repeat" != 1 ] || bench_run r50-host resnet50 128 auto "$quarter"
   fi
-  run_args=(--offload-peer 1 --peer-budget "$peer_budget")
-  [ -z "${quarter:-}" ] || bench_run "r50-peer$suffix" resnet50 128 auto "$quarter"
-  run_args=()
-  [ -z "${quarter:-}" ] || [ "$repeat" != 1 ] || bench_run r50-host resnet50 128 auto "$quarter"
-  bench_run "r1001-baseline$suffix" resnet1001-cifar 64 baseline
-  run_args=(--offload-peer 1 --peer-budget "$peer_budget")
-  bench_run "r1001-peer$suffix" resnet1001-cifar 64 auto 512MiB
+  if [[ " $lines " == *" r1001 "* ]]; then
+    run_args=()
+    bench_run "r1001-baseline$suffix" resnet1001-cifar 64 baseline
+    run_args=(--offload-peer 1 --peer-budget "$peer_budget")
+    bench_run "r1001-peer$suffix" resnet1001-cifar 64 auto 512MiB
+  fi
 done
 unset cost_cache
 python3 tools/peer_report.py "$out"
