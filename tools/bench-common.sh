@@ -35,9 +35,9 @@ bench_left() {
 # bench_run NAME CONFIG BATCH POLICY [BUDGET]: `vdnn train` of configs/CONFIG.json for $iters
 # iterations, at most $limit seconds (bench_left), into OUT/NAME, with the setup cache OUT/costs/
 # (--cost-cache: measured once per network and batch in this OUT; $cost_cache, where set, names
-# another folder), and the arguments of the array
-# `run_args` (e.g. --precision bf16, --measure-costs). Its exit status goes to OUT/NAME.exit (or why
-# it did not run), its output to OUT/NAME.log; a failure is told and never stops the script.
+# another folder), and the arguments of the array `run_args` (e.g. --precision bf16,
+# --measure-costs). Its exit status goes to OUT/NAME.exit (or why it did not run), its output to
+# OUT/NAME.log; a failure is told and never stops the script.
 bench_run() {
   local name=$1 config=$2 batch=$3 policy=$4 budget=${5:-}
   local status=0 seconds
@@ -50,7 +50,8 @@ bench_run() {
   fi
   timeout -k 30 "$seconds" "$build/bin/vdnn" train --device cuda --config "configs/$config.json" \
     --batch "$batch" --iters "$iters" --policy "$policy" ${budget:+--mem-budget "$budget"} \
-    ${run_args[@]+"${run_args[@]}"} --out "$out/$name" --cost-cache "${cost_cache:-$out/costs}" >"$out/$name.log" 2>&1 ||
+    ${run_args[@]+"${run_args[@]}"} --out "$out/$name" --cost-cache "${cost_cache:-$out/costs}" \
+    >"$out/$name.log" 2>&1 ||
     status=$?
   echo "$status" >"$out/$name.exit"
   echo "vdnn $name: exit $status" >&2

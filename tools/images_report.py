@@ -2,11 +2,10 @@
 """Prints tools/images-gpu.sh's results: the loader alone per source, and ResNet-50's img/s from
 JPEGs against synthetic data per precision, with PASS/FAIL against issue 25's targets (for training,
 on the decode a run gets by default, `--decode auto`; `--decode gpu` is reported beside it)."""
-import json
 import os
 import sys
 
-from planner_report import read_json
+from planner_report import read_json, read_json_lines
 
 LOADER_TARGET = {"cpu": 4000.0, "gpu": 8000.0}
 TRAIN_RATIO_TARGET = 0.95
@@ -50,10 +49,8 @@ def main(out):
 
 def losses(path):
     """The training losses of a metrics.jsonl, as exact hex floats."""
-    try:
-        with open(path) as f:
-            rows = [json.loads(line) for line in f]
-    except (OSError, ValueError):
+    rows = read_json_lines(path)
+    if rows is None:
         return None
     return [float(r["loss"]).hex() for r in rows if "loss" in r and "iter" in r]
 

@@ -11,7 +11,7 @@ import os
 import re
 import sys
 
-from planner_report import read_json, self_test_status, write_file
+from planner_report import read_json, read_json_lines, self_test_status, write_file
 
 RATIO_TARGET = {"r50-peer": 0.95, "r1001-peer": 0.90}
 BASELINE = {"r50-peer": "r50-baseline", "r50-host": "r50-baseline", "r1001-peer": "r1001-baseline"}
@@ -51,11 +51,7 @@ def step_spread(out, name):
     """The 10th and 90th percentiles of a run's step times after its first step (metrics.jsonl),
     as "p10-p90": a wide spread is a host whose speed drifted during the run (Note [Peer tier]);
     empty without two such steps."""
-    try:
-        with open(os.path.join(out, name, "metrics.jsonl")) as f:
-            rows = [json.loads(line) for line in f if line.strip()]
-    except (OSError, ValueError):
-        return ""
+    rows = read_json_lines(os.path.join(out, name, "metrics.jsonl")) or []
     ms = sorted(r["ms"] for r in rows[1:] if isinstance(r.get("ms"), (int, float)))
     if len(ms) < 2:
         return ""

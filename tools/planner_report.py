@@ -54,6 +54,16 @@ def read_json(path):
         return None
 
 
+def read_json_lines(path):
+    """The rows of a JSON-lines file (a run's metrics.jsonl), blank lines skipped; None where it
+    cannot be read or a line is not JSON."""
+    try:
+        with open(path) as f:
+            return [json.loads(line) for line in f if line.strip()]
+    except (OSError, ValueError):
+        return None
+
+
 def write_file(path, value):
     """Writes text, or any other value as JSON, to path, making its folder (the reports' self-tests
     make up run folders with it)."""
